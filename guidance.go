@@ -1,0 +1,113 @@
+package lro
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"text/template"
+)
+
+//go:embed templates/*.tmpl
+var builtinTemplates embed.FS
+
+//go:embed schemas/*.json
+var builtinSchemas embed.FS
+
+// Template file names, as looked up in the FS given to [WithTemplates].
+const (
+	RecipesTemplate        = "recipes.tmpl"
+	ShellGuidanceTemplate  = "guidance_shell.tmpl"
+	NativeGuidanceTemplate = "guidance_native.tmpl"
+)
+
+// guidanceData is what the guidance templates see.
+type guidanceData struct {
+	Count    int
+	Tokens   int
+	Path     string
+	Detail   Detail
+	Memories bool // records are MIF memories, not generic records
+}
+
+type templates struct {
+	recipes map[Detail][]Recipe
+	shell   *template.Template
+	native  *template.Template
+	schemas map[Detail]json.RawMessage
+}
+
+func loadTemplates(override fs.FS) (*templates, error) {
+	parse := func(name string) (*template.Template, error) {
+		text, err := readTemplate(override, name)
+		if err != nil {
+			return nil, err
+		}
+		t, err := template.New(name).Option("missingkey=error").Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("lro: template %s: %w", name, err)
+		}
+		return t, nil
+	}
+	t := &templates{schemas: make(map[Detail]json.RawMessage)}
+	rt, err := parse(RecipesTemplate)
+	if err != nil {
+		return nil, err
+	}
+	if t.recipes, err = renderRecipes(rt); err != nil {
+		return nil, err
+	}
+	if t.shell, err = parse(ShellGuidanceTemplate); err != nil {
+		return nil, err
+	}
+	if t.native, err = parse(NativeGuidanceTemplate); err != nil {
+		return nil, err
+	}
+	// Render once now, so that a broken override fails New, not a tool call.
+	for _, tt := range []*template.Template{t.shell, t.native} {
+		if err := tt.Execute(new(strings.Builder), guidanceData{Detail: DetailLight, Memories: true}); err != nil {
+			return nil, fmt.Errorf("lro: template %s: %w", tt.Name(), err)
+		}
+	}
+	for _, d := range []Detail{DetailLight, DetailMedium, DetailFull} {
+		raw, err := builtinSchemas.ReadFile("schemas/" + string(d) + ".json")
+		if err != nil {
+			return nil, err
+		}
+		if t.schemas[d], err = compactJSON(raw); err != nil {
+			return nil, fmt.Errorf("lro: schema %s: %w", d, err)
+		}
+	}
+	return t, nil
+}
+
+func readTemplate(override fs.FS, name string) (string, error) {
+	if override != nil {
+		b, err := fs.ReadFile(override, name)
+		if err == nil {
+			return string(b), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("lro: reading template %s: %w", name, err)
+		}
+	}
+	b, err := builtinTemplates.ReadFile("templates/" + name)
+	return string(b), err
+}
+
+// guidance renders the guidance text. Rendering was tried in loadTemplates,
+// so a failure here can only come from data the template did not expect;
+// the spec's wording is then better than nothing.
+func (t *templates) guidance(native bool, d guidanceData) string {
+	tt := t.shell
+	if native {
+		tt = t.native
+	}
+	var b strings.Builder
+	if err := tt.Execute(&b, d); err != nil {
+		return fmt.Sprintf("Results offloaded to JSONL (%d records, ~%d tokens saved).\nFile: %s\nDetail level: %s", d.Count, d.Tokens, d.Path, d.Detail)
+	}
+	return strings.TrimSpace(b.String())
+}

@@ -1,0 +1,371 @@
+package lro
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Detail is the detail level records are serialized at: it decides which
+// fields exist in the file, and so the line schema and recipes 9 and 10.
+type Detail string
+
+// The detail levels of the specification.
+const (
+	DetailLight  Detail = "light"
+	DetailMedium Detail = "medium"
+	DetailFull   Detail = "full"
+)
+
+// ParseDetail returns the detail level named s. The empty string is not a
+// level: callers apply their tool's default first.
+func ParseDetail(s string) (Detail, error) {
+	switch d := Detail(s); d {
+	case DetailLight, DetailMedium, DetailFull:
+		return d, nil
+	}
+	return "", fmt.Errorf("lro: invalid detail %q: want light, medium or full", s)
+}
+
+// A ResultSet is the complete result of one tool call, one record per line
+// of the file it may become.
+type ResultSet struct {
+	// Operation names what produced the records ("recall", "search",
+	// "inject", "list", or a tool's own name). It becomes part of the file
+	// name, so it may hold only letters, digits and '_'.
+	Operation string
+	// Query is the query the records answer, or nil (null in the header).
+	Query *string
+	// Detail is the level the records were serialized at. Empty means
+	// light.
+	Detail Detail
+	// Records are the records exactly as they will be written, each a
+	// valid JSON value. The engine never changes a record; it only removes
+	// line breaks that are white space between tokens, because a JSONL
+	// line cannot hold one. Records are not retained after Offload returns.
+	Records []json.RawMessage
+	// Scores are the relevance scores of the records, when known. They go
+	// into the summary's score_range and never into the file.
+	Scores []float64
+	// Tokens is the estimated cost of the result as it would be sent
+	// inline. Zero means: estimate the records.
+	Tokens int
+	// Generic marks records that are not MIF memories. Their line schema
+	// and recipes are inferred from the fields they really have.
+	Generic bool
+	// Extra holds the other top-level fields of the result (a query echo,
+	// a total), kept in the summary so that offloading loses nothing.
+	Extra map[string]json.RawMessage
+	// SchemaVersion overrides the header's schema_version for this set.
+	SchemaVersion string
+}
+
+// Action is what Offload did with a result set.
+type Action int
+
+const (
+	// Inline: the set is at or under the threshold, or offloading is
+	// disabled. Return the result as it is.
+	Inline Action = iota
+	// Offloaded: the set was written to a file; return Outcome.Response.
+	Offloaded
+	// Truncated: the set was over the threshold but the file could not be
+	// written. Return Records[:Outcome.Kept] inline with Outcome.Warning.
+	Truncated
+)
+
+func (a Action) String() string {
+	switch a {
+	case Inline:
+		return "inline"
+	case Offloaded:
+		return "offloaded"
+	case Truncated:
+		return "truncated"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// Outcome is the result of [Offloader.Offload].
+type Outcome struct {
+	Action Action
+	// Tokens is the estimated size of the whole set.
+	Tokens int
+	// Response is the descriptor to return in place of the records, when
+	// Action is Offloaded.
+	Response *OffloadResponse
+	// Kept is how many leading records fit the threshold, when Action is
+	// Truncated.
+	Kept int
+	// Warning tells the model that offloading failed and the result is
+	// truncated, when Action is Truncated.
+	Warning string
+	// Err is why the file could not be written, when Action is Truncated.
+	Err error
+}
+
+// OffloadResponse is the compact descriptor returned in place of an
+// offloaded result set. Its JSON form is the specification's.
+type OffloadResponse struct {
+	Offloaded  bool            `json:"offloaded"`
+	Summary    OffloadSummary  `json:"summary"`
+	FilePath   string          `json:"file_path"`
+	LineSchema json.RawMessage `json:"line_schema"`
+	JQRecipes  []JQRecipe      `json:"jq_recipes"`
+	Guidance   string          `json:"guidance"`
+}
+
+// OffloadSummary describes the offloaded set so that a model without a
+// shell can still answer questions about it.
+type OffloadSummary struct {
+	Count           int         `json:"count"`
+	EstimatedTokens int         `json:"estimated_tokens"`
+	Operation       string      `json:"operation"`
+	TopNamespaces   []string    `json:"top_namespaces"`
+	ScoreRange      *[2]float64 `json:"score_range"`
+	Detail          Detail      `json:"detail"`
+	// Extra holds the result's other top-level fields (see ResultSet.Extra).
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+// JQRecipe is a ready-to-run shell command over the offloaded file.
+type JQRecipe struct {
+	Description string `json:"description"`
+	Command     string `json:"command"`
+}
+
+// Errors returned by Offload for a result set it cannot accept.
+var (
+	ErrClosed = errors.New("lro: offloader is closed")
+)
+
+// An Offloader decides whether result sets stay inline or go to a file, and
+// deletes its files when their TTL has passed. It is safe for concurrent
+// use. Close it to stop the janitor.
+type Offloader struct {
+	cfg       Config
+	opts      options
+	templates *templates
+	native    atomic.Bool // descriptors point to lro_extract
+	closed    atomic.Bool
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns an Offloader for cfg, which must be valid (see
+// [Config.Validate]). Unless [WithoutJanitor] is given, it starts the
+// janitor goroutine; [Offloader.Close] stops it.
+func New(cfg Config, opts ...Option) (*Offloader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	o := &Offloader{cfg: cfg, opts: defaultOptions()}
+	for _, opt := range opts {
+		opt(&o.opts)
+	}
+	if o.opts.fs == nil {
+		o.opts.fs = dirFSFor(cfg)
+	}
+	t, err := loadTemplates(o.opts.templates)
+	if err != nil {
+		return nil, err
+	}
+	o.templates = t
+	o.stop = make(chan struct{})
+	o.done = make(chan struct{})
+	if o.opts.janitor {
+		go o.runJanitor()
+	} else {
+		close(o.done)
+	}
+	return o, nil
+}
+
+// Config returns the configuration the Offloader was built with.
+func (o *Offloader) Config() Config { return o.cfg }
+
+// FS returns the directory the Offloader writes to.
+func (o *Offloader) FS() FS { return o.opts.fs }
+
+// EstimateTokens estimates p with the Offloader's [Estimator].
+func (o *Offloader) EstimateTokens(p []byte) int { return o.opts.estimator.EstimateTokens(p) }
+
+// Close stops the janitor and waits for it to return. Files already
+// written stay until a later janitor deletes them. Close is idempotent.
+func (o *Offloader) Close() error {
+	o.closeOnce.Do(func() {
+		o.closed.Store(true)
+		close(o.stop)
+	})
+	<-o.done
+	return nil
+}
+
+// Offload judges set against the threshold. At or under it, or with
+// offloading disabled, the Outcome is Inline. Over it, the records are
+// written to a new file and the Outcome carries the descriptor; if the
+// write fails, the Outcome is Truncated and no file is left behind.
+//
+// Offload returns an error only for a set it cannot accept (an invalid
+// operation name or detail level, a record that is not JSON) or after
+// Close; a failed write is never an error.
+func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
+	if o.closed.Load() {
+		return Outcome{}, ErrClosed
+	}
+	if err := checkName(set.Operation); err != nil {
+		return Outcome{}, fmt.Errorf("lro: invalid operation %q: %v", set.Operation, err)
+	}
+	if set.Detail == "" {
+		set.Detail = DetailLight
+	} else if _, err := ParseDetail(string(set.Detail)); err != nil {
+		return Outcome{}, err
+	}
+	tokens := set.Tokens
+	if tokens <= 0 {
+		tokens = o.estimateRecords(set.Records)
+	}
+	if !o.cfg.Enabled || tokens <= o.cfg.ThresholdTokens {
+		return Outcome{Action: Inline, Tokens: tokens}, nil
+	}
+
+	start := time.Now()
+	w, err := o.writeFile(set, tokens, start)
+	if err != nil {
+		var recErr *RecordError
+		if errors.As(err, &recErr) {
+			return Outcome{}, err
+		}
+		return o.fallback(ctx, set, tokens, w.path, err), nil
+	}
+	resp := o.describe(set, tokens, w.path)
+	o.emitOffloaded(ctx, OffloadEvent{
+		Operation: set.Operation,
+		Path:      w.path,
+		Count:     len(set.Records),
+		Tokens:    tokens,
+		Bytes:     w.bytes,
+		Duration:  time.Since(start),
+	})
+	return Outcome{Action: Offloaded, Tokens: tokens, Response: resp}, nil
+}
+
+// estimateRecords estimates the records as a JSON array would send them.
+func (o *Offloader) estimateRecords(records []json.RawMessage) int {
+	if _, ok := o.opts.estimator.(HeuristicEstimator); ok {
+		q := 0
+		for _, r := range records {
+			q += quarterTokens(r) + 1 // the separating comma
+		}
+		return (q + 3) / 4
+	}
+	n := 0
+	for _, r := range records {
+		n += o.opts.estimator.EstimateTokens(r)
+	}
+	return n
+}
+
+// fallback keeps as many whole records as fit the threshold.
+func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, path string, err error) Outcome {
+	kept, used := 0, 0
+	for _, r := range set.Records {
+		t := o.opts.estimator.EstimateTokens(r)
+		if used+t > o.cfg.ThresholdTokens {
+			break
+		}
+		used += t
+		kept++
+	}
+	warning := fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, kept, len(set.Records))
+	o.emitWriteFailed(ctx, WriteFailedEvent{
+		Operation: set.Operation,
+		Path:      path,
+		Count:     len(set.Records),
+		Kept:      kept,
+		Tokens:    tokens,
+		Err:       err,
+	})
+	return Outcome{Action: Truncated, Tokens: tokens, Kept: kept, Warning: warning, Err: err}
+}
+
+// describe builds the descriptor of a published file.
+func (o *Offloader) describe(set ResultSet, tokens int, path string) *OffloadResponse {
+	sum := OffloadSummary{
+		Count:           len(set.Records),
+		EstimatedTokens: tokens,
+		Operation:       set.Operation,
+		TopNamespaces:   []string{},
+		ScoreRange:      scoreRange(set.Scores),
+		Detail:          set.Detail,
+		Extra:           set.Extra,
+	}
+	var schema json.RawMessage
+	var recipes []Recipe
+	if set.Generic {
+		shape := inferShape(set.Records)
+		schema, recipes = shape.schema(), shape.recipes()
+	} else {
+		sum.TopNamespaces = topNamespaces(set.Records, 5)
+		schema, recipes = o.templates.schemas[set.Detail], o.templates.recipes[set.Detail]
+	}
+	return &OffloadResponse{
+		Offloaded:  true,
+		Summary:    sum,
+		FilePath:   path,
+		LineSchema: schema,
+		JQRecipes:  shellRecipes(recipes, path),
+		Guidance: o.templates.guidance(o.native.Load(), guidanceData{
+			Count:    len(set.Records),
+			Tokens:   tokens,
+			Path:     path,
+			Detail:   set.Detail,
+			Memories: !set.Generic,
+		}),
+	}
+}
+
+func scoreRange(scores []float64) *[2]float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			continue
+		}
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	if lo > hi {
+		return nil
+	}
+	return &[2]float64{lo, hi}
+}
+
+func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
+	if h := o.opts.hooks.OnOffload; h != nil {
+		h(e)
+	}
+	if l := o.opts.logger; l != nil {
+		l.LogAttrs(ctx, slog.LevelInfo, "lro: result offloaded",
+			slog.String("operation", e.Operation), slog.String("path", e.Path),
+			slog.Int("count", e.Count), slog.Int("tokens", e.Tokens),
+			slog.Int64("bytes", e.Bytes), slog.Duration("duration", e.Duration))
+	}
+}
+
+func (o *Offloader) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
+	if h := o.opts.hooks.OnWriteFailed; h != nil {
+		h(e)
+	}
+	if l := o.opts.logger; l != nil {
+		l.LogAttrs(ctx, slog.LevelWarn, "lro: offload write failed",
+			slog.String("operation", e.Operation), slog.String("path", e.Path),
+			slog.Int("count", e.Count), slog.Int("kept", e.Kept), slog.Any("error", e.Err))
+	}
+}

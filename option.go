@@ -1,0 +1,79 @@
+package lro
+
+import (
+	"io/fs"
+	"log/slog"
+)
+
+// An Option configures an [Offloader].
+type Option func(*options)
+
+type options struct {
+	fs            FS
+	estimator     Estimator
+	hooks         Hooks
+	logger        *slog.Logger
+	templates     fs.FS
+	schemaVersion string
+	janitor       bool
+}
+
+func defaultOptions() options {
+	return options{
+		estimator:     HeuristicEstimator{},
+		schemaVersion: DefaultSchemaVersion,
+		janitor:       true,
+	}
+}
+
+// DefaultSchemaVersion is the MIF schema version written to headers unless
+// [WithSchemaVersion] or ResultSet.SchemaVersion says otherwise.
+const DefaultSchemaVersion = "1.0"
+
+// WithFS makes the Offloader write to fsys instead of the directory named
+// by Config.OutputDir. Use a [MemFS] in tests.
+func WithFS(fsys FS) Option {
+	return func(o *options) { o.fs = fsys }
+}
+
+// WithEstimator replaces the default [HeuristicEstimator], for example with
+// a real tokenizer for your model.
+func WithEstimator(e Estimator) Option {
+	return func(o *options) {
+		if e != nil {
+			o.estimator = e
+		}
+	}
+}
+
+// WithHooks sets the functions called on events. By default none are.
+func WithHooks(h Hooks) Option {
+	return func(o *options) { o.hooks = h }
+}
+
+// WithLogger logs events to l: offloads at Info, write failures at Warn,
+// expired files at Debug. By default nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// WithTemplates overrides the recipe and guidance templates with the files
+// of the same names in fsys: recipes.tmpl, guidance_shell.tmpl,
+// guidance_native.tmpl. Files fsys lacks keep the built-in text (see the
+// templates directory of this module).
+func WithTemplates(fsys fs.FS) Option {
+	return func(o *options) { o.templates = fsys }
+}
+
+// WithSchemaVersion sets the schema_version written to file headers. The
+// default is [DefaultSchemaVersion].
+func WithSchemaVersion(v string) Option {
+	return func(o *options) { o.schemaVersion = v }
+}
+
+// WithoutJanitor does not start the background janitor: call
+// [Offloader.Sweep] from your own scheduler instead (the specification's
+// offload_cleanup custodial task).
+func WithoutJanitor() Option {
+	return func(o *options) { o.janitor = false }
+}

@@ -1,0 +1,175 @@
+package lro
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"text/template"
+)
+
+// A Recipe is a jq program over the records of an offloaded file (the
+// lines after the header). The descriptor shows it as a shell command; the
+// lro_extract tool runs it in process with parameters bound as variables.
+type Recipe struct {
+	Description string
+	// Filter is the jq program. It may refer to Params as $name.
+	Filter string
+	// Slurp runs Filter once over an array of all records (jq -s);
+	// otherwise it runs once per record.
+	Slurp bool
+	// Raw prints strings without quotes (jq -r).
+	Raw bool
+	// Params are the variables Filter uses, with the defaults the shell
+	// command shows.
+	Params []RecipeParam
+
+	command string // the shell command after the file path
+}
+
+// RecipeParam is a variable of a [Recipe].
+type RecipeParam struct {
+	Name    string
+	Default string
+}
+
+// RecipeCount is the number of recipes in every memory descriptor.
+const RecipeCount = 10
+
+// Recipes returns the recipes of memory descriptors at detail d, numbered
+// from 1 in the order returned. The slice must not be modified.
+func (o *Offloader) Recipes(d Detail) []Recipe { return o.templates.recipes[d] }
+
+// parseRecipes reads the blocks of a rendered recipes template.
+func parseRecipes(text string) ([]Recipe, error) {
+	var out []Recipe
+	var cur *Recipe
+	sc := bufio.NewScanner(strings.NewReader(text))
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		key, value, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, fmt.Errorf("line %d: want \"key: value\", got %q", lineNo, line)
+		}
+		value = strings.TrimSpace(value)
+		if key != "recipe" && cur == nil {
+			return nil, fmt.Errorf("line %d: %q before the first \"recipe:\"", lineNo, key)
+		}
+		switch key {
+		case "recipe":
+			out = append(out, Recipe{Description: value})
+			cur = &out[len(out)-1]
+		case "flags":
+			for f := range strings.FieldsSeq(value) {
+				switch f {
+				case "-s":
+					cur.Slurp = true
+				case "-r":
+					cur.Raw = true
+				default:
+					return nil, fmt.Errorf("line %d: unknown flag %q (want -r or -s)", lineNo, f)
+				}
+			}
+		case "param":
+			name, def, _ := strings.Cut(value, "=")
+			if !isIdent(name) {
+				return nil, fmt.Errorf("line %d: bad parameter name %q", lineNo, name)
+			}
+			cur.Params = append(cur.Params, RecipeParam{Name: name, Default: def})
+		case "filter":
+			cur.Filter = value
+		default:
+			return nil, fmt.Errorf("line %d: unknown key %q", lineNo, key)
+		}
+	}
+	for i := range out {
+		if out[i].Filter == "" {
+			return nil, fmt.Errorf("recipe %d (%s) has no filter", i+1, out[i].Description)
+		}
+		out[i].command = shellSuffix(out[i])
+	}
+	return out, nil
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func isIdent(s string) bool { return identRE.MatchString(s) }
+
+var varRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
+
+// ShellFilter returns r.Filter with each parameter replaced by the JSON
+// literal of its default, which is also a jq literal: the form a shell
+// user copies and edits.
+func (r Recipe) ShellFilter() string {
+	if len(r.Params) == 0 {
+		return r.Filter
+	}
+	return varRE.ReplaceAllStringFunc(r.Filter, func(v string) string {
+		for _, p := range r.Params {
+			if p.Name == v[1:] {
+				lit, _ := json.Marshal(p.Default)
+				return string(lit)
+			}
+		}
+		return v
+	})
+}
+
+// shellSuffix returns the part of the command after "tail -n +2 FILE".
+func shellSuffix(r Recipe) string {
+	var b strings.Builder
+	b.WriteString(" | jq ")
+	if r.Raw {
+		b.WriteString("-r ")
+	}
+	if r.Slurp {
+		b.WriteString("-s ")
+	}
+	b.WriteString(shellQuote(r.ShellFilter()))
+	return b.String()
+}
+
+// shellRecipes renders recipes as commands over the file at path.
+func shellRecipes(recipes []Recipe, path string) []JQRecipe {
+	head := "tail -n +2 " + shellQuote(path)
+	out := make([]JQRecipe, len(recipes))
+	for i, r := range recipes {
+		out[i] = JQRecipe{Description: r.Description, Command: head + r.command}
+	}
+	return out
+}
+
+// shellQuote quotes s for a POSIX shell. Words made only of characters no
+// shell treats specially stay as they are, which keeps typical paths short.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// renderRecipes renders the recipes template at each detail level.
+func renderRecipes(t *template.Template) (map[Detail][]Recipe, error) {
+	out := make(map[Detail][]Recipe, 3)
+	for _, d := range []Detail{DetailLight, DetailMedium, DetailFull} {
+		var b strings.Builder
+		if err := t.Execute(&b, struct{ Detail Detail }{d}); err != nil {
+			return nil, fmt.Errorf("lro: recipes template at %s detail: %w", d, err)
+		}
+		rs, err := parseRecipes(b.String())
+		if err != nil {
+			return nil, fmt.Errorf("lro: recipes template at %s detail: %w", d, err)
+		}
+		if len(rs) != RecipeCount {
+			return nil, fmt.Errorf("lro: recipes template at %s detail: %d recipes, want %d", d, len(rs), RecipeCount)
+		}
+		out[d] = rs
+	}
+	return out, nil
+}
