@@ -44,11 +44,12 @@ type File interface {
 }
 
 // DefaultOutputDir returns the directory used when Config.OutputDir is
-// empty: {system temp dir}/{prefix}-lro-{uid}. The directory is private to
-// the user (0700), because the system temporary directory is shared and a
-// result set may hold anything a tool returned.
-func DefaultOutputDir(prefix string) string {
-	name := prefix + "-lro"
+// empty: {system temp dir}/lro-{uid}. The directory is private to the user
+// (0700), because the system temporary directory is shared and a result set
+// may hold anything a tool returned. Its name is short because the path
+// appears in every recipe of every descriptor.
+func DefaultOutputDir() string {
+	name := "lro"
 	if uid := os.Getuid(); uid >= 0 {
 		name += "-" + strconv.Itoa(uid)
 	}
@@ -223,7 +224,7 @@ func checkPrivateDir(dir string) error {
 // dirFSFor returns the directory FS that cfg names.
 func dirFSFor(cfg Config) FS {
 	if cfg.OutputDir == "" {
-		return &dirFS{dir: DefaultOutputDir(cfg.FilePrefix), private: true}
+		return &dirFS{dir: DefaultOutputDir(), private: true}
 	}
 	return DirFS(cfg.OutputDir)
 }

@@ -1,0 +1,97 @@
+package lro_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcplro/lro"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultConfigMatchesSpec(t *testing.T) {
+	cfg := lro.DefaultConfig()
+	assert.True(t, cfg.Enabled)
+	assert.Equal(t, 1600, cfg.ThresholdTokens)
+	assert.Equal(t, int64(3600), cfg.TTLSeconds)
+	assert.Equal(t, "", cfg.OutputDir)
+	assert.Equal(t, "atlatl", cfg.FilePrefix)
+	require.NoError(t, cfg.Validate())
+}
+
+func TestConfigDecodesOverDefaults(t *testing.T) {
+	cfg := lro.DefaultConfig()
+	require.NoError(t, json.Unmarshal([]byte(`{"threshold_tokens": 800, "output_dir": "/srv/lro"}`), &cfg))
+	assert.Equal(t, 800, cfg.ThresholdTokens)
+	assert.Equal(t, "/srv/lro", cfg.OutputDir)
+	assert.True(t, cfg.Enabled, "keys the section leaves out keep their defaults")
+	assert.Equal(t, int64(3600), cfg.TTLSeconds)
+}
+
+func TestValidateNamesKeyAndValue(t *testing.T) {
+	for _, tc := range []struct {
+		mutate func(*lro.Config)
+		key    string
+		value  string
+	}{
+		{func(c *lro.Config) { c.ThresholdTokens = 0 }, "threshold_tokens", "0"},
+		{func(c *lro.Config) { c.ThresholdTokens = -5 }, "threshold_tokens", "-5"},
+		{func(c *lro.Config) { c.TTLSeconds = 0 }, "ttl_seconds", "0"},
+		{func(c *lro.Config) { c.FilePrefix = "" }, "file_prefix", ""},
+		{func(c *lro.Config) { c.FilePrefix = "../etc" }, "file_prefix", "../etc"},
+		{func(c *lro.Config) { c.FilePrefix = "a-b" }, "file_prefix", "a-b"},
+		{func(c *lro.Config) { c.OutputDir = "a\x00b" }, "output_dir", "a\x00b"},
+	} {
+		cfg := lro.DefaultConfig()
+		tc.mutate(&cfg)
+		err := cfg.Validate()
+		var ce *lro.ConfigError
+		require.ErrorAs(t, err, &ce, "%+v", cfg)
+		assert.Equal(t, tc.key, ce.Key)
+		assert.Equal(t, tc.value, ce.Value)
+		assert.Contains(t, err.Error(), tc.key)
+		_, err = lro.New(cfg)
+		assert.ErrorAs(t, err, &ce, "New validates too")
+	}
+}
+
+func TestApplyEnv(t *testing.T) {
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__ENABLED", "false")
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS", " 3200 ")
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__TTL_SECONDS", "60")
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR", "/var/tmp/lro")
+	cfg := lro.DefaultConfig()
+	require.NoError(t, cfg.ApplyEnv(""))
+	assert.Equal(t, lro.Config{Enabled: false, ThresholdTokens: 3200, TTLSeconds: 60, OutputDir: "/var/tmp/lro", FilePrefix: "atlatl"}, cfg)
+}
+
+func TestApplyEnvCustomPrefix(t *testing.T) {
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS", "1")
+	t.Setenv("MYAPP_PROMPT__OFFLOAD__THRESHOLD_TOKENS", "999")
+	cfg := lro.DefaultConfig()
+	require.NoError(t, cfg.ApplyEnv("MYAPP"))
+	assert.Equal(t, 999, cfg.ThresholdTokens)
+}
+
+func TestApplyEnvMalformedIsNamedError(t *testing.T) {
+	for name, value := range map[string]string{
+		"ATLATL_PROMPT__OFFLOAD__ENABLED":          "yes please",
+		"ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS": "16k",
+		"ATLATL_PROMPT__OFFLOAD__TTL_SECONDS":      "1h",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			cfg := lro.DefaultConfig()
+			before := cfg
+			err := cfg.ApplyEnv("")
+			var ce *lro.ConfigError
+			require.True(t, errors.As(err, &ce), "got %v", err)
+			assert.Equal(t, name, ce.Key)
+			assert.Equal(t, value, ce.Value)
+			assert.True(t, strings.Contains(err.Error(), name))
+			assert.Equal(t, before, cfg, "no silent default: nothing is changed")
+		})
+	}
+}

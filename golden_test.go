@@ -1,0 +1,87 @@
+package lro_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcplro/lro"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var (
+	ulidRE      = regexp.MustCompile(`[0-9A-HJKMNP-TV-Z]{26}`)
+	timestampRE = regexp.MustCompile(`"timestamp":"[^"]*"`)
+)
+
+// normalize replaces what changes from run to run: the ULID and the time.
+func normalize(b []byte) []byte {
+	b = ulidRE.ReplaceAll(b, []byte("00000000000000000000000000"))
+	return timestampRE.ReplaceAll(b, []byte(`"timestamp":"2026-01-01T00:00:00.000Z"`))
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create it")
+	assert.Equal(t, string(want), string(got), "%s differs; run go test -run %s -update if the change is intended", path, t.Name())
+}
+
+// TestGolden pins the JSON shape of descriptors and headers at each detail
+// level, byte for byte.
+func TestGolden(t *testing.T) {
+	for _, d := range []lro.Detail{lro.DetailLight, lro.DetailMedium, lro.DetailFull} {
+		t.Run(string(d), func(t *testing.T) {
+			mem := lro.NewMemFS("/var/lro")
+			o := newOffloader(t, nil, lro.WithFS(mem))
+			q := "deployment"
+			out, err := o.Offload(ctx, lro.ResultSet{
+				Operation: "recall", Query: &q, Detail: d, Records: memories(t, 60, d),
+				Scores: []float64{0.31, 1},
+			})
+			require.NoError(t, err)
+			require.Equal(t, lro.Offloaded, out.Action)
+
+			desc, err := json.MarshalIndent(out.Response, "", "  ")
+			require.NoError(t, err)
+			golden(t, "descriptor_"+string(d)+".golden.json", normalize(append(desc, '\n')))
+
+			data, err := mem.ReadFile(filepath.Base(out.Response.FilePath))
+			require.NoError(t, err)
+			header, _, _ := bytes.Cut(data, []byte("\n"))
+			golden(t, "header_"+string(d)+".golden.json", normalize(append(header, '\n')))
+		})
+	}
+}
+
+// TestDescriptorIsCompact measures the descriptor as a client receives it
+// (compact JSON) for a typical path in the default directory.
+func TestDescriptorIsCompact(t *testing.T) {
+	for _, d := range []lro.Detail{lro.DetailLight, lro.DetailMedium, lro.DetailFull} {
+		mem := lro.NewMemFS(lro.DefaultOutputDir())
+		o := newOffloader(t, nil, lro.WithFS(mem))
+		out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Detail: d, Records: memories(t, 200, d)})
+		require.NoError(t, err)
+		b, err := json.Marshal(out.Response)
+		require.NoError(t, err)
+		tokens := o.EstimateTokens(b)
+		t.Logf("descriptor at %s detail: %d bytes, ~%d tokens (path %d bytes, set ~%d tokens)",
+			d, len(b), tokens, len(out.Response.FilePath), out.Tokens)
+		assert.Less(t, tokens, 800, "the paper's descriptor is about 800 tokens; ours must be smaller")
+		assert.False(t, strings.Contains(string(b), "\n"))
+	}
+}
