@@ -25,7 +25,7 @@ func TestEstimateLatinIsCharsOverFour(t *testing.T) {
 
 func TestEstimateDenseScripts(t *testing.T) {
 	zh := "大型结果卸载把工具结果写入文件" // 15 Han characters
-	ja := "結果はファイルに書き出されます"  // kanji, hiragana, katakana
+	ja := "結果はファイルに書き出されます" // kanji, hiragana, katakana
 	ko := "결과를 파일로 보냅니다"
 	assert.Equal(t, utf8.RuneCountInString(zh), estimate(zh), "Chinese: one token a character")
 	assert.Equal(t, utf8.RuneCountInString(ja), estimate(ja), "Japanese: one token a character")
