@@ -99,34 +99,39 @@ func (d *dirFS) open() (*os.Root, error) {
 	return root, nil
 }
 
-// forget drops the open root when its directory is gone, so that the next
-// call creates it again.
-func (d *dirFS) forget(r *os.Root, err error) {
+// forget drops the open root when its directory is gone (a temporary-file
+// cleaner removed it), so that the next call creates it again. It reports
+// whether it did.
+func (d *dirFS) forget(r *os.Root, err error) bool {
 	if !errors.Is(err, fs.ErrNotExist) {
-		return
+		return false
 	}
 	if _, statErr := os.Stat(d.dir); statErr == nil {
-		return
+		return false
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.root == r {
 		d.root = nil
 		r.Close()
 	}
-	d.mu.Unlock()
+	return true
 }
 
 func (d *dirFS) Create(name string) (File, error) {
-	r, err := d.open()
-	if err != nil {
-		return nil, err
+	for retried := false; ; retried = true {
+		r, err := d.open()
+		if err != nil {
+			return nil, err
+		}
+		f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return f, nil
+		}
+		if retried || !d.forget(r, err) {
+			return nil, err
+		}
 	}
-	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		d.forget(r, err)
-		return nil, err
-	}
-	return f, nil
 }
 
 func (d *dirFS) Rename(oldname, newname string) error {

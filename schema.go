@@ -21,19 +21,29 @@ func compactJSON(raw []byte) (json.RawMessage, error) {
 // frequent first, ties in name order. It reads only the namespace field of
 // each record, without decoding the rest.
 func topNamespaces(records []json.RawMessage, n int) []string {
-	counts := make(map[string]int)
+	// Pointer values let a lookup with a []byte key find the counter
+	// without allocating; only a namespace seen for the first time does.
+	counts := make(map[string]*int)
+	add := func(name []byte) {
+		if c := counts[string(name)]; c != nil {
+			*c++
+			return
+		}
+		one := 1
+		counts[string(name)] = &one
+	}
 	for _, r := range records {
 		v, ok := jsonscan.Lookup(r, "namespace")
 		if !ok {
 			continue
 		}
 		if s, ok := jsonscan.String(v); ok {
-			counts[string(s)]++ // no allocation once the key exists
+			add(s)
 			continue
 		}
 		var s string
 		if json.Unmarshal(v, &s) == nil {
-			counts[s]++
+			add([]byte(s))
 		}
 	}
 	names := make([]string, 0, len(counts))
@@ -41,7 +51,7 @@ func topNamespaces(records []json.RawMessage, n int) []string {
 		names = append(names, name)
 	}
 	slices.SortFunc(names, func(a, b string) int {
-		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+		if c := cmp.Compare(*counts[b], *counts[a]); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)

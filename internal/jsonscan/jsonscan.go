@@ -52,39 +52,63 @@ type Field struct {
 // Fields calls yield for each top-level member of the JSON object in data,
 // in order, until yield returns false.
 func Fields(data []byte, yield func(Field) bool) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return ErrNotObject
+	i, err := objectStart(data)
+	if err != nil {
+		return err
 	}
-	i = skipSpace(data, i+1)
-	for i < len(data) && data[i] == '"' {
-		keyEnd := skipString(data, i)
-		key := data[i+1 : keyEnd-1]
-		i = skipSpace(data, keyEnd)
-		i = skipSpace(data, i+1) // past ':'
-		end := skipValue(data, i)
-		if !yield(Field{Key: key, Value: data[i:end]}) {
+	for {
+		var f Field
+		if f, i = nextField(data, i); f.Key == nil || !yield(f) {
 			return nil
 		}
-		i = skipSpace(data, end)
-		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
 	}
-	return nil
 }
 
 // Lookup returns the raw value of the top-level member key of the JSON
 // object in data. Keys that contain escapes are compared as written.
+// It allocates nothing, which matters when called once per record.
 func Lookup(data []byte, key string) (value []byte, ok bool) {
-	_ = Fields(data, func(f Field) bool {
-		if string(f.Key) == key {
-			value, ok = f.Value, true
-			return false
+	i, err := objectStart(data)
+	if err != nil {
+		return nil, false
+	}
+	for {
+		var f Field
+		if f, i = nextField(data, i); f.Key == nil {
+			return nil, false
 		}
-		return true
-	})
-	return value, ok
+		if string(f.Key) == key {
+			return f.Value, true
+		}
+	}
+}
+
+// objectStart returns the index of the first member of the object in data.
+func objectStart(data []byte) (int, error) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return 0, ErrNotObject
+	}
+	return skipSpace(data, i+1), nil
+}
+
+// nextField returns the member starting at data[i] and the index of the
+// next one; a nil Key means there are no more members.
+func nextField(data []byte, i int) (Field, int) {
+	if i >= len(data) || data[i] != '"' {
+		return Field{}, i
+	}
+	keyEnd := skipString(data, i)
+	key := data[i+1 : keyEnd-1]
+	i = skipSpace(data, keyEnd)
+	i = skipSpace(data, i+1) // past ':'
+	end := skipValue(data, i)
+	f := Field{Key: key, Value: data[i:end]}
+	i = skipSpace(data, end)
+	if i < len(data) && data[i] == ',' {
+		i = skipSpace(data, i+1)
+	}
+	return f, i
 }
 
 // String returns the contents of a JSON string value that holds no escapes.

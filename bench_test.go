@@ -1,0 +1,110 @@
+package lro_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mcplro/lro"
+)
+
+// jsonlBytes is what an offload of recs writes, header aside.
+func jsonlBytes(recs []json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"lro_header","operation":"recall","query":null,"count":0,"schema_version":"1.0","timestamp":"2026-01-01T00:00:00.000Z","estimated_tokens":0,"detail":"full"}` + "\n")
+	for _, r := range recs {
+		b.Write(r)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// benchDir returns a fresh directory for benchmark files: under
+// $LRO_BENCH_DIR when set (for example /dev/shm, to take a noisy disk out
+// of the comparison), else under the test's temporary directory.
+func benchDir(b *testing.B) string {
+	root := os.Getenv("LRO_BENCH_DIR")
+	if root == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(root, "lro-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// BenchmarkOffload compares a full offload (estimate, write to a private
+// temporary file, publish, build the descriptor) with its floor: writing
+// the same bytes with os.WriteFile and counting their runes. Both remove
+// their file each iteration so the directory stays small.
+//
+//	LRO_BENCH_DIR=/dev/shm go test -run '^$' -bench 'Offload|Estimate' -benchmem
+func BenchmarkOffload(b *testing.B) {
+	for _, n := range []int{200, 10000} {
+		recs := memories(b, n, lro.DetailFull)
+		data := jsonlBytes(recs)
+		b.Run(fmt.Sprintf("records=%d/lro", n), func(b *testing.B) {
+			dir := benchDir(b)
+			o := newOffloader(b, func(c *lro.Config) { c.OutputDir = dir }, lro.WithoutJanitor())
+			set := lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: recs}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := o.Offload(ctx, set)
+				if err != nil || out.Action != lro.Offloaded {
+					b.Fatal(err, out.Warning)
+				}
+				if err := os.Remove(out.Response.FilePath); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("records=%d/floor", n), func(b *testing.B) {
+			path := filepath.Join(benchDir(b), "floor.jsonl")
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if utf8.RuneCount(data) == 0 {
+					b.Fatal("no runes")
+				}
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.Remove(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEstimate compares the script-aware estimator with
+// utf8.RuneCount over the same bytes (10,000 full memories).
+func BenchmarkEstimate(b *testing.B) {
+	data := jsonlBytes(memories(b, 10000, lro.DetailFull))
+	var est lro.HeuristicEstimator
+	b.Run("heuristic", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if est.EstimateTokens(data) == 0 {
+				b.Fatal("zero")
+			}
+		}
+	})
+	b.Run("runecount", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if utf8.RuneCount(data) == 0 {
+				b.Fatal("zero")
+			}
+		}
+	})
+}
