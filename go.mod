@@ -3,10 +3,19 @@ module github.com/mcplro/lro
 go 1.26
 
 require (
-	github.com/itchyny/gojq v0.12.20 // indirect
+	github.com/itchyny/gojq v0.12.20
+	github.com/mark3labs/mcp-go v1.2.1
+	github.com/oklog/ulid/v2 v2.1.2
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/itchyny/timefmt-go v0.1.9 // indirect
-	github.com/mark3labs/mcp-go v1.2.1 // indirect
-	github.com/oklog/ulid/v2 v2.1.2 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
+	github.com/spf13/cast v1.7.1 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/text v0.14.0 // indirect
 )

@@ -154,6 +154,7 @@ type Offloader struct {
 	templates *templates
 	native    atomic.Bool // descriptors point to lro_extract
 	closed    atomic.Bool
+	proxies   proxySessions
 
 	stop      chan struct{}
 	done      chan struct{}

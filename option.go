@@ -16,6 +16,10 @@ type options struct {
 	templates     fs.FS
 	schemaVersion string
 	janitor       bool
+	tools         map[string]ToolPolicy
+	anyTool       *ToolPolicy
+	builtinTools  bool
+	proxyMode     bool
 }
 
 func defaultOptions() options {
@@ -23,6 +27,8 @@ func defaultOptions() options {
 		estimator:     HeuristicEstimator{},
 		schemaVersion: DefaultSchemaVersion,
 		janitor:       true,
+		tools:         map[string]ToolPolicy{},
+		builtinTools:  true,
 	}
 }
 
@@ -76,4 +82,23 @@ func WithSchemaVersion(v string) Option {
 // offload_cleanup custodial task).
 func WithoutJanitor() Option {
 	return func(o *options) { o.janitor = false }
+}
+
+// WithTool sets the policy of the tool named name for [Offloader.Middleware],
+// replacing any built-in one.
+func WithTool(name string, p ToolPolicy) Option {
+	return func(o *options) { o.tools[name] = p }
+}
+
+// WithAnyTool offloads every tool that has no policy of its own under p.
+// Set p.Generic unless those tools return MIF memories. By default tools
+// without a policy pass through.
+func WithAnyTool(p ToolPolicy) Option {
+	return func(o *options) { o.anyTool = &p }
+}
+
+// WithoutBuiltinTools drops the built-in policies of recall_memories,
+// inject_context, list_memories and the search tools.
+func WithoutBuiltinTools() Option {
+	return func(o *options) { o.builtinTools = false }
 }

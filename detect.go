@@ -1,0 +1,95 @@
+package lro
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// ProxyCapability is the key of the experimental client capability by
+// which an LRO proxy announces itself, besides clientInfo.proxy = true:
+// typed capabilities survive every SDK, where unknown clientInfo fields do
+// not.
+const ProxyCapability = "io.github.mcplro/proxy"
+
+// proxySessions remembers the sessions whose initialize request said
+// clientInfo.proxy = true (the only place an older client says it).
+type proxySessions struct{ ids sync.Map }
+
+// AddHooks registers on h what the Offloader needs to see in raw requests:
+// the initialize request of a proxy client, whose clientInfo.proxy field
+// the SDK's typed client info drops. [Offloader.ServerOption] does this for
+// you when the server already has hooks (server.WithHooks given before it)
+// or has none.
+func (o *Offloader) AddHooks(h *server.Hooks) {
+	h.AddOnRequestInitialization(func(ctx context.Context, _ any, message any) error {
+		raw, ok := message.(json.RawMessage)
+		if !ok || !initializeFromProxy(raw) {
+			return nil
+		}
+		if s := server.ClientSessionFromContext(ctx); s != nil && s.SessionID() != "" {
+			o.proxies.ids.Store(s.SessionID(), true)
+		}
+		return nil
+	})
+	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		o.proxies.ids.Delete(s.SessionID())
+	})
+}
+
+func initializeFromProxy(raw json.RawMessage) bool {
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			ClientInfo struct {
+				Proxy bool `json:"proxy"`
+			} `json:"clientInfo"`
+			Capabilities struct {
+				Experimental map[string]any `json:"experimental"`
+			} `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
+		return false
+	}
+	_, announced := msg.Params.Capabilities.Experimental[ProxyCapability]
+	return msg.Params.ClientInfo.Proxy || announced
+}
+
+// IsProxyClient reports whether the client of the current request is an
+// LRO proxy, which offloads on its own side and so wants full results
+// inline. It looks at every channel a proxy may use: clientInfo.proxy in
+// the request's _meta (protocol 2026-07-28), the experimental capability
+// [ProxyCapability] in the request's _meta or the session, and the
+// session's initialize request.
+func (o *Offloader) IsProxyClient(ctx context.Context, req mcp.CallToolRequest) bool {
+	if m := req.Params.Meta; m != nil {
+		if ci, ok := m.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok && ci["proxy"] == true {
+			return true
+		}
+	}
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
+		if _, ok := info.ClientCapabilities.Experimental[ProxyCapability]; ok {
+			return true
+		}
+	}
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil {
+		return false
+	}
+	if ws, ok := s.(server.SessionWithClientInfo); ok {
+		if _, ok := ws.GetClientCapabilities().Experimental[ProxyCapability]; ok {
+			return true
+		}
+	}
+	_, ok := o.proxies.ids.Load(s.SessionID())
+	return ok
+}
+
+// bypass reports whether offloading is skipped for this request.
+func (o *Offloader) bypass(ctx context.Context, req mcp.CallToolRequest) bool {
+	return o.IsProxyClient(ctx, req)
+}

@@ -1,0 +1,53 @@
+// Package lro implements Large Result Offloading for MCP servers built on
+// github.com/mark3labs/mcp-go.
+//
+// A tool result too large for a model's context (hundreds of memories,
+// thousands of rows) is written, complete, to a JSONL file: one header
+// line, then one record per line, named
+// {output_dir}/{prefix}-{operation}-{ULID}.jsonl. The tool returns a compact
+// [OffloadResponse] instead: a summary, the file path, a line schema, ten
+// ready-to-run jq recipes and guidance text. A janitor deletes files once
+// their TTL has passed. If the file cannot be written, the call still
+// succeeds with an inline result truncated to the threshold.
+//
+// # Wiring
+//
+// Most servers wrap their tool handlers with the middleware:
+//
+//	off, err := lro.New(lro.DefaultConfig())
+//	if err != nil { ... }
+//	defer off.Close()
+//	s := server.NewMCPServer("memory", "1.0.0", lro.ServerOption(off))
+//
+// The engine works without any MCP server too: build a [ResultSet] and call
+// [Offloader.Offload].
+//
+// # Threshold
+//
+// A result set is offloaded when its estimated size is above
+// Config.ThresholdTokens (1600 by default) and stays inline at or below it.
+// The estimate covers the whole set, as the model would receive it; see
+// [HeuristicEstimator] for the rule and [WithEstimator] to plug in a real
+// tokenizer.
+//
+// # Files
+//
+// Files are private (0600), created exclusively under a temporary name,
+// and published by an atomic link or rename, so no reader ever sees a
+// partial file. All access goes through an [FS]: [DirFS] confines it to one
+// directory with os.Root (no "..", no absolute path, no symbolic link
+// leads out); [MemFS] keeps files in memory and injects faults for tests.
+//
+// # Recipes and guidance
+//
+// Recipes and guidance are rendered from template files embedded in the
+// package (the templates directory of the module); [WithTemplates]
+// overrides them. Recipes 1 to 8 use only light fields; 9 and 10 adapt to
+// the detail level. Results of tools that do not return memories get a
+// schema and recipes inferred from the fields their records really have.
+//
+// # Events
+//
+// [Hooks] are called when a file is offloaded, when a write fails and when
+// a file expires; [WithLogger] logs the same events with log/slog.
+package lro

@@ -1,0 +1,128 @@
+// Command memoryserver is an MCP memory server with Large Result
+// Offloading: point Claude Desktop or any MCP client at it.
+//
+//	go run ./examples/memoryserver                 # stdio
+//	go run ./examples/memoryserver -http 127.0.0.1:8080   # http://127.0.0.1:8080/mcp
+//
+// Offloading is configured by the ATLATL_PROMPT__OFFLOAD__* environment
+// variables; run with -h for everything else.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/internal/memstore"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "memoryserver:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fs := flag.NewFlagSet("memoryserver", flag.ContinueOnError)
+	corpus := fs.Int("corpus", 500, "number of generated memories in the store")
+	corpusFile := fs.String("corpus-file", "", "load MIF memories from this JSONL file (one memory a line) instead of generating them")
+	seed := fs.Uint64("seed", 1, "seed of the generated memories")
+	httpAddr := fs.String("http", "", "serve streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8080")
+	verbose := fs.Bool("v", false, "log offload events to stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: memoryserver [flags]
+
+An MCP memory server with the tools recall_memories, inject_context and
+list_memories over an in-memory store of MIF memories. Results larger than
+the offload threshold are written to JSONL files and replaced by a compact
+descriptor (Large Result Offloading).
+
+Flags:
+`)
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), `
+Environment (the [prompt.offload] configuration):
+  ATLATL_PROMPT__OFFLOAD__ENABLED            true or false (default true)
+  ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS   offload above this many tokens (default 1600)
+  ATLATL_PROMPT__OFFLOAD__TTL_SECONDS        delete files after this long (default 3600)
+  ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR         where files go (default %s)
+`, lro.DefaultOutputDir())
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *corpus < 0 {
+		return fmt.Errorf("invalid -corpus %d: want 0 or more", *corpus)
+	}
+
+	mems, err := loadCorpus(*corpusFile, *corpus, *seed)
+	if err != nil {
+		return err
+	}
+	cfg := lro.DefaultConfig()
+	if err := cfg.ApplyEnv(""); err != nil {
+		return err
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	off, err := lro.New(cfg, lro.WithLogger(logger))
+	if err != nil {
+		return err
+	}
+	defer off.Close()
+	s := memserver.New(memstore.New(mems), off)
+
+	if *httpAddr == "" {
+		return server.ServeStdio(s)
+	}
+	return serveHTTP(s, *httpAddr, logger)
+}
+
+func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
+	if file == "" {
+		return memstore.Generate(n, seed), nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return memstore.ReadJSONL(f)
+}
+
+func serveHTTP(s *server.MCPServer, addr string, logger *slog.Logger) error {
+	h := server.NewStreamableHTTPServer(s)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	logger.Warn("serving streamable HTTP", "url", "http://"+addr+"/mcp")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}

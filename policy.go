@@ -1,0 +1,63 @@
+package lro
+
+import "strings"
+
+// ToolPolicy says how the results of one tool are offloaded.
+type ToolPolicy struct {
+	// Operation names the operation in the file name and the header:
+	// "recall", "inject", "list", "search", or the tool's own. Empty means
+	// the tool name, with characters other than letters, digits and '_'
+	// replaced by '_'.
+	Operation string
+	// DefaultDetail is the detail level when the call has no detail
+	// argument. Empty means light.
+	DefaultDetail Detail
+	// Generic marks a tool whose records are not MIF memories: its line
+	// schema and recipes are inferred from its records, and a detail
+	// argument is not read.
+	Generic bool
+	// RecordsField names the array field that holds the records when the
+	// result is a JSON object. Empty means: the first of "results",
+	// "memories", "hits", "items", "records", "data", "rows" that is an
+	// array, else the only array field.
+	RecordsField string
+	// AllowOutputSchema offloads the tool even though it declares an
+	// output schema. A descriptor does not match that schema, so clients
+	// that validate structured content will reject it; opt in only when
+	// yours do not.
+	AllowOutputSchema bool
+}
+
+// builtinPolicy returns the policy of the specification's tools.
+func builtinPolicy(tool string) (ToolPolicy, bool) {
+	switch tool {
+	case "recall_memories":
+		return ToolPolicy{Operation: "recall", DefaultDetail: DetailLight}, true
+	case "inject_context":
+		return ToolPolicy{Operation: "inject", DefaultDetail: DetailMedium}, true
+	case "list_memories":
+		return ToolPolicy{Operation: "list", DefaultDetail: DetailLight}, true
+	}
+	if tool == "search" || strings.HasPrefix(tool, "search_") || strings.HasSuffix(tool, "_search") {
+		return ToolPolicy{Operation: "search", DefaultDetail: DetailLight}, true
+	}
+	return ToolPolicy{}, false
+}
+
+// operationFor returns the policy's operation, derived from the tool name
+// when empty.
+func (p ToolPolicy) operationFor(tool string) string {
+	if p.Operation != "" {
+		return p.Operation
+	}
+	b := []byte(tool)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "tool"
+	}
+	return string(b[:min(len(b), 64)])
+}
