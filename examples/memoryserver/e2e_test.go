@@ -236,4 +236,3 @@ func TestHundredThousandMemories(t *testing.T) {
 	require.Error(t, err, "inline, the result exceeds the 16 MiB frame")
 	assert.True(t, strings.Contains(err.Error(), "maximum") || strings.Contains(err.Error(), "closed"), "%v", err)
 }
-
