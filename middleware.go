@@ -126,16 +126,23 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 	if !ok {
 		return res, nil
 	}
+	hasStructured := res.StructuredContent != nil || res.RawStructuredContent != nil
 	// Fast path: no rune costs more than a token per three bytes, so a
-	// result this small is under the threshold without a look inside.
+	// result this small is under the threshold without a look inside. A
+	// structured content that is not raw bytes is taken to be as large as
+	// the text, which the MCP specification says should serialize it.
 	size := len(text) + len(structured)
-	if _, heuristic := o.opts.estimator.(HeuristicEstimator); heuristic && size <= 3*o.cfg.ThresholdTokens && res.StructuredContent == nil {
+	if hasStructured && structured == nil {
+		size *= 2
+	}
+	if _, heuristic := o.opts.estimator.(HeuristicEstimator); heuristic && size <= 3*o.cfg.ThresholdTokens {
 		return res, nil
 	}
 	payload := bytesOf(text)
 	tokens = o.EstimateTokens(payload)
-	if res.StructuredContent != nil || res.RawStructuredContent != nil {
-		if structured == nil && !json.Valid(payload) {
+	if hasStructured {
+		textIsJSON := json.Valid(payload)
+		if structured == nil && !textIsJSON {
 			b, err := json.Marshal(res.StructuredContent)
 			if err != nil {
 				return res, nil
@@ -144,13 +151,11 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 		}
 		if structured != nil {
 			tokens += o.EstimateTokens(structured)
-			if !json.Valid(payload) {
+			if !textIsJSON {
 				payload = structured
 			}
 		} else {
-			// The text is the structured content's serialization, as the MCP
-			// specification recommends: it is sent twice.
-			tokens *= 2
+			tokens *= 2 // the text is sent again as structured content
 		}
 	}
 	if tokens <= o.cfg.ThresholdTokens {
@@ -164,7 +169,7 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", tool, err)
 		return res, nil
 	}
-	return o.respond(res, out, f, res.StructuredContent != nil || res.RawStructuredContent != nil)
+	return o.respond(res, out, f, hasStructured)
 }
 
 // respond turns an outcome into the result to send.

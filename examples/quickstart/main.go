@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,13 +24,13 @@ import (
 )
 
 func main() {
-	if err := run(context.Background()); err != nil {
+	if err := run(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+func run(ctx context.Context, w io.Writer) error {
 	store := memstore.New(memstore.Generate(2000, 1))
 	args := map[string]any{"query": "database failover", "limit": 200, "detail": "full"}
 
@@ -54,15 +55,15 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("expected an offload descriptor, got %.200s", offloaded)
 	}
 	est := lro.HeuristicEstimator{}
-	fmt.Printf("recall_memories(query=%q, limit=200, detail=full)\n\n", args["query"])
-	fmt.Printf("                  text the model reads     whole result on the wire\n")
-	fmt.Printf("  inline result:  %7d bytes ~%6d tok   %8d bytes (text + structuredContent)\n",
+	fmt.Fprintf(w, "recall_memories(query=%q, limit=200, detail=full)\n\n", args["query"])
+	fmt.Fprintf(w, "                  text the model reads     whole result on the wire\n")
+	fmt.Fprintf(w, "  inline result:  %7d bytes ~%6d tok   %8d bytes (text + structuredContent)\n",
 		len(inline), est.EstimateTokens([]byte(inline)), inlineWire)
-	fmt.Printf("  descriptor:     %7d bytes ~%6d tok   %8d bytes\n\n",
+	fmt.Fprintf(w, "  descriptor:     %7d bytes ~%6d tok   %8d bytes\n\n",
 		len(offloaded), est.EstimateTokens([]byte(offloaded)), offloadedWire)
 
 	pretty, _ := json.MarshalIndent(desc, "", "  ")
-	fmt.Printf("The descriptor the model receives:\n%s\n\n", pretty)
+	fmt.Fprintf(w, "The descriptor the model receives:\n%s\n\n", pretty)
 
 	for _, i := range []int{0, 5} { // recipe 1 (titles) and 6 (count by namespace)
 		r := desc.JQRecipes[i]
@@ -70,7 +71,7 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("Recipe %d, %s:\n  $ %s\n%s\n", i+1, r.Description, r.Command, indent(head(out, 8)))
+		fmt.Fprintf(w, "Recipe %d, %s:\n  $ %s\n%s\n", i+1, r.Description, r.Command, indent(head(out, 8)))
 	}
 	return nil
 }

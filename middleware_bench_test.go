@@ -1,0 +1,132 @@
+package lro_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/memstore"
+)
+
+// recallResult builds what recall_memories returns for n memories at full
+// detail: {query, count, results: [{score, memory}]} in text and
+// structured content, as mcp.NewToolResultJSON makes it.
+func recallResult(b *testing.B, n int) (*mcp.CallToolResult, []byte) {
+	type hit struct {
+		Score  float64          `json:"score"`
+		Memory *memstore.Memory `json:"memory"`
+	}
+	mems := memstore.Generate(n, 3)
+	hits := make([]hit, n)
+	for i := range mems {
+		hits[i] = hit{Score: 1 - float64(i)/float64(n), Memory: &mems[i]}
+	}
+	res, err := mcp.NewToolResultJSON(map[string]any{"query": "q", "count": n, "results": hits})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res, []byte(res.Content[0].(mcp.TextContent).Text)
+}
+
+func recallRequest() mcp.CallToolRequest {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "recall_memories"
+	req.Params.Arguments = map[string]any{"query": "q", "detail": "full"}
+	return req
+}
+
+// allocPerPayload reports bytes allocated per byte of payload over the loop.
+func allocPerPayload(b *testing.B, payload int, loop func()) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n := 0
+	for b.Loop() {
+		loop()
+		n++
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n)/float64(payload), "alloc-B/payload-B")
+}
+
+// BenchmarkMiddlewareInline measures what the middleware adds to a small
+// result: the same handler bare and wrapped.
+//
+//	LRO_BENCH_DIR=/dev/shm go test -run '^$' -bench Middleware -benchmem
+func BenchmarkMiddlewareInline(b *testing.B) {
+	res, payload := recallResult(b, 3)
+	handler := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil }
+	req := recallRequest()
+	o := newOffloader(b, nil, lro.WithoutJanitor())
+	for name, h := range map[string]server.ToolHandlerFunc{
+		"bare":    handler,
+		"wrapped": o.Middleware()(handler),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := h(ctx, req)
+				if err != nil || out != res {
+					b.Fatal("not passed through", err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMiddlewareOffload measures the offload path for 200 and 10,000
+// full memories against its floor: decoding the same text once into
+// records and writing the same bytes with os.WriteFile.
+func BenchmarkMiddlewareOffload(b *testing.B) {
+	for _, n := range []int{200, 10000} {
+		res, payload := recallResult(b, n)
+		handler := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil }
+		req := recallRequest()
+		b.Run(fmt.Sprintf("memories=%d/lro", n), func(b *testing.B) {
+			dir := benchDir(b)
+			o := newOffloader(b, func(c *lro.Config) { c.OutputDir = dir }, lro.WithoutJanitor())
+			h := o.Middleware()(handler)
+			b.SetBytes(int64(len(payload)))
+			b.ReportAllocs()
+			allocPerPayload(b, len(payload), func() {
+				out, err := h(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var d lro.OffloadResponse
+				if err := json.Unmarshal([]byte(out.Content[0].(mcp.TextContent).Text), &d); err != nil || !d.Offloaded {
+					b.Fatal("not offloaded", err)
+				}
+				if err := os.Remove(d.FilePath); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("memories=%d/floor", n), func(b *testing.B) {
+			path := filepath.Join(benchDir(b), "floor.jsonl")
+			b.SetBytes(int64(len(payload)))
+			b.ReportAllocs()
+			allocPerPayload(b, len(payload), func() {
+				var v struct {
+					Results []json.RawMessage `json:"results"`
+				}
+				if err := json.Unmarshal(payload, &v); err != nil || len(v.Results) != n {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(path, payload, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.Remove(path); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
