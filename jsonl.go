@@ -104,7 +104,11 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	final := fileName(o.cfg.FilePrefix, set.Operation, id)
 	w := written{path: o.opts.fs.Path(final)}
 	version := set.SchemaVersion
-	if version == "" {
+	switch {
+	case version != "":
+	case set.Generic:
+		version = GenericSchemaVersion
+	default:
 		version = o.opts.schemaVersion
 	}
 	header, err := json.Marshal(OffloadHeader{

@@ -64,6 +64,9 @@ func (o *Offloader) Wrap(policy ToolPolicy, handler server.ToolHandlerFunc) serv
 }
 
 func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
+	if tool == ExtractToolName && o.native.Load() {
+		return ToolPolicy{}, false // no references to references
+	}
 	if p, ok := o.opts.tools[tool]; ok {
 		return p, true
 	}

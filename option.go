@@ -19,7 +19,7 @@ type options struct {
 	tools         map[string]ToolPolicy
 	anyTool       *ToolPolicy
 	builtinTools  bool
-	proxyMode     bool
+	extractLimits ExtractLimits
 }
 
 func defaultOptions() options {
@@ -101,4 +101,11 @@ func WithAnyTool(p ToolPolicy) Option {
 // inject_context, list_memories and the search tools.
 func WithoutBuiltinTools() Option {
 	return func(o *options) { o.builtinTools = false }
+}
+
+// WithExtractLimits bounds the queries of the lro_extract tool (see
+// [Offloader.AddExtractTool]). By default a query may run 10 seconds and
+// grow the heap by 512 MiB.
+func WithExtractLimits(l ExtractLimits) Option {
+	return func(o *options) { o.extractLimits = l }
 }

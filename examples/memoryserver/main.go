@@ -40,11 +40,13 @@ func run() error {
 	seed := fs.Uint64("seed", 1, "seed of the generated memories")
 	httpAddr := fs.String("http", "", "serve streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8080")
 	verbose := fs.Bool("v", false, "log offload events to stderr")
+	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: memoryserver [flags]
 
 An MCP memory server with the tools recall_memories, inject_context and
-list_memories over an in-memory store of MIF memories. Results larger than
+list_memories over an in-memory store of MIF memories, and lro_extract to
+query offloaded results. Results larger than
 the offload threshold are written to JSONL files and replaced by a compact
 descriptor (Large Result Offloading).
 
@@ -88,11 +90,14 @@ Environment (the [prompt.offload] configuration):
 	}
 	defer off.Close()
 	s := memserver.New(memstore.New(mems), off)
+	if *extract {
+		off.AddExtractTool(s)
+	}
 
 	if *httpAddr == "" {
 		return server.ServeStdio(s)
 	}
-	return serveHTTP(s, *httpAddr, logger)
+	return serveHTTP(s, *httpAddr)
 }
 
 func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
@@ -107,7 +112,7 @@ func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
 	return memstore.ReadJSONL(f)
 }
 
-func serveHTTP(s *server.MCPServer, addr string, logger *slog.Logger) error {
+func serveHTTP(s *server.MCPServer, addr string) error {
 	h := server.NewStreamableHTTPServer(s)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
@@ -116,7 +121,7 @@ func serveHTTP(s *server.MCPServer, addr string, logger *slog.Logger) error {
 	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	logger.Warn("serving streamable HTTP", "url", "http://"+addr+"/mcp")
+	fmt.Fprintf(os.Stderr, "memoryserver: serving streamable HTTP at http://%s/mcp\n", addr)
 	select {
 	case err := <-errc:
 		return err

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplro/lro"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var proxyBin, serverBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lro-proxy-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	proxyBin, serverBin = filepath.Join(dir, "lro-proxy"), filepath.Join(dir, "memoryserver")
+	for bin, pkg := range map[string]string{proxyBin: ".", serverBin: "../../examples/memoryserver"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// remoteServer is the example memory server on streamable HTTP.
+type remoteServer struct {
+	t    *testing.T
+	addr string
+	dir  string
+	cmd  *exec.Cmd
+}
+
+func (r *remoteServer) start() {
+	r.cmd = exec.Command(serverBin, "-http", r.addr)
+	r.cmd.Env = append(os.Environ(), "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+r.dir)
+	r.cmd.Stderr = os.Stderr
+	require.NoError(r.t, r.cmd.Start())
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", r.addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		require.True(r.t, time.Now().Before(deadline), "remote did not listen")
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *remoteServer) stop() {
+	r.cmd.Process.Kill()
+	r.cmd.Wait()
+}
+
+func startRemote(t *testing.T) *remoteServer {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	l.Close()
+	r := &remoteServer{t: t, addr: addr, dir: t.TempDir()}
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *remoteServer) url() string { return "http://" + r.addr + "/mcp" }
+
+func proxyCmd(remote, dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command(proxyBin, append([]string{"-remote", remote}, args...)...)
+	cmd.Env = append(os.Environ(), "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+dir)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err)
+	return res
+}
+
+func text(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+
+func descriptorOf(t *testing.T, res *mcp.CallToolResult) lro.OffloadResponse {
+	t.Helper()
+	require.False(t, res.IsError, text(res))
+	var d lro.OffloadResponse
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &d), "%.300s", text(res))
+	require.True(t, d.Offloaded)
+	return d
+}
+
+func empty(t *testing.T, dir string) bool {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	return len(entries) == 0
+}
+
+// TestProxyEndToEnd: the memory server on streamable HTTP, the proxy as a
+// stdio subprocess of the official Go SDK client, both protocol versions on
+// each side.
+func TestProxyEndToEnd(t *testing.T) {
+	rem := startRemote(t)
+	for _, upstream := range []string{"", "2025-11-25"} {
+		for _, downstream := range []string{"", "2025-11-25"} {
+			t.Run(fmt.Sprintf("remote=%q client=%q", upstream, downstream), func(t *testing.T) {
+				local := t.TempDir()
+				var args []string
+				if upstream != "" {
+					args = append(args, "-protocol", upstream)
+				}
+				var opts *mcp.ClientSessionOptions
+				if downstream != "" {
+					opts = &mcp.ClientSessionOptions{ProtocolVersion: downstream}
+				}
+				c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+				cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: proxyCmd(rem.url(), local, args...)}, opts)
+				require.NoError(t, err)
+				defer cs.Close()
+
+				d := descriptorOf(t, call(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 200, "detail": "full"}))
+				assert.Equal(t, local, filepath.Dir(d.FilePath), "offloaded into the proxy's directory")
+				assert.Equal(t, 200, d.Summary.Count)
+				assert.True(t, empty(t, rem.dir), "the server's directory stays empty")
+				assert.Contains(t, d.Guidance, "lro_extract")
+
+				res := call(t, cs, "lro_extract", map[string]any{"file_path": d.FilePath, "recipe": 6})
+				assert.False(t, res.IsError, text(res))
+				assert.Contains(t, text(res), `"count":`)
+
+				small := call(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 2})
+				assert.Contains(t, text(small), `"results":[`, "small results pass through inline")
+			})
+		}
+	}
+
+	// A direct client of the same server still gets offloading from it.
+	c := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: rem.url()}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	d := descriptorOf(t, call(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 200}))
+	assert.Equal(t, rem.dir, filepath.Dir(d.FilePath))
+}
+
+// TestProxyWithMCPGoClientAndRemoteRestart uses mcp-go's stdio client, and
+// stops and starts the remote in the middle.
+func TestProxyWithMCPGoClientAndRemoteRestart(t *testing.T) {
+	rem := startRemote(t)
+	local := t.TempDir()
+	c, err := mcpclient.NewStdioMCPClient(proxyBin, []string{"ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=" + local}, "-remote", rem.url())
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := context.Background()
+	_, err = c.Initialize(ctx, mcpgo.InitializeRequest{})
+	require.NoError(t, err)
+	callGo := func(args map[string]any) *mcpgo.CallToolResult {
+		req := mcpgo.CallToolRequest{}
+		req.Params.Name = "recall_memories"
+		req.Params.Arguments = args
+		res, err := c.CallTool(ctx, req)
+		require.NoError(t, err, "the proxy answers with tool errors, never a broken connection")
+		return res
+	}
+	big := map[string]any{"query": "security", "limit": 300, "detail": "medium"}
+	res := callGo(big)
+	require.False(t, res.IsError)
+	assert.Contains(t, res.Content[0].(mcpgo.TextContent).Text, `"offloaded":true`)
+
+	rem.stop()
+	res = callGo(big)
+	require.True(t, res.IsError)
+	assert.Contains(t, res.Content[0].(mcpgo.TextContent).Text, "unreachable")
+
+	rem.start()
+	require.Eventually(t, func() bool { return !callGo(big).IsError }, 20*time.Second, 100*time.Millisecond, "calls work again once the remote is back")
+	assert.True(t, empty(t, rem.dir))
+}
+
+func TestProxyFlags(t *testing.T) {
+	out, err := exec.Command(proxyBin).CombinedOutput()
+	assert.Error(t, err)
+	assert.Contains(t, string(out), "-remote is required")
+	out, err = exec.Command(proxyBin, "-remote", "http://127.0.0.1:1/mcp", "-header-env", "Authorization=LRO_TEST_UNSET_VARIABLE").CombinedOutput()
+	assert.Error(t, err)
+	assert.Contains(t, string(out), "LRO_TEST_UNSET_VARIABLE")
+	out, _ = exec.Command(proxyBin, "-h").CombinedOutput()
+	assert.Contains(t, string(out), "ATLATL_PROMPT__OFFLOAD__")
+}

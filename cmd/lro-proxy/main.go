@@ -1,0 +1,120 @@
+// Command lro-proxy is a local stdio MCP server in front of a remote
+// streamable-HTTP MCP server: it forwards every tool call and offloads
+// large results to JSONL files on this machine, where the model's shell
+// (or the lro_extract tool) can read them.
+//
+//	go install github.com/mcplro/lro/cmd/lro-proxy@latest
+//	LRO_REMOTE_AUTH="Bearer $TOKEN" lro-proxy -remote https://memory.example.com/mcp -header-env Authorization=LRO_REMOTE_AUTH
+//
+// Offloading is configured by the ATLATL_PROMPT__OFFLOAD__* environment
+// variables, as for the library. Run with -h for the rest.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "lro-proxy:", err)
+		os.Exit(1)
+	}
+}
+
+// headerEnv collects -header-env NAME=VARIABLE flags.
+type headerEnv map[string]string
+
+func (h headerEnv) String() string { return fmt.Sprint(map[string]string(h)) }
+
+func (h headerEnv) Set(v string) error {
+	name, variable, ok := strings.Cut(v, "=")
+	if !ok || name == "" || variable == "" {
+		return fmt.Errorf("want HEADER=VARIABLE, e.g. Authorization=LRO_REMOTE_AUTH, got %q", v)
+	}
+	value, set := os.LookupEnv(variable)
+	if !set {
+		return fmt.Errorf("environment variable %s (for header %s) is not set", variable, name)
+	}
+	h[name] = value
+	return nil
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("lro-proxy", flag.ContinueOnError)
+	remote := fs.String("remote", "", "URL of the remote streamable-HTTP MCP server (required), e.g. https://memory.example.com/mcp")
+	headers := headerEnv{}
+	fs.Var(headers, "header-env", "send the header HEADER with the value of the environment variable VARIABLE (HEADER=VARIABLE, repeatable); secrets never go on the command line")
+	protocol := fs.String("protocol", "", "pin the protocol version spoken to the remote, e.g. 2025-11-25 (default: negotiate, newest first)")
+	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
+	all := fs.Bool("offload-all", false, "offload large results of every remote tool, not only the memory tools")
+	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one remote call")
+	verbose := fs.Bool("v", false, "log connection and offload events to stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: lro-proxy -remote URL [flags]
+
+A local stdio MCP server that forwards every tool call to a remote
+streamable-HTTP MCP server and offloads large results to JSONL files on this
+machine (the LRO specification's local proxy). It tells the remote it is a
+proxy (clientInfo.proxy = true), so the remote returns full results.
+
+Flags:
+`)
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), `
+Environment:
+  ATLATL_PROMPT__OFFLOAD__ENABLED, _THRESHOLD_TOKENS, _TTL_SECONDS, _OUTPUT_DIR
+      the offload configuration (defaults: true, 1600, 3600, %s)
+`, lro.DefaultOutputDir())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *remote == "" {
+		fs.Usage()
+		return errors.New("-remote is required")
+	}
+
+	cfg := lro.DefaultConfig()
+	if err := cfg.ApplyEnv(""); err != nil {
+		return err
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	opts := []lro.Option{lro.WithLogger(logger)}
+	if *all {
+		opts = append(opts, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
+	}
+	off, err := lro.New(cfg, opts...)
+	if err != nil {
+		return err
+	}
+	defer off.Close()
+	p, err := lro.NewProxy(off, lro.ProxyConfig{
+		Remote:          *remote,
+		Headers:         headers,
+		ProtocolVersion: *protocol,
+		CallTimeout:     *timeout,
+		Logger:          logger,
+		Extract:         *extract,
+	})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return server.ServeStdio(p.Server(), server.WithWorkerPoolSize(16))
+}

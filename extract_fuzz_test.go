@@ -1,0 +1,68 @@
+package lro_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/examples/memoryserver/memserver"
+)
+
+// FuzzExtract sends arbitrary queries and parameters to lro_extract through
+// a real client: no panic, no hang, and the server answers the next call.
+//
+//	go test -run '^$' -fuzz FuzzExtract -fuzztime 60s
+func FuzzExtract(f *testing.F) {
+	for _, seed := range []struct{ query, params string }{
+		{".", `{}`},
+		{`select(.namespace | startswith($ns))`, `{"ns": "_semantic"}`},
+		{`group_by(.namespace) | map(length)`, `null`},
+		{`.title | test($k; "i")`, `{"k": "(a+)+$"}`},
+		{`def f: 1+f; f`, `{}`},
+		{`[range(1e9)]`, `{}`},
+		{`"x" * 100000000`, `{}`},
+		{`input`, `{}`},
+		{`$__loc__`, `{}`},
+		{`[.[]?] | tojson | fromjson`, `{"a": [1, {"b": null}]}`},
+		{`ltrimstr(1)`, `{"x": 1e309}`},
+		{`@base64d`, `{}`},
+		{`getpath(["a",1e9])`, `{}`},
+		{`setpath([1e9]; 1)`, `{}`},
+		{`env.HOME, $ENV.PATH`, `{}`},
+		{`halt_error(1)`, `{}`},
+		{`limit(3; repeat(.))`, `[]`},
+	} {
+		f.Add(seed.query, seed.params, false)
+		f.Add(seed.query, seed.params, true)
+	}
+	cfg := lro.DefaultConfig()
+	cfg.OutputDir = f.TempDir()
+	o, err := lro.New(cfg, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Second, MaxHeapBytes: 128 << 20}))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer o.Close()
+	s := memserver.New(testStore, o)
+	o.AddExtractTool(s)
+	var path string
+	f.Fuzz(func(t *testing.T, query, params string, slurp bool) {
+		c := connect(t, s)
+		if path == "" {
+			path = descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 100})).FilePath
+		}
+		args := map[string]any{"file_path": path, "query": query, "slurp": slurp}
+		var p any
+		if json.Unmarshal([]byte(params), &p) == nil {
+			args["params"] = p
+		}
+		start := time.Now()
+		callTool(t, c, "lro_extract", args) // any result, error results included
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("query %q took %v", query, d)
+		}
+		if res := callTool(t, c, "lro_extract", map[string]any{"file_path": path, "recipe": 1}); res.IsError {
+			t.Fatalf("server broken after %q: %s", query, textOf(t, res, 0))
+		}
+	})
+}

@@ -1,0 +1,68 @@
+// Package jqsandbox runs untrusted jq queries over JSONL record files in
+// process, with github.com/itchyny/gojq, within bounds on time, memory,
+// input and output.
+//
+// The query text and its variables are assumed hostile (they come from an
+// LLM that may be prompt-injected). Compile therefore rejects modules
+// (import, include), input and inputs, and gojq's internal functions; $ENV
+// and env are empty objects; debug and stderr pass their input through
+// silently and input_filename is null, so that nothing reaches the
+// process's stdout or stderr, which carry the MCP transport.
+//
+// # Memory and time
+//
+// Go cannot recover from running out of memory or stack, so every bound
+// must hold before an allocation, not after it:
+//
+//   - Runs are serialized process-wide, so that heap growth can be
+//     attributed to the running query. The heap is measured with
+//     runtime/metrics (cheap, no stop-the-world) by the evaluating goroutine
+//     itself every 4096 VM instructions (gojq calls the context's Done
+//     before each one), and by a watchdog goroutine every 2ms. Growth beyond
+//     Limits.MaxHeapBytes is confirmed by a garbage collection, then aborts
+//     the run with ErrMemory; gojq checks the context before each VM
+//     instruction, so runaway loops and recursion (which gojq runs on heap
+//     allocated stacks, not Go's) stop promptly. The deadline
+//     (Limits.Timeout) cancels the same context.
+//   - A single builtin call cannot be interrupted: "x" * 1e9 allocates its
+//     result at once, .[1e8] = 1 allocates 1.6 GB of slots, tojson of a
+//     value sharing subtrees (reduce range(60) as $i (0; [., .])) is 2^60
+//     nodes long, and comparing or encoding a value nested millions of
+//     levels deep overflows Go's stack. The query is therefore rewritten so
+//     that each such builtin and operator is preceded by a guard that
+//     estimates its cost and aborts the run (ErrMemory, or ErrTooComplex
+//     for nesting beyond 10000 levels and superlinear work) before it runs.
+//     No single call may allocate more than MaxHeapBytes/8 at once, or more
+//     than what is left of MaxHeapBytes.
+//
+// # Caveats
+//
+//   - The heap is the process's: allocations by other goroutines during a
+//     run count against it, and the collections a run forces (only when it
+//     nears its budget) pause them too.
+//   - A hostile run stops once the heap has grown by about MaxHeapBytes
+//     (measured: 525 to 576 MiB for the default 512 MiB), but Go's collector
+//     lets garbage grow up to the live heap again before reclaiming it, so
+//     the process may map about 2.5 times MaxHeapBytes meanwhile (1.3 GiB
+//     measured). Go's out-of-memory is fatal: the memory available to the
+//     process must cover that plus its own live heap (GOMEMLIMIT makes the
+//     collector work harder near a ceiling). In Slurp mode the decoded
+//     input, several times its JSONL size, must fit in MaxHeapBytes.
+//   - Builtins that allocate about the size of their input at most (+ on
+//     literals, reverse, keys, ascii_downcase...) are not guarded one by
+//     one: the checkpoints catch the growth right after them. Indexing an
+//     array with an array (.[[1,2]], a sub-array search) is only bounded
+//     to 16-element patterns, its cost also grows with the indexed array.
+//   - Runs are one at a time; Run waits its turn for up to its timeout plus a
+//     second, then returns ErrBusy. If a builtin keeps running past the
+//     deadline, Run returns anyway one second later, but the evaluation
+//     keeps the slot until it ends; the guards keep every builtin call to
+//     about a second of work at the defaults.
+//   - gojq caches compiled regular expressions in the Query (at most 1000
+//     per run): compile untrusted queries per request.
+//   - Numbers are float64, as in jq 1.6; gojq prints them with the shortest
+//     representation that round-trips and switches to exponents only beyond
+//     1e21 or below 1e-6, where jq 1.6 prints 1e+17 and 1e-07. gojq sorts
+//     object keys in its output, jq 1.6 keeps their order. A runtime error
+//     in Stream mode stops the run (jq would go on with the next record).
+package jqsandbox

@@ -1,0 +1,383 @@
+package jqsandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/itchyny/gojq"
+)
+
+// Mode selects how the records are given to the query.
+type Mode int
+
+const (
+	// Stream runs the query once per record, like `jq FILTER file.jsonl`.
+	Stream Mode = iota
+	// Slurp runs the query once on the array of all records, like
+	// `jq -s FILTER file.jsonl`.
+	Slurp
+)
+
+// String returns "stream" or "slurp".
+func (m Mode) String() string {
+	switch m {
+	case Stream:
+		return "stream"
+	case Slurp:
+		return "slurp"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Result holds the results of a run, in order.
+type Result struct {
+	// Values holds each result compactly encoded as jq -c prints it
+	// (gojq.Marshal); raw strings such as @tsv output are JSON strings.
+	Values []json.RawMessage
+	// Truncated reports that MaxOutputs or MaxOutputBytes was reached;
+	// Values holds the results that fit, in order.
+	Truncated bool
+	// Omitted counts the results produced but not kept. After truncation
+	// the query keeps running for at most 100ms to count them, so this is
+	// a lower bound.
+	Omitted int
+}
+
+const (
+	// abandonAfter is how long Run waits for a canceled evaluation to stop
+	// before returning anyway (a builtin may be busy in native code, which
+	// the context cannot interrupt; the guards keep that short).
+	abandonAfter = time.Second
+	// countFor bounds the evaluation after truncation that counts Omitted.
+	countFor = 100 * time.Millisecond
+)
+
+// errStopCounting ends the evaluation that counts omitted results.
+var errStopCounting = errors.New("jqsandbox: done counting")
+
+// Run evaluates the query over the JSONL records read from r (the lines
+// after the header). vars holds the values of the variables named at
+// Compile, in order; they are converted to plain JSON values.
+//
+// In Stream mode a runtime error stops the run (jq 1.6 would report it and
+// go on with the next record, exiting with status 5): Run returns a
+// *QueryError whose Record is the input line, with the results produced
+// before it. halt stops the run cleanly. halt_error returns a *HaltError
+// with the results produced before it. Errors wrapping ErrTimeout,
+// ErrMemory, ErrTooComplex, ErrInputTooLarge or ErrInvalidInput also come
+// with the results produced before them.
+//
+// Runs are serialized process-wide: Run first waits (up to the run's
+// timeout plus a second) for the previous run to end, else returns ErrBusy.
+// The heap budget is measured on the whole process, so allocations made by
+// other goroutines while a query runs count against it.
+func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits) (Result, error) {
+	lim = lim.withDefaults()
+	values, err := q.bind(mode, vars)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := acquire(ctx, lim.Timeout+abandonAfter); err != nil {
+		return Result{}, err
+	}
+	e, done := q.start(ctx, r, mode, values, lim)
+	select {
+	case <-done:
+	case <-e.st.ctx.Done():
+		// Give the evaluation a moment to notice, then return anyway.
+		t := time.NewTimer(abandonAfter)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return e.result()
+}
+
+// bind checks the mode and converts the variable values.
+func (q *Query) bind(mode Mode, vars []any) ([]any, error) {
+	if mode != Stream && mode != Slurp {
+		return nil, fmt.Errorf("jqsandbox: invalid mode %v", mode)
+	}
+	if len(vars) != len(q.varNames) {
+		return nil, queryErrorf("expected %d variable values for %v, got %d", len(q.varNames), q.varNames, len(vars))
+	}
+	values := make([]any, len(vars))
+	for i, v := range vars {
+		x, err := normalize(v)
+		if err != nil {
+			return nil, queryErrorf("variable $%s: %v", q.varNames[i], err)
+		}
+		values[i] = x
+	}
+	return values, nil
+}
+
+// start runs the evaluation in a goroutine that owns the run slot (taken by
+// the caller) and releases it when the evaluation really ends; done is
+// closed when the results are final.
+func (q *Query) start(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits) (e *evaluation, done chan struct{}) {
+	ctx, stop := context.WithTimeoutCause(ctx, lim.Timeout, limitf(ErrTimeout, "exceeded %v", lim.Timeout))
+	ctx, cancel := context.WithCancelCause(ctx)
+	st := newRunState(ctx, lim, cancel)
+	active = st
+	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}}
+	done = make(chan struct{})
+	go func() {
+		watching := make(chan struct{})
+		go st.watch(watching)
+		defer func() {
+			if p := recover(); p != nil {
+				e.setErr(fmt.Errorf("jqsandbox: internal error: %v", p))
+			}
+			close(watching)
+			e.stopCounting()
+			active = nil
+			cancel(nil)
+			stop()
+			e.finish()
+			close(done)
+			st.settle()
+			<-slot
+		}()
+		e.run(r, mode)
+	}()
+	return e, done
+}
+
+// acquire takes the run slot, waiting at most wait.
+func acquire(ctx context.Context, wait time.Duration) error {
+	select {
+	case slot <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case slot <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return ErrBusy
+	}
+}
+
+// evaluation is the state of one run, shared between the evaluating
+// goroutine and Run (which may return before the evaluation stops).
+type evaluation struct {
+	q    *Query
+	st   *runState
+	vm   *vmContext
+	vars []any
+
+	mu       sync.Mutex
+	res      Result
+	bytes    int
+	err      error
+	finished bool
+	counter  *time.Timer // set once truncated: ends the counting
+}
+
+func (e *evaluation) run(r io.Reader, mode Mode) {
+	if r == nil {
+		r = strings.NewReader("")
+	}
+	recs := newRecords(r, e.st.lim)
+	all := []any{}
+	for !e.stopped() {
+		v, line, err := recs.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			if mode == Slurp {
+				e.eval(all, 0)
+			}
+			return
+		case err != nil:
+			e.setErr(err)
+			return
+		case mode == Slurp:
+			all = append(all, v)
+		case !e.eval(v, line):
+			return
+		}
+	}
+}
+
+// stopped reports (and records) the end of the run by its context. Once
+// the output is truncated, the run only counts the omitted results: how it
+// ends does not matter.
+func (e *evaluation) stopped() bool {
+	e.st.checkpoint()
+	if e.st.ctx.Err() == nil {
+		return false
+	}
+	if !e.counting() {
+		e.setErr(e.cancelErr())
+	}
+	return true
+}
+
+// cancelErr is the error for a canceled context.
+func (e *evaluation) cancelErr() error {
+	if cause := context.Cause(e.st.ctx); !errors.Is(cause, errStopCounting) {
+		return cause
+	}
+	return nil
+}
+
+// eval runs the query on one input and reports whether to go on.
+func (e *evaluation) eval(v any, line int) bool {
+	iter := e.q.code.RunWithContext(e.vm, v, e.vars...)
+	for {
+		x, ok := iter.Next()
+		if !ok {
+			return true
+		}
+		if err, ok := x.(error); ok {
+			e.fail(err, line)
+			return false
+		}
+		if !e.add(x) {
+			return false
+		}
+	}
+}
+
+// fail records the error ending the evaluation of the record on line.
+func (e *evaluation) fail(err error, line int) {
+	if e.stopped() || e.counting() {
+		return // canceled, or an error while counting omitted results
+	}
+	var he *gojq.HaltError
+	if errors.As(err, &he) {
+		if he.Value() != nil || he.ExitCode() != 0 {
+			e.setErr(&HaltError{Value: errorValue(he.Value()), Code: he.ExitCode(), Record: line})
+		}
+		return
+	}
+	var ve gojq.ValueError // error/1; its Error() would encode the whole value
+	if errors.As(err, &ve) {
+		qe := &QueryError{Record: line}
+		if s, ok := ve.Value().(string); ok {
+			qe.Message = clip(s)
+		} else {
+			qe.Value = errorValue(ve.Value())
+			qe.Message = string(qe.Value) + " (not a string)"
+		}
+		e.setErr(qe)
+		return
+	}
+	e.setErr(&QueryError{Message: clip(err.Error()), Record: line})
+}
+
+// maxMessage bounds error messages, which the caller may show to the LLM.
+const maxMessage = 64 << 10
+
+// clip truncates s to maxMessage bytes (on a rune boundary).
+func clip(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	i := maxMessage
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + " ...(truncated)"
+}
+
+// errorValue encodes an error value, or a preview of it when large.
+func errorValue(v any) json.RawMessage {
+	if _, ok, _ := encodedLen(v, 64<<10, nil); ok {
+		b, _ := gojq.Marshal(v)
+		return b
+	}
+	b, _ := json.Marshal(gojq.Preview(v))
+	return b
+}
+
+// add keeps (or counts) a result and reports whether to go on.
+func (e *evaluation) add(v any) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lim := e.st.lim
+	if e.counter != nil {
+		e.res.Omitted++
+		return true
+	}
+	if len(e.res.Values) >= lim.MaxOutputs {
+		e.truncate()
+		return true
+	}
+	n, ok, deep := encodedLen(v, lim.MaxOutputBytes-e.bytes, e.st.ctx.Done())
+	switch {
+	case deep:
+		e.err = limitf(ErrTooComplex, "result nested more than %d levels deep", maxDepth)
+		return false
+	case !ok && e.st.ctx.Err() != nil:
+		return false
+	case !ok:
+		e.truncate()
+		return true
+	}
+	b, _ := gojq.Marshal(v)
+	e.res.Values = append(e.res.Values, b)
+	e.bytes += n
+	return true
+}
+
+// truncate starts counting the omitted results, for a short while.
+func (e *evaluation) truncate() {
+	e.res.Truncated = true
+	e.res.Omitted++
+	e.counter = time.AfterFunc(countFor, func() { e.st.cancel(errStopCounting) })
+}
+
+func (e *evaluation) counting() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counter != nil
+}
+
+func (e *evaluation) stopCounting() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.counter != nil {
+		e.counter.Stop()
+	}
+}
+
+func (e *evaluation) setErr(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+func (e *evaluation) finish() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.finished = true
+}
+
+func (e *evaluation) result() (Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	res := e.res
+	res.Values = slices.Clone(res.Values)
+	if !e.finished {
+		return res, fmt.Errorf("%w (the evaluation is stuck in a builtin and keeps the sandbox busy until it returns)", context.Cause(e.st.ctx))
+	}
+	return res, e.err
+}

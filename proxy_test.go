@@ -1,0 +1,193 @@
+package lro_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// remote is a memory server on streamable HTTP with its own offloader.
+type remote struct {
+	mcp  *server.MCPServer
+	off  *lro.Offloader
+	http *httptest.Server
+	auth atomic.Value // required Authorization header, if any
+}
+
+func startRemote(t *testing.T) *remote { return startRemoteB(t) }
+
+func startRemoteB(t testing.TB) *remote {
+	t.Helper()
+	r := &remote{off: newOffloader(t, nil)}
+	r.mcp = memserver.New(testStore, r.off)
+	h := server.NewStreamableHTTPServer(r.mcp)
+	r.auth.Store("")
+	r.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if want := r.auth.Load().(string); want != "" && req.Header.Get("Authorization") != want {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(r.http.Close)
+	return r
+}
+
+func startProxy(t *testing.T, url string, cfg lro.ProxyConfig) (*lro.Proxy, *lro.Offloader) {
+	t.Helper()
+	off := newOffloader(t, nil)
+	cfg.Remote = url
+	cfg.CallTimeout = 20 * time.Second
+	p, err := lro.NewProxy(off, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p, off
+}
+
+func dirEmpty(t *testing.T, dir string) bool {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	return len(entries) == 0
+}
+
+func TestProxyOffloadsLocally(t *testing.T) {
+	for _, version := range []string{"", mcp.ProtocolVersion20251125} {
+		t.Run("remote protocol="+version, func(t *testing.T) {
+			rem := startRemote(t)
+			p, off := startProxy(t, rem.http.URL, lro.ProxyConfig{ProtocolVersion: version, Extract: true})
+			c := connect(t, p.Server())
+
+			res := callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"})
+			d := descriptor(t, res)
+			assert.Equal(t, off.Config().OutputDir, filepathDir(d.FilePath), "written on the proxy's side")
+			assert.True(t, dirEmpty(t, rem.off.Config().OutputDir), "the remote sent it inline to the proxy")
+			_, lines := readJSONL(t, readFile(t, d.FilePath))
+			require.Len(t, lines, 200)
+			hits := testStore.Recall("cache", "", 200)
+			var first map[string]any
+			require.NoError(t, json.Unmarshal(lines[0], &first))
+			assert.Equal(t, hits[0].Memory.ID, first["id"], "the memory data is not altered")
+
+			ext := callTool(t, c, "lro_extract", map[string]any{"file_path": d.FilePath, "recipe": 6})
+			assert.False(t, ext.IsError, textOf(t, ext, 0))
+
+			// A direct client of the same remote still gets its offloading.
+			direct := descriptor(t, callTool(t, connect(t, rem.mcp), "recall_memories", map[string]any{"query": "cache", "limit": 200}))
+			assert.Equal(t, rem.off.Config().OutputDir, filepathDir(direct.FilePath))
+		})
+	}
+}
+
+func filepathDir(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[:i]
+		}
+	}
+	return "."
+}
+
+// TestProxyKeepsToolsExactly lists a remote tool whose schema mcp-go's
+// typed Tool cannot hold, through the proxy: it comes out byte for byte.
+func TestProxyKeepsToolsExactly(t *testing.T) {
+	rem := startRemote(t)
+	schema := json.RawMessage(`{"type":"object","$defs":{"ns":{"type":"string","pattern":"^_"}},"properties":{"q":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"query"},"n":{"$ref":"#/$defs/ns"},"big":{"type":"integer","maximum":9007199254740993}},"required":["q"],"additionalProperties":false}`)
+	tool := mcp.NewToolWithRawSchema("exotic", "a tool with a rich schema", schema)
+	rem.mcp.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(string(req.Params.RawArguments)), nil
+	})
+	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	c := connect(t, p.Server())
+	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.ElementsMatch(t, []string{"recall_memories", "inject_context", "list_memories", "exotic"}, names)
+
+	got := p.Server().GetTool("exotic")
+	require.NotNil(t, got)
+	assert.Equal(t, string(schema), string(got.Tool.RawInputSchema), "served with the remote's schema, byte for byte")
+
+	// Arguments go through untouched, big integers included.
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "exotic"
+	req.Params.Arguments = json.RawMessage(`{"q":"x","big":9007199254740993}`)
+	res, err := c.CallTool(context.Background(), req)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"q":"x","big":9007199254740993}`, textOf(t, res, 0))
+	assert.Contains(t, textOf(t, res, 0), "9007199254740993")
+}
+
+func TestProxyFollowsToolListChanges(t *testing.T) {
+	for _, version := range []string{"", mcp.ProtocolVersion20251125} {
+		t.Run("remote protocol="+version, func(t *testing.T) {
+			rem := startRemote(t)
+			p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{ProtocolVersion: version})
+			require.Eventually(t, func() bool { return p.Server().GetTool("recall_memories") != nil }, 5*time.Second, 10*time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // let the proxy subscribe
+			rem.mcp.AddTool(mcp.NewTool("new_tool"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("hello"), nil
+			})
+			require.Eventually(t, func() bool { return p.Server().GetTool("new_tool") != nil }, 10*time.Second, 20*time.Millisecond,
+				"the proxy follows the remote's list_changed")
+			rem.mcp.DeleteTools("new_tool")
+			require.Eventually(t, func() bool { return p.Server().GetTool("new_tool") == nil }, 10*time.Second, 20*time.Millisecond)
+		})
+	}
+}
+
+func TestProxyHeadersAndRemoteErrors(t *testing.T) {
+	rem := startRemote(t)
+	rem.auth.Store("Bearer secret")
+	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{Headers: map[string]string{"Authorization": "Bearer secret"}})
+	c := connect(t, p.Server())
+	res := callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 2})
+	assert.False(t, res.IsError, textOf(t, res, 0))
+
+	res = callTool(t, c, "recall_memories", map[string]any{"limit": 2}) // the remote's own tool error
+	assert.True(t, res.IsError)
+	assert.Contains(t, textOf(t, res, 0), "query")
+
+	_, err := lro.NewProxy(newOffloader(t, nil), lro.ProxyConfig{})
+	assert.ErrorContains(t, err, "no remote URL")
+}
+
+func TestProxyReconnects(t *testing.T) {
+	rem := startRemote(t)
+	addr := rem.http.Listener.Addr().String()
+	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	c := connect(t, p.Server())
+	require.False(t, callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 2}).IsError)
+
+	rem.http.CloseClientConnections()
+	rem.http.Close()
+	res := callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 2})
+	require.True(t, res.IsError, "a clear tool error while the remote is down")
+	assert.Contains(t, textOf(t, res, 0), "unreachable")
+
+	// The remote comes back on the same address.
+	back := server.NewStreamableHTTPServer(memserver.New(testStore, newOffloader(t, nil)))
+	srv := &http.Server{Addr: addr, Handler: back}
+	ln, err := listenRetry(addr)
+	require.NoError(t, err)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	require.Eventually(t, func() bool {
+		return !callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 2}).IsError
+	}, 15*time.Second, 100*time.Millisecond, "calls work again")
+	assert.True(t, isDescriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 300})))
+}

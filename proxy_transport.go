@@ -1,0 +1,98 @@
+package lro
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// proxyTransport is the streamable-HTTP transport of a proxy's upstream
+// connection. It adds what mcp-go's typed client cannot send or keep:
+//
+//   - clientInfo.proxy = true, in initialize and in the per-request client
+//     info of protocol 2026-07-28 (mcp.Implementation has no such field);
+//   - the raw tools/list result, so that remote tools are re-served with
+//     their schemas byte for byte (mcp.Tool drops what it does not model).
+type proxyTransport struct {
+	*transport.StreamableHTTP
+
+	mu    sync.Mutex
+	tools map[string]json.RawMessage // tool name -> raw tool object
+}
+
+func newProxyTransport(t *transport.StreamableHTTP) *proxyTransport {
+	return &proxyTransport{StreamableHTTP: t, tools: map[string]json.RawMessage{}}
+}
+
+func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	req.Params = markProxy(req.Method, req.Params)
+	resp, err := p.StreamableHTTP.SendRequest(ctx, req)
+	if err == nil && resp != nil && resp.Error == nil && req.Method == string(mcp.MethodToolsList) {
+		p.capture(resp.Result)
+	}
+	return resp, err
+}
+
+// markProxy returns params with proxy: true in every client info it holds.
+func markProxy(method string, params any) any {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return params
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return params
+	}
+	if method == string(mcp.MethodInitialize) {
+		m["clientInfo"] = withProxyFlag(m["clientInfo"])
+	}
+	if raw, ok := m["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) == nil && meta != nil {
+			if ci, ok := meta[mcp.MetaKeyClientInfo]; ok {
+				meta[mcp.MetaKeyClientInfo] = withProxyFlag(ci)
+				m["_meta"], _ = json.Marshal(meta)
+			}
+		}
+	}
+	return m
+}
+
+func withProxyFlag(raw json.RawMessage) json.RawMessage {
+	var info map[string]any
+	if json.Unmarshal(raw, &info) != nil || info == nil {
+		info = map[string]any{}
+	}
+	info["proxy"] = true
+	out, _ := json.Marshal(info)
+	return out
+}
+
+func (p *proxyTransport) capture(result json.RawMessage) {
+	var page struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range page.Tools {
+		var named struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(t, &named) == nil {
+			p.tools[named.Name] = t
+		}
+	}
+}
+
+// rawTool returns the tool as the remote sent it.
+func (p *proxyTransport) rawTool(name string) json.RawMessage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tools[name]
+}
