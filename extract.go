@@ -58,6 +58,9 @@ type ExtractLimits struct {
 	MaxQueryBytes int           // length of the query text; default 4096
 	MaxFileBytes  int64         // size of the file read; default 256 MiB
 	MaxHeapBytes  uint64        // heap growth while a query runs; default 512 MiB
+	// CacheBytes is how many bytes of files are kept decoded between
+	// queries; default DefaultExtractCacheBytes, negative disables.
+	CacheBytes int64
 }
 
 func (l ExtractLimits) sandbox() jqsandbox.Limits {
@@ -101,12 +104,18 @@ func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	f, err := o.opts.fs.Open(name)
 	if err != nil {
+		o.records.forget(name)
 		return fail("%v", o.openError(path, name, err))
 	}
 	defer f.Close()
 	lim := o.opts.extractLimits.sandbox()
-	if fi, err := f.Stat(); err == nil && lim.MaxInputBytes > 0 && fi.Size() > lim.MaxInputBytes {
-		return fail("%s is %d bytes, more than the %d this tool reads", path, fi.Size(), lim.MaxInputBytes)
+	fi, err := f.Stat()
+	if err != nil {
+		return fail("cannot read %s: %v", path, err)
+	}
+	size := fi.Size()
+	if lim.MaxInputBytes > 0 && size > lim.MaxInputBytes {
+		return fail("%s is %d bytes, more than the %d this tool reads", path, size, lim.MaxInputBytes)
 	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var h OffloadHeader
@@ -147,6 +156,9 @@ func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 			if !ok {
 				v = p.Default
 			}
+			if err := checkRecipeParam(p.Name, v); err != nil {
+				return fail("recipe %d: %v", int(n), err)
+			}
 			values = append(values, v)
 		}
 	} else {
@@ -166,11 +178,35 @@ func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		}
 	}
 
-	q, err := jqsandbox.Compile(filter, names, lim)
+	var q *jqsandbox.Query
+	if hasRecipe {
+		q, err = o.queries.compile(filter, names)
+	} else {
+		q, err = jqsandbox.Compile(filter, names, lim)
+	}
 	if err != nil {
 		return fail("invalid query: %v", trimPrefix(err))
 	}
-	res, err := q.Run(ctx, r, mode, values, lim)
+	if mode == jqsandbox.Stream {
+		// Only a threshold's worth is shown: encode little more than that,
+		// and count the rest. (A slurped result is often one large array,
+		// shown in part, so it keeps the default bound.)
+		lim.MaxOutputBytes = max(64<<10, 16*o.cfg.ThresholdTokens)
+	}
+	var res jqsandbox.Result
+	records, cached := o.records.get(name, size)
+	if !cached && o.records.fits(size) {
+		if records, err = jqsandbox.Decode(r, lim); err != nil {
+			return fail("reading %s: %v", path, trimPrefix(err))
+		}
+		o.records.put(name, size, records)
+		cached = true
+	}
+	if cached {
+		res, err = q.RunValues(ctx, records, mode, values, lim)
+	} else {
+		res, err = q.Run(ctx, r, mode, values, lim)
+	}
 	if err != nil {
 		return fail("%s", runError(err, lim.Timeout))
 	}
@@ -315,6 +351,24 @@ func runError(err error, timeout time.Duration) string {
 		return "another query is still running; try again"
 	}
 	return trimPrefix(err)
+}
+
+// maxRecipeParam bounds a recipe parameter. Recipes run without the guards
+// of custom queries, so their inputs are kept small: a regular expression
+// of this size cannot compile into anything large (Go caps repetition).
+const maxRecipeParam = 256
+
+func checkRecipeParam(name string, v any) error {
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxRecipeParam {
+			return fmt.Errorf("parameter %q is %d bytes long; at most %d", name, len(x), maxRecipeParam)
+		}
+		return nil
+	case float64, bool:
+		return nil
+	}
+	return fmt.Errorf("parameter %q must be a string, got %s", name, jsonText(v))
 }
 
 func trimPrefix(err error) string {

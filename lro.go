@@ -155,6 +155,8 @@ type Offloader struct {
 	native    atomic.Bool // descriptors point to lro_extract
 	closed    atomic.Bool
 	proxies   proxySessions
+	records   *recordCache // lro_extract's decoded files
+	queries   queryCache   // lro_extract's compiled recipes
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -180,6 +182,11 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 		return nil, err
 	}
 	o.templates = t
+	cache := o.opts.extractLimits.CacheBytes
+	if cache == 0 {
+		cache = DefaultExtractCacheBytes
+	}
+	o.records = newRecordCache(cache)
 	o.stop = make(chan struct{})
 	o.done = make(chan struct{})
 	if o.opts.janitor {

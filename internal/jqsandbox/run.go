@@ -88,7 +88,30 @@ func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim
 	if err := acquire(ctx, lim.Timeout+abandonAfter); err != nil {
 		return Result{}, err
 	}
-	e, done := q.start(ctx, r, mode, values, lim)
+	if r == nil {
+		r = strings.NewReader("")
+	}
+	return q.wait(q.start(ctx, readerSource(r, lim, mode), mode, values, lim))
+}
+
+// RunValues is Run over records already decoded (see Decode), for callers
+// that query the same file again and again: decoding is most of the cost
+// of a query. The records are only read, never modified.
+func (q *Query) RunValues(ctx context.Context, records []any, mode Mode, vars []any, lim Limits) (Result, error) {
+	lim = lim.withDefaults()
+	values, err := q.bind(mode, vars)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := acquire(ctx, lim.Timeout+abandonAfter); err != nil {
+		return Result{}, err
+	}
+	return q.wait(q.start(ctx, &sliceSource{records: records}, mode, values, lim))
+}
+
+// wait returns the result of a started evaluation, giving it a moment to
+// stop after its context ends.
+func (q *Query) wait(e *evaluation, done chan struct{}) (Result, error) {
 	select {
 	case <-done:
 	case <-e.st.ctx.Done():
@@ -125,7 +148,7 @@ func (q *Query) bind(mode Mode, vars []any) ([]any, error) {
 // start runs the evaluation in a goroutine that owns the run slot (taken by
 // the caller) and releases it when the evaluation really ends; done is
 // closed when the results are final.
-func (q *Query) start(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits) (e *evaluation, done chan struct{}) {
+func (q *Query) start(ctx context.Context, src source, mode Mode, vars []any, lim Limits) (e *evaluation, done chan struct{}) {
 	ctx, stop := context.WithTimeoutCause(ctx, lim.Timeout, limitf(ErrTimeout, "exceeded %v", lim.Timeout))
 	ctx, cancel := context.WithCancelCause(ctx)
 	st := newRunState(ctx, lim, cancel)
@@ -149,7 +172,7 @@ func (q *Query) start(ctx context.Context, r io.Reader, mode Mode, vars []any, l
 			st.settle()
 			<-slot
 		}()
-		e.run(r, mode)
+		e.run(src, mode)
 	}()
 	return e, done
 }
@@ -189,19 +212,26 @@ type evaluation struct {
 	counter  *time.Timer // set once truncated: ends the counting
 }
 
-func (e *evaluation) run(r io.Reader, mode Mode) {
-	if r == nil {
-		r = strings.NewReader("")
+func (e *evaluation) run(src source, mode Mode) {
+	if s, ok := src.(*sliceSource); ok && mode == Stream && e.q.each != nil {
+		e.evalCode(e.q.each, s.records, 0)
+		return
 	}
-	recs := newRecords(r, e.st.lim)
+	if p, ok := src.(*prefetcher); ok {
+		go p.fill(e.st.ctx)
+		defer p.close()
+	}
 	all := []any{}
 	for !e.stopped() {
-		v, line, err := recs.next()
+		v, line, err := src.next()
 		switch {
 		case errors.Is(err, io.EOF):
 			if mode == Slurp {
 				e.eval(all, 0)
 			}
+			return
+		case errors.Is(err, errPrefetchStopped):
+			e.stopped() // records the context's cause
 			return
 		case err != nil:
 			e.setErr(err)
@@ -237,8 +267,11 @@ func (e *evaluation) cancelErr() error {
 }
 
 // eval runs the query on one input and reports whether to go on.
-func (e *evaluation) eval(v any, line int) bool {
-	iter := e.q.code.RunWithContext(e.vm, v, e.vars...)
+func (e *evaluation) eval(v any, line int) bool { return e.evalCode(e.q.code, v, line) }
+
+// evalCode runs code on v.
+func (e *evaluation) evalCode(code *gojq.Code, v any, line int) bool {
+	iter := code.RunWithContext(e.vm, v, e.vars...)
 	for {
 		x, ok := iter.Next()
 		if !ok {
