@@ -46,6 +46,15 @@
 // the detail level. Results of tools that do not return memories get a
 // schema and recipes inferred from the fields their records really have.
 //
+// # Native extraction and the proxy
+//
+// [Offloader.AddExtractTool] registers lro_extract, which runs the recipes
+// or a jq filter over an offloaded file in process, sandboxed, for models
+// without a shell. [NewProxy] (and the lro-proxy command) puts a local
+// stdio server in front of a remote streamable-HTTP server and offloads on
+// the local disk; servers using this package return full results to such a
+// proxy, which they recognize by [Offloader.IsProxyClient].
+//
 // # Events
 //
 // [Hooks] are called when a file is offloaded, when a write fails and when

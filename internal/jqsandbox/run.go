@@ -80,25 +80,22 @@ var errStopCounting = errors.New("jqsandbox: done counting")
 // The heap budget is measured on the whole process, so allocations made by
 // other goroutines while a query runs count against it.
 func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits) (Result, error) {
-	lim = lim.withDefaults()
-	values, err := q.bind(mode, vars)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := acquire(ctx, lim.Timeout+abandonAfter); err != nil {
-		return Result{}, err
-	}
 	if r == nil {
 		r = strings.NewReader("")
 	}
-	return q.wait(q.start(ctx, readerSource(r, lim, mode), mode, values, lim))
+	lim = lim.withDefaults()
+	return q.run(ctx, readerSource(r, lim, mode), mode, vars, lim)
 }
 
 // RunValues is Run over records already decoded (see Decode), for callers
 // that query the same file again and again: decoding is most of the cost
 // of a query. The records are only read, never modified.
 func (q *Query) RunValues(ctx context.Context, records []any, mode Mode, vars []any, lim Limits) (Result, error) {
-	lim = lim.withDefaults()
+	return q.run(ctx, &sliceSource{records: records}, mode, vars, lim.withDefaults())
+}
+
+// run binds the variables, waits for the run slot and evaluates.
+func (q *Query) run(ctx context.Context, src source, mode Mode, vars []any, lim Limits) (Result, error) {
 	values, err := q.bind(mode, vars)
 	if err != nil {
 		return Result{}, err
@@ -106,7 +103,7 @@ func (q *Query) RunValues(ctx context.Context, records []any, mode Mode, vars []
 	if err := acquire(ctx, lim.Timeout+abandonAfter); err != nil {
 		return Result{}, err
 	}
-	return q.wait(q.start(ctx, &sliceSource{records: records}, mode, values, lim))
+	return q.wait(q.start(ctx, src, mode, values, lim))
 }
 
 // wait returns the result of a started evaluation, giving it a moment to

@@ -90,17 +90,10 @@ type Light struct {
 // Medium adds the text and a flattened confidence, which is what most
 // prompts need; the provenance and temporal details are left to full.
 type Medium struct {
-	ID         string   `json:"id"`
-	MemoryType string   `json:"memory_type"`
-	Title      string   `json:"title"`
-	Namespace  string   `json:"namespace"`
-	Tags       []string `json:"tags"`
-	Created    string   `json:"created"`
-	Modified   string   `json:"modified"`
-	Status     string   `json:"status"`
-	Content    string   `json:"content"`
-	Summary    string   `json:"summary"`
-	Confidence float64  `json:"confidence"`
+	Light              // encoding/json flattens it: the light fields come first
+	Content    string  `json:"content"`
+	Summary    string  `json:"summary"`
+	Confidence float64 `json:"confidence"`
 }
 
 // Light returns the light projection. Tags are never nil so the JSON
@@ -121,14 +114,7 @@ func (m *Memory) Light() Light {
 // Medium returns the medium projection; see Light for the tags guarantee.
 func (m *Memory) Medium() Medium {
 	return Medium{
-		ID:         m.ID,
-		MemoryType: m.MemoryType,
-		Title:      m.Title,
-		Namespace:  m.Namespace,
-		Tags:       nonNil(m.Tags),
-		Created:    m.Created,
-		Modified:   m.Modified,
-		Status:     m.Status,
+		Light:      m.Light(),
 		Content:    m.Content,
 		Summary:    m.Summary,
 		Confidence: m.Provenance.Confidence,
