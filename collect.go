@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+
+	"github.com/mcplro/lro/internal/jsonscan"
 )
 
 // collectorKey is the context key of the collector the middleware installs.
@@ -16,6 +18,7 @@ type collector struct {
 
 	mu      sync.Mutex
 	set     bool
+	promise bool // Collect told the handler the set would be offloaded
 	records []json.RawMessage
 	scores  []float64
 	tokens  int
@@ -58,25 +61,27 @@ func Collect[T any](ctx context.Context, records []T, scores []float64) bool {
 		raw[i] = b
 	}
 	tokens := c.o.estimateRecords(raw)
+	promise := c.o.cfg.Enabled && !c.o.closed.Load() && tokens > c.threshold
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.set, c.records, c.scores, c.tokens, c.err = true, raw, scores, tokens, nil
-	return c.o.cfg.Enabled && tokens > c.threshold
+	c.set, c.records, c.scores, c.tokens, c.err, c.promise = true, raw, scores, tokens, nil, promise
+	return promise
 }
 
 func marshalRecord(v any) (json.RawMessage, error) {
 	if raw, ok := v.(json.RawMessage); ok {
-		if !json.Valid(raw) {
-			return nil, &json.SyntaxError{}
+		if !jsonscan.Valid(raw) {
+			return nil, errNotJSON
 		}
 		return raw, nil
 	}
 	return json.Marshal(v)
 }
 
-// collected returns what the handler collected, if anything.
-func (c *collector) collected() (records []json.RawMessage, scores []float64, tokens int, ok bool, err error) {
+// collected returns what the handler collected, if anything, and whether
+// the handler was told it would be offloaded.
+func (c *collector) collected() (records []json.RawMessage, scores []float64, tokens int, ok, promised bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.records, c.scores, c.tokens, c.set, c.err
+	return c.records, c.scores, c.tokens, c.set, c.promise, c.err
 }

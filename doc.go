@@ -17,7 +17,7 @@
 //	off, err := lro.New(lro.DefaultConfig())
 //	if err != nil { ... }
 //	defer off.Close()
-//	s := server.NewMCPServer("memory", "1.0.0", lro.ServerOption(off))
+//	s := server.NewMCPServer("memory", "1.0.0", off.ServerOption())
 //
 // The engine works without any MCP server too: build a [ResultSet] and call
 // [Offloader.Offload].

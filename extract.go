@@ -10,6 +10,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -118,10 +119,9 @@ func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return fail("%s is %d bytes, more than the %d this tool reads", path, size, lim.MaxInputBytes)
 	}
 	r := bufio.NewReaderSize(f, 64<<10)
-	var h OffloadHeader
-	line, err := r.ReadSlice('\n')
-	if err != nil || json.Unmarshal(line, &h) != nil || h.Type != HeaderType {
-		return fail("%s does not start with an lro_header line", path)
+	h, err := readHeader(r)
+	if err != nil {
+		return fail("%s: %v", path, err)
 	}
 
 	var (
@@ -136,18 +136,18 @@ func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		if err != nil {
 			return fail("%v", err)
 		}
-		n, ok := recipeArg.(float64)
-		if !ok || n != math.Trunc(n) || n < 1 || int(n) > len(recipes) {
+		n, ok := recipeNumber(recipeArg, len(recipes))
+		if !ok {
 			return fail("recipe must be a whole number from 1 to %d, got %s", len(recipes), jsonText(recipeArg))
 		}
-		rec := recipes[int(n)-1]
+		rec := recipes[n-1]
 		filter, raw = rec.Filter, rec.Raw
 		if rec.Slurp {
 			mode = jqsandbox.Slurp
 		}
 		for k := range params {
 			if !slices.ContainsFunc(rec.Params, func(p RecipeParam) bool { return p.Name == k }) {
-				return fail("recipe %d takes %s; it has no parameter %q", int(n), paramList(rec.Params), k)
+				return fail("recipe %d takes %s; it has no parameter %q", n, paramList(rec.Params), k)
 			}
 		}
 		for _, p := range rec.Params {
@@ -157,7 +157,7 @@ func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 				v = p.Default
 			}
 			if err := checkRecipeParam(p.Name, v); err != nil {
-				return fail("recipe %d: %v", int(n), err)
+				return fail("recipe %d: %v", n, err)
 			}
 			values = append(values, v)
 		}
@@ -213,6 +213,36 @@ func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	return mcp.NewToolResultText(o.formatResults(res, raw)), nil
 }
 
+// recipeNumber reads a recipe number from 1 to max, given as a JSON number
+// (or, leniently, a string of digits).
+func recipeNumber(v any, max int) (int, bool) {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case int:
+		f = float64(x)
+	case json.Number:
+		var err error
+		if f, err = x.Float64(); err != nil {
+			return 0, false
+		}
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil {
+			return 0, false
+		}
+		f = float64(n)
+	default:
+		return 0, false
+	}
+	// Compare as floats: converting 1e19 to int first would overflow.
+	if f != math.Trunc(f) || f < 1 || f > float64(max) {
+		return 0, false
+	}
+	return int(f), true
+}
+
 // ownFile checks that path names a file this Offloader wrote and returns
 // its name in the FS. Nothing is read before this check passes.
 func (o *Offloader) ownFile(path string) (string, error) {
@@ -242,6 +272,28 @@ func (o *Offloader) openError(path, name string, err error) error {
 	return fmt.Errorf("%s no longer exists; call the original tool again for a fresh result", path)
 }
 
+// maxHeaderBytes bounds the header line (it holds the query).
+const maxHeaderBytes = 1 << 20
+
+func readHeader(r *bufio.Reader) (OffloadHeader, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err == nil {
+			break
+		}
+		if err != bufio.ErrBufferFull || len(line) > maxHeaderBytes {
+			return OffloadHeader{}, errors.New("does not start with an lro_header line")
+		}
+	}
+	var h OffloadHeader
+	if json.Unmarshal(line, &h) != nil || h.Type != HeaderType {
+		return OffloadHeader{}, errors.New("does not start with an lro_header line")
+	}
+	return h, nil
+}
+
 // recipesOf returns the recipes of a file: the memory recipes of its
 // detail level, or, for generic records, those inferred from them again.
 func (o *Offloader) recipesOf(name string, h OffloadHeader) ([]Recipe, error) {
@@ -262,6 +314,12 @@ func (o *Offloader) recipesOf(name string, h OffloadHeader) ([]Recipe, error) {
 	var records []json.RawMessage
 	for sc.Scan() && len(records) <= inferSample {
 		records = append(records, slices.Clone(sc.Bytes()))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, errors.New("the file is empty")
 	}
 	return inferShape(records[1:]).recipes(), nil
 }

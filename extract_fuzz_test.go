@@ -9,11 +9,15 @@ import (
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 )
 
-// FuzzExtract sends arbitrary queries and parameters to lro_extract through
+// FuzzExtract sends arbitrary queries, recipe numbers and parameters to lro_extract through
 // a real client: no panic, no hang, and the server answers the next call.
 //
 //	go test -run '^$' -fuzz FuzzExtract -fuzztime 60s
 func FuzzExtract(f *testing.F) {
+	f.Add("", `{"namespace": "_semantic"}`, false, 2.0)
+	f.Add("", `{"keyword": "(a+)+$"}`, false, 3.0)
+	f.Add("", `{"tag": [1]}`, false, 7.0)
+	f.Add("", `{}`, false, 1e19)
 	for _, seed := range []struct{ query, params string }{
 		{".", `{}`},
 		{`select(.namespace | startswith($ns))`, `{"ns": "_semantic"}`},
@@ -33,8 +37,8 @@ func FuzzExtract(f *testing.F) {
 		{`halt_error(1)`, `{}`},
 		{`limit(3; repeat(.))`, `[]`},
 	} {
-		f.Add(seed.query, seed.params, false)
-		f.Add(seed.query, seed.params, true)
+		f.Add(seed.query, seed.params, false, 0.0)
+		f.Add(seed.query, seed.params, true, 0.0)
 	}
 	cfg := lro.DefaultConfig()
 	cfg.OutputDir = f.TempDir()
@@ -46,12 +50,15 @@ func FuzzExtract(f *testing.F) {
 	s := memserver.New(testStore, o)
 	o.AddExtractTool(s)
 	var path string
-	f.Fuzz(func(t *testing.T, query, params string, slurp bool) {
+	f.Fuzz(func(t *testing.T, query, params string, slurp bool, recipe float64) {
 		c := connect(t, s)
 		if path == "" {
 			path = descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 100})).FilePath
 		}
 		args := map[string]any{"file_path": path, "query": query, "slurp": slurp}
+		if recipe != 0 {
+			args = map[string]any{"file_path": path, "recipe": recipe}
+		}
 		var p any
 		if json.Unmarshal([]byte(params), &p) == nil {
 			args["params"] = p

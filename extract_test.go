@@ -232,7 +232,11 @@ func TestExtractRefusals(t *testing.T) {
 		{map[string]any{"file_path": good, "recipe": 0}, "recipe must be a whole number from 1 to 10"},
 		{map[string]any{"file_path": good, "recipe": 11}, "from 1 to 10"},
 		{map[string]any{"file_path": good, "recipe": 2.5}, "from 1 to 10"},
-		{map[string]any{"file_path": good, "recipe": "1"}, "from 1 to 10"},
+		{map[string]any{"file_path": good, "recipe": "one"}, "from 1 to 10"},
+		{map[string]any{"file_path": good, "recipe": 1e19}, "from 1 to 10"},
+		{map[string]any{"file_path": good, "recipe": -9.3e18}, "from 1 to 10"},
+		{map[string]any{"file_path": good, "recipe": 2, "params": map[string]any{"namespace": strings.Repeat("a", 300)}}, "at most 256"},
+		{map[string]any{"file_path": good, "recipe": 2, "params": map[string]any{"namespace": []any{"x"}}}, "must be a string"},
 		{map[string]any{"file_path": good, "recipe": 2, "params": map[string]any{"nope": 1}}, `no parameter "nope"`},
 		{map[string]any{"file_path": good, "recipe": 1, "params": "x"}, "params must be an object"},
 		{map[string]any{"file_path": good, "query": ""}, "non-empty string"},
@@ -261,7 +265,10 @@ func TestExtractRefusals(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, readFile(t, good), b)
 
-	res := extract(t, c, map[string]any{"file_path": good, "query": "[env, $ENV]"})
+	res := extract(t, c, map[string]any{"file_path": good, "recipe": "6"})
+	assert.False(t, res.IsError, "a recipe number given as a string of digits is accepted")
+
+	res = extract(t, c, map[string]any{"file_path": good, "query": "[env, $ENV]"})
 	assert.Equal(t, "[{},{}]\n", textOf(t, res, 0)[:8], "no environment reaches a query")
 }
 

@@ -144,7 +144,10 @@ func (d *dirFS) Rename(oldname, newname string) error {
 	// to rename after checking that the name is free.
 	err = r.Link(oldname, newname)
 	if err == nil {
-		return r.Remove(oldname)
+		// Published. A temporary name left behind is only clutter, which
+		// the janitor removes after the TTL.
+		_ = r.Remove(oldname)
+		return nil
 	}
 	if errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -203,6 +206,18 @@ func (d *dirFS) ReadDir() ([]fs.DirEntry, error) {
 }
 
 func (d *dirFS) Path(name string) string { return filepath.Join(d.dir, name) }
+
+// Close releases the directory handle.
+func (d *dirFS) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.root == nil {
+		return nil
+	}
+	err := d.root.Close()
+	d.root = nil
+	return err
+}
 
 var errNotRegular = errors.New("not a regular file")
 

@@ -20,14 +20,14 @@ const HeaderType = "lro_header"
 
 // OffloadHeader is line 1 of every offloaded file.
 type OffloadHeader struct {
-	Type            string  `json:"type"`
-	Operation       string  `json:"operation"`
-	Query           *string `json:"query"`
-	Count           int     `json:"count"`
-	SchemaVersion   string  `json:"schema_version"`
-	Timestamp       string  `json:"timestamp"` // RFC 3339, UTC
-	EstimatedTokens int     `json:"estimated_tokens"`
-	Detail          Detail  `json:"detail"`
+	Type            string  `json:"type"`             // always HeaderType
+	Operation       string  `json:"operation"`        // e.g. "recall"
+	Query           *string `json:"query"`            // the query, or null
+	Count           int     `json:"count"`            // record lines after the header
+	SchemaVersion   string  `json:"schema_version"`   // MIF version, or GenericSchemaVersion
+	Timestamp       string  `json:"timestamp"`        // RFC 3339, UTC, when the file was written
+	EstimatedTokens int     `json:"estimated_tokens"` // estimated size of the set
+	Detail          Detail  `json:"detail"`           // detail level of the records
 }
 
 // A RecordError reports a record that cannot be written as a JSONL line.
@@ -37,8 +37,10 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
-	return fmt.Sprintf("lro: record %d is not valid JSON: %v", e.Index, e.Err)
+	return fmt.Sprintf("lro: record %d cannot be a JSONL line: %v", e.Index, e.Err)
 }
+
+var errNotJSON = errors.New("not a single valid JSON value")
 
 func (e *RecordError) Unwrap() error { return e.Err }
 
@@ -130,7 +132,7 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	if err != nil {
 		return w, err
 	}
-	n, err := writeLines(f, header, set.Records)
+	n, err := writeLines(f, header, set.Records, set.valid)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -148,7 +150,7 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 }
 
 // writeLines writes the header and one record per line.
-func writeLines(f File, header []byte, records []json.RawMessage) (int64, error) {
+func writeLines(f File, header []byte, records []json.RawMessage, valid bool) (int64, error) {
 	bw := bufPool.Get().(*bufio.Writer)
 	bw.Reset(f)
 	defer func() {
@@ -164,7 +166,10 @@ func writeLines(f File, header []byte, records []json.RawMessage) (int64, error)
 	line(header)
 	var compact bytes.Buffer
 	for i, r := range records {
-		if len(r) == 0 || jsonscan.HasNewline(r) {
+		if !valid && !jsonscan.Valid(r) {
+			return n, &RecordError{Index: i, Err: errNotJSON}
+		}
+		if jsonscan.HasNewline(r) {
 			compact.Reset()
 			if err := json.Compact(&compact, r); err != nil {
 				return n, &RecordError{Index: i, Err: err}

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // Detail is the detail level records are serialized at: it decides which
@@ -45,10 +49,11 @@ type ResultSet struct {
 	// Detail is the level the records were serialized at. Empty means
 	// light.
 	Detail Detail
-	// Records are the records exactly as they will be written, each a
-	// valid JSON value. The engine never changes a record; it only removes
-	// line breaks that are white space between tokens, because a JSONL
-	// line cannot hold one. Records are not retained after Offload returns.
+	// Records are the records exactly as they will be written, each one
+	// JSON value (Offload refuses anything else with a *RecordError). The
+	// engine never changes a record; it only removes line breaks that are
+	// white space between tokens, because a JSONL line cannot hold one.
+	// Records are not retained after Offload returns.
 	Records []json.RawMessage
 	// Scores are the relevance scores of the records, when known. They go
 	// into the summary's score_range and never into the file.
@@ -64,6 +69,8 @@ type ResultSet struct {
 	Extra map[string]json.RawMessage
 	// SchemaVersion overrides the header's schema_version for this set.
 	SchemaVersion string
+
+	valid bool // the records were validated upstream (middleware, Collect)
 }
 
 // Action is what Offload did with a result set.
@@ -113,22 +120,24 @@ type Outcome struct {
 // OffloadResponse is the compact descriptor returned in place of an
 // offloaded result set. Its JSON form is the specification's.
 type OffloadResponse struct {
-	Offloaded  bool            `json:"offloaded"`
-	Summary    OffloadSummary  `json:"summary"`
-	FilePath   string          `json:"file_path"`
-	LineSchema json.RawMessage `json:"line_schema"`
-	JQRecipes  []JQRecipe      `json:"jq_recipes"`
-	Guidance   string          `json:"guidance"`
+	Offloaded  bool            `json:"offloaded"`   // always true
+	Summary    OffloadSummary  `json:"summary"`     // what the set holds
+	FilePath   string          `json:"file_path"`   // absolute path of the JSONL file
+	LineSchema json.RawMessage `json:"line_schema"` // JSON Schema of one record line
+	JQRecipes  []JQRecipe      `json:"jq_recipes"`  // ten for memories; up to ten inferred otherwise
+	Guidance   string          `json:"guidance"`    // advisory text for the model
 }
 
 // OffloadSummary describes the offloaded set so that a model without a
 // shell can still answer questions about it.
 type OffloadSummary struct {
-	Count           int         `json:"count"`
+	Count int `json:"count"` // records in the file
+	// EstimatedTokens is the estimated size of the set, the tokens kept
+	// out of the model's context.
 	EstimatedTokens int         `json:"estimated_tokens"`
-	Operation       string      `json:"operation"`
-	TopNamespaces   []string    `json:"top_namespaces"`
-	ScoreRange      *[2]float64 `json:"score_range"`
+	Operation       string      `json:"operation"`      // e.g. "recall"
+	TopNamespaces   []string    `json:"top_namespaces"` // up to 5, most frequent first
+	ScoreRange      *[2]float64 `json:"score_range"`    // [min, max], or null without scores
 	Detail          Detail      `json:"detail"`
 	// Extra holds the result's other top-level fields (see ResultSet.Extra).
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
@@ -140,10 +149,8 @@ type JQRecipe struct {
 	Command     string `json:"command"`
 }
 
-// Errors returned by Offload for a result set it cannot accept.
-var (
-	ErrClosed = errors.New("lro: offloader is closed")
-)
+// ErrClosed is returned by Offload after Close.
+var ErrClosed = errors.New("lro: offloader is closed")
 
 // An Offloader decides whether result sets stay inline or go to a file, and
 // deletes its files when their TTL has passed. It is safe for concurrent
@@ -152,9 +159,10 @@ type Offloader struct {
 	cfg       Config
 	opts      options
 	templates *templates
-	native    atomic.Bool // descriptors point to lro_extract
+	native    atomic.Bool // AddExtractTool was called (see nativeGuidance)
 	closed    atomic.Bool
 	proxies   proxySessions
+	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
 	queries   queryCache   // lro_extract's compiled recipes
 
@@ -176,6 +184,10 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	}
 	if o.opts.fs == nil {
 		o.opts.fs = dirFSFor(cfg)
+		o.ownFS = true
+	}
+	if err := o.opts.checkPolicies(); err != nil {
+		return nil, err
 	}
 	t, err := loadTemplates(o.opts.templates)
 	if err != nil {
@@ -214,6 +226,9 @@ func (o *Offloader) Close() error {
 		close(o.stop)
 	})
 	<-o.done
+	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
+		return c.Close()
+	}
 	return nil
 }
 
@@ -254,7 +269,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 		}
 		return o.fallback(ctx, set, tokens, w.path, err), nil
 	}
-	resp := o.describe(set, tokens, w.path)
+	resp := o.describe(ctx, set, tokens, w.path)
 	o.emitOffloaded(ctx, OffloadEvent{
 		Operation: set.Operation,
 		Path:      w.path,
@@ -306,7 +321,7 @@ func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, pat
 }
 
 // describe builds the descriptor of a published file.
-func (o *Offloader) describe(set ResultSet, tokens int, path string) *OffloadResponse {
+func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, path string) *OffloadResponse {
 	sum := OffloadSummary{
 		Count:           len(set.Records),
 		EstimatedTokens: tokens,
@@ -323,7 +338,7 @@ func (o *Offloader) describe(set ResultSet, tokens int, path string) *OffloadRes
 		schema, recipes = shape.schema(), shape.recipes()
 	} else {
 		sum.TopNamespaces = topNamespaces(set.Records, 5)
-		schema, recipes = o.templates.schemas[set.Detail], o.templates.recipes[set.Detail]
+		schema, recipes = slices.Clone(o.templates.schemas[set.Detail]), o.templates.recipes[set.Detail]
 	}
 	return &OffloadResponse{
 		Offloaded:  true,
@@ -331,7 +346,7 @@ func (o *Offloader) describe(set ResultSet, tokens int, path string) *OffloadRes
 		FilePath:   path,
 		LineSchema: schema,
 		JQRecipes:  shellRecipes(recipes, path),
-		Guidance: o.templates.guidance(o.native.Load(), guidanceData{
+		Guidance: o.templates.guidance(o.nativeGuidance(ctx), guidanceData{
 			Count:    len(set.Records),
 			Tokens:   tokens,
 			Path:     path,
@@ -339,6 +354,16 @@ func (o *Offloader) describe(set ResultSet, tokens int, path string) *OffloadRes
 			Memories: !set.Generic,
 		}),
 	}
+}
+
+// nativeGuidance reports whether the guidance should point to lro_extract:
+// when the server handling the call has it, or, outside a server, when
+// AddExtractTool was called.
+func (o *Offloader) nativeGuidance(ctx context.Context) bool {
+	if srv := server.ServerFromContext(ctx); srv != nil {
+		return srv.GetTool(ExtractToolName) != nil
+	}
+	return o.native.Load()
 }
 
 func scoreRange(scores []float64) *[2]float64 {

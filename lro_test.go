@@ -256,3 +256,30 @@ func TestTemplatesOverride(t *testing.T) {
 	_, err = lro.New(lro.DefaultConfig(), lro.WithTemplates(os.DirFS(dir)))
 	require.ErrorContains(t, err, "recipes.tmpl")
 }
+
+func TestInvalidRecordsAreRefused(t *testing.T) {
+	o := newOffloader(t, func(c *lro.Config) { c.ThresholdTokens = 1 })
+	for _, bad := range []string{`{not json`, `{"a":1}}`, `[1,]`, ``, `1 2`} {
+		recs := append(memories(t, 3, lro.DetailLight), json.RawMessage(bad))
+		_, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: recs, Tokens: 100})
+		var re *lro.RecordError
+		require.ErrorAs(t, err, &re, "%q", bad)
+		assert.Equal(t, 3, re.Index)
+	}
+	entries, _ := os.ReadDir(o.Config().OutputDir)
+	assert.Empty(t, entries, "no file for rejected records")
+}
+
+func TestInvalidPoliciesFailNew(t *testing.T) {
+	_, err := lro.New(lro.DefaultConfig(), lro.WithTool("x", lro.ToolPolicy{Operation: "my-op"}))
+	assert.ErrorContains(t, err, `invalid operation "my-op"`)
+	_, err = lro.New(lro.DefaultConfig(), lro.WithAnyTool(lro.ToolPolicy{DefaultDetail: "FULL"}))
+	assert.ErrorContains(t, err, `"FULL"`)
+}
+
+func TestRecipesAreCopies(t *testing.T) {
+	o := newOffloader(t, nil)
+	r := o.Recipes(lro.DetailLight)
+	r[0].Filter = "broken"
+	assert.NotEqual(t, "broken", o.Recipes(lro.DetailLight)[0].Filter)
+}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro/internal/jsonscan"
 )
 
 // Middleware returns mcp-go tool middleware that offloads large results of
@@ -64,7 +66,7 @@ func (o *Offloader) Wrap(policy ToolPolicy, handler server.ToolHandlerFunc) serv
 }
 
 func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
-	if tool == ExtractToolName && o.native.Load() {
+	if tool == ExtractToolName {
 		return ToolPolicy{}, false // no references to references
 	}
 	if p, ok := o.opts.tools[tool]; ok {
@@ -88,7 +90,7 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 	if detail == "" {
 		detail = DetailLight
 	}
-	if v, present := args["detail"]; present && !policy.Generic {
+	if v, present := args["detail"]; present && v != nil && !policy.Generic {
 		s, _ := v.(string)
 		d, err := ParseDetail(s)
 		if err != nil {
@@ -110,19 +112,25 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 		set.Query = &q
 	}
 
-	records, scores, tokens, collected, cerr := c.collected()
+	records, scores, tokens, collected, promised, cerr := c.collected()
 	if cerr != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: collected records cannot be offloaded", tool, cerr)
 		return res, nil
 	}
 	if collected {
-		set.Records, set.Scores, set.Tokens = records, scores, tokens
+		set.Records, set.Scores, set.Tokens, set.valid = records, scores, tokens, true
+		f := found{records: records, elements: rawElements(records)}
 		out, err := o.Offload(ctx, set)
 		if err != nil {
 			o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", tool, err)
-			return res, nil
+			if !promised {
+				return res, nil
+			}
+			// The handler returned a placeholder, trusting Collect: send
+			// the collected records instead, complete.
+			return &mcp.CallToolResult{Result: res.Result, Content: []mcp.Content{mcp.NewTextContent(string(f.truncated(len(records))))}}, nil
 		}
-		return o.respond(res, out, found{records: records, elements: rawElements(records)}, false)
+		return o.respond(res, out, f, false)
 	}
 
 	text, structured, ok := payloadOf(res)
@@ -130,42 +138,37 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 		return res, nil
 	}
 	hasStructured := res.StructuredContent != nil || res.RawStructuredContent != nil
+	// The threshold applies to the result set once. A JSON text is taken to
+	// be the serialization of the structured content next to it, as the MCP
+	// specification says it should be, and is what is judged; only a text
+	// that is something else (a summary) adds the structured content.
+	//
 	// Fast path: no rune costs more than a token per three bytes, so a
-	// result this small is under the threshold without a look inside. A
-	// structured content that is not raw bytes is taken to be as large as
-	// the text, which the MCP specification says should serialize it.
+	// result this small is under the threshold without a look inside.
 	size := len(text) + len(structured)
-	if hasStructured && structured == nil {
-		size *= 2
-	}
-	if _, heuristic := o.opts.estimator.(HeuristicEstimator); heuristic && size <= 3*o.cfg.ThresholdTokens {
+	if _, heuristic := o.opts.estimator.(HeuristicEstimator); heuristic && size <= 3*o.cfg.ThresholdTokens &&
+		(res.StructuredContent == nil || structured != nil || looksJSON(text)) {
 		return res, nil
 	}
 	payload := bytesOf(text)
+	isJSON := looksJSON(text) && jsonscan.Valid(payload)
 	tokens = o.EstimateTokens(payload)
-	if hasStructured {
-		textIsJSON := json.Valid(payload)
-		if structured == nil && !textIsJSON {
+	if hasStructured && !isJSON {
+		if structured == nil {
 			b, err := json.Marshal(res.StructuredContent)
 			if err != nil {
 				return res, nil
 			}
 			structured = b
 		}
-		if structured != nil {
-			tokens += o.EstimateTokens(structured)
-			if !textIsJSON {
-				payload = structured
-			}
-		} else {
-			tokens *= 2 // the text is sent again as structured content
-		}
+		tokens += o.EstimateTokens(structured)
+		payload, isJSON = structured, jsonscan.Valid(structured)
 	}
 	if tokens <= o.cfg.ThresholdTokens {
 		return res, nil
 	}
-	f := findRecords(payload, policy.RecordsField)
-	set.Records, set.Scores, set.Extra, set.Tokens = f.records, f.scores, f.extra, tokens
+	f := findRecords(payload, isJSON, policy.RecordsField)
+	set.Records, set.Scores, set.Extra, set.Tokens, set.valid = f.records, f.scores, f.extra, tokens, true
 	set.Generic = set.Generic || f.generic
 	out, err := o.Offload(ctx, set)
 	if err != nil {
@@ -222,6 +225,12 @@ func payloadOf(res *mcp.CallToolResult) (text string, structured []byte, ok bool
 		structured = raw
 	}
 	return text, structured, true
+}
+
+// looksJSON reports whether text is shaped like a JSON object or array.
+func looksJSON(text string) bool {
+	t := strings.TrimSpace(text)
+	return len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']')
 }
 
 func hasOutputSchema(ctx context.Context, tool string) bool {

@@ -371,3 +371,22 @@ func TestMiddlewareLeavesNoFilesWhenInline(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 }
+
+// TestCollectAfterClose: a handler that trusts Collect must not lose its
+// records when the offloader is closed under it.
+func TestCollectAfterClose(t *testing.T) {
+	o, err := lro.New(lro.DefaultConfig(), lro.WithFS(lro.NewMemFS("/lro")))
+	require.NoError(t, err)
+	srv := memserver.New(testStore, o)
+	c := connect(t, srv)
+	require.NoError(t, o.Close())
+	res := callTool(t, c, "list_memories", map[string]any{"limit": 10})
+	assert.False(t, isDescriptor(t, res))
+	var page struct {
+		Memories   []json.RawMessage `json:"memories"`
+		NextCursor string            `json:"next_cursor"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(textOf(t, res, 0)), &page), "the handler's own page goes out")
+	assert.Len(t, page.Memories, 10)
+	assert.Equal(t, "10", page.NextCursor)
+}

@@ -1,6 +1,7 @@
 package lro
 
 import (
+	"fmt"
 	"io/fs"
 	"log/slog"
 )
@@ -108,4 +109,31 @@ func WithoutBuiltinTools() Option {
 // grow the heap by 512 MiB.
 func WithExtractLimits(l ExtractLimits) Option {
 	return func(o *options) { o.extractLimits = l }
+}
+
+// checkPolicies refuses tool policies that could never offload, at New
+// rather than silently at every call.
+func (o *options) checkPolicies() error {
+	check := func(tool string, p ToolPolicy) error {
+		if p.Operation != "" {
+			if err := checkName(p.Operation); err != nil {
+				return fmt.Errorf("lro: tool %s: invalid operation %q: %v", tool, p.Operation, err)
+			}
+		}
+		if p.DefaultDetail != "" {
+			if _, err := ParseDetail(string(p.DefaultDetail)); err != nil {
+				return fmt.Errorf("lro: tool %s: %v", tool, err)
+			}
+		}
+		return nil
+	}
+	for name, p := range o.tools {
+		if err := check(name, p); err != nil {
+			return err
+		}
+	}
+	if o.anyTool != nil {
+		return check("(any)", *o.anyTool)
+	}
+	return nil
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -51,24 +53,36 @@ type Proxy struct {
 	front *server.MCPServer
 	log   *slog.Logger
 
-	mu    sync.Mutex
-	up    *client.Client // nil while disconnected
-	tr    *proxyTransport
-	names []string // remote tools currently served
+	mu      sync.Mutex
+	up      *client.Client // nil while disconnected
+	tr      *proxyTransport
+	dialing chan struct{} // closed when the dial in progress ends
 
-	ctx    context.Context
+	syncMu sync.Mutex // serializes tool list syncs
+	names  []string   // remote tools currently served
+	resync chan struct{}
+
+	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	done   chan struct{}
+	done   sync.WaitGroup
 }
 
-// proxyRetry bounds the wait between reconnection attempts.
-const proxyRetry = 5 * time.Second
+const (
+	// proxyRetry bounds the wait between reconnection attempts.
+	proxyRetry = 5 * time.Second
+	// dialTimeout bounds connecting to the remote and listing its tools.
+	dialTimeout = 30 * time.Second
+)
+
+// errProxyClosed is returned for calls that arrive after Close.
+var errProxyClosed = errors.New("lro: proxy is closed")
 
 // NewProxy returns a proxy of the remote server in cfg, offloading with off
-// (its Middleware and, when registered, lro_extract). It connects at once
-// and lists the remote tools; if the remote is not reachable yet, it keeps
-// trying in the background and serves the tools when it comes up. Close
-// the Proxy to stop it (off is not closed).
+// (its Middleware and, with cfg.Extract, lro_extract). It connects and
+// lists the remote's tools before it returns (within 30 seconds); if the
+// remote is not reachable yet, it keeps trying in the background and serves
+// the tools when it comes up. Close the Proxy to stop it (off is not
+// closed).
 func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Proxy, error) {
 	if cfg.Remote == "" {
 		return nil, errors.New("lro: proxy: no remote URL")
@@ -76,20 +90,24 @@ func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Pr
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 5 * time.Minute
 	}
-	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, done: make(chan struct{})}
+	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, resync: make(chan struct{}, 1)}
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	all := append([]server.ServerOption{server.WithToolCapabilities(true), off.ServerOption()}, opts...)
+	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption()}, opts...)
 	p.front = server.NewMCPServer("lro-proxy", "0.1.0", all...)
 	if cfg.Extract {
 		off.AddExtractTool(p.front)
 	}
+	// A client lists the tools as soon as it starts: have them by then
+	// when the remote is up, and follow them later when it is not.
 	if _, err := p.connect(p.ctx); err != nil {
 		p.log.Warn("lro proxy: remote not reachable yet; retrying", "remote", cfg.Remote, "error", err)
 	}
+	p.done.Add(2)
 	go p.watch()
+	go p.syncLoop()
 	return p, nil
 }
 
@@ -99,24 +117,76 @@ func (p *Proxy) Server() *server.MCPServer { return p.front }
 // Close disconnects from the remote and stops reconnecting.
 func (p *Proxy) Close() error {
 	p.cancel()
-	<-p.done
+	p.done.Wait()
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.up != nil {
-		p.up.Close()
-		p.up = nil
+	c := p.up
+	p.up = nil
+	p.mu.Unlock()
+	if c != nil {
+		c.Close()
 	}
 	return nil
 }
 
-// connect returns the upstream client, connecting and syncing the tool
-// list first if there is none.
+// connect returns the upstream client, dialing first if there is none.
+// One dial runs at a time; other callers wait for it, or for their own
+// context. No lock is held across the network.
 func (p *Proxy) connect(ctx context.Context) (*client.Client, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.up != nil {
-		return p.up, nil
+	for {
+		p.mu.Lock()
+		switch {
+		case p.ctx.Err() != nil:
+			p.mu.Unlock()
+			return nil, errProxyClosed
+		case p.up != nil:
+			c := p.up
+			p.mu.Unlock()
+			return c, nil
+		case p.dialing != nil:
+			wait := p.dialing
+			p.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		p.dialing = done
+		p.mu.Unlock()
+
+		c, tr, err := p.dial(ctx)
+		p.mu.Lock()
+		p.dialing = nil
+		close(done)
+		if err == nil && p.ctx.Err() != nil {
+			c.Close()
+			err = errProxyClosed
+		}
+		if err == nil {
+			p.up, p.tr = c, tr
+		}
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		sctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		err = p.syncTools(sctx, c, tr)
+		cancel()
+		if err != nil {
+			p.drop(c)
+			return nil, err
+		}
+		p.log.Info("lro proxy: connected", "remote", p.cfg.Remote, "protocol", c.ProtocolVersion())
+		return c, nil
 	}
+}
+
+// dial connects and initializes a new upstream client.
+func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
 	topts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(p.cfg.Headers),
 		transport.WithHTTPLogger(p.log),
@@ -133,58 +203,78 @@ func (p *Proxy) connect(ctx context.Context) (*client.Client, error) {
 	}
 	t, err := transport.NewStreamableHTTP(p.cfg.Remote, topts...)
 	if err != nil {
-		return nil, fmt.Errorf("lro: proxy: %w", err)
+		return nil, nil, fmt.Errorf("lro: proxy: %w", err)
 	}
 	tr := newProxyTransport(t)
 	c := client.NewClient(tr, copts...)
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationToolsListChanged {
-			go p.resync(c)
+			p.requestResync()
 		}
 	})
-	if err := c.Start(ctx); err != nil {
-		return nil, err
+	// Start's context outlives the dial: it bounds the client's streams.
+	if err := c.Start(p.ctx); err != nil {
+		return nil, nil, err
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = mcp.Implementation{Name: "lro-proxy", Version: "0.1.0"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		c.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	if err := p.syncTools(ctx, c, tr); err != nil {
-		c.Close()
-		return nil, err
-	}
-	p.up, p.tr = c, tr
-	p.log.Info("lro proxy: connected", "remote", p.cfg.Remote, "protocol", c.ProtocolVersion(), "tools", len(p.names))
-	return c, nil
+	return c, tr, nil
 }
 
 // drop forgets c after a transport failure, so the next call reconnects.
 func (p *Proxy) drop(c *client.Client) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.up == c {
-		p.up.Close()
+	current := p.up == c
+	if current {
 		p.up = nil
+	}
+	p.mu.Unlock()
+	if current {
+		go c.Close() // may send a DELETE to a remote that does not answer
 	}
 }
 
-func (p *Proxy) resync(c *client.Client) {
-	p.mu.Lock()
-	current, tr := p.up == c, p.tr
-	p.mu.Unlock()
-	if !current {
-		return
+// requestResync asks syncLoop for a new tool list; a burst of
+// notifications costs one listing.
+func (p *Proxy) requestResync() {
+	select {
+	case p.resync <- struct{}{}:
+	default:
 	}
-	if err := p.syncTools(p.ctx, c, tr); err != nil {
-		p.log.Warn("lro proxy: relisting tools", "error", err)
+}
+
+func (p *Proxy) syncLoop() {
+	defer p.done.Done()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-p.resync:
+		}
+		p.mu.Lock()
+		c, tr := p.up, p.tr
+		p.mu.Unlock()
+		if c == nil {
+			continue // the next connection lists the tools anyway
+		}
+		ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
+		if err := p.syncTools(ctx, c, tr); err != nil {
+			p.log.Warn("lro proxy: relisting tools", "error", err)
+		}
+		cancel()
 	}
 }
 
 // syncTools serves the remote's tools, with their schemas exactly as the
-// remote sent them, alongside the proxy's own tools.
+// remote sent them, alongside the proxy's own tools. Syncs are serialized,
+// so an older listing never overwrites a newer one.
 func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport) error {
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
 	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		return err
@@ -192,7 +282,7 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 	var tools []server.ServerTool
 	var names []string
 	for _, t := range res.Tools {
-		if t.Name == ExtractToolName && p.off.native.Load() {
+		if t.Name == ExtractToolName && p.cfg.Extract {
 			p.log.Warn("lro proxy: the remote's own lro_extract is hidden by the local one")
 			continue
 		}
@@ -207,7 +297,13 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 		tools = append(tools, server.ServerTool{Tool: t, Handler: p.forward(t.Name)})
 		names = append(names, t.Name)
 	}
-	p.front.DeleteTools(p.names...)
+	var gone []string
+	for _, n := range p.names {
+		if !slices.Contains(names, n) {
+			gone = append(gone, n)
+		}
+	}
+	p.front.DeleteTools(gone...)
 	p.front.AddTools(tools...)
 	p.names = names
 	return nil
@@ -223,30 +319,40 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 		fwd := mcp.CallToolRequest{Params: req.Params}
 		fwd.Params.Name = tool
 		fwd.Params.Meta = nil // the client's _meta is not the remote's business
-		var lastErr error
+		var err error
 		for attempt := 0; attempt < 2; attempt++ {
-			c, err := p.connect(ctx)
-			if err != nil {
-				lastErr = err
+			var c *client.Client
+			if c, err = p.connect(ctx); err != nil {
 				break
 			}
-			res, err := c.CallTool(ctx, fwd)
-			if err == nil {
+			var res *mcp.CallToolResult
+			if res, err = c.CallTool(ctx, fwd); err == nil {
 				dropServerInfo(res)
 				return res, nil
 			}
-			lastErr = err
-			if !isTransportError(err) {
-				return mcp.NewToolResultError(fmt.Sprintf("remote %s: %v", tool, err)), nil
+			if ctx.Err() != nil || !isTransportError(err) {
+				break // this call's own deadline, or the remote's answer
 			}
-			// The remote went away or restarted: reconnect once and retry.
 			p.drop(c)
+			if !neverSent(err) {
+				break // it may have run: never send it twice
+			}
 		}
-		if errors.Is(lastErr, context.DeadlineExceeded) {
+		switch {
+		case ctx.Err() != nil:
 			return mcp.NewToolResultError(fmt.Sprintf("remote server %s did not answer %s within %s", p.cfg.Remote, tool, p.cfg.CallTimeout)), nil
+		case isTransportError(err) || errors.Is(err, errProxyClosed):
+			return mcp.NewToolResultError(fmt.Sprintf("remote server %s is unreachable (%v); the proxy reconnects when it is back", p.cfg.Remote, err)), nil
+		default:
+			return mcp.NewToolResultError(fmt.Sprintf("remote %s: %v", tool, err)), nil
 		}
-		return mcp.NewToolResultError(fmt.Sprintf("remote server %s is unreachable (%v); the proxy reconnects when it is back", p.cfg.Remote, lastErr)), nil
 	}
+}
+
+// neverSent reports whether a call certainly did not reach the remote, so
+// that retrying it on a new connection cannot run it twice.
+func neverSent(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, transport.ErrSessionTerminated)
 }
 
 func isTransportError(err error) bool {
@@ -265,17 +371,19 @@ func dropServerInfo(res *mcp.CallToolResult) {
 // watch keeps a connection and, on protocol 2026-07-28, a subscription to
 // tool list changes, reconnecting with backoff while the remote is down.
 func (p *Proxy) watch() {
-	defer close(p.done)
+	defer p.done.Done()
 	wait := 100 * time.Millisecond
 	for {
 		c, err := p.connect(p.ctx)
 		if err == nil {
 			wait = 100 * time.Millisecond
 			err = p.listen(c)
-			if p.ctx.Err() == nil && err != nil {
+			if p.ctx.Err() == nil && err != nil && !errors.Is(err, errListenEnded) {
 				p.log.Warn("lro proxy: lost the remote", "error", err)
 				p.drop(c)
 			}
+		} else if p.ctx.Err() == nil {
+			p.log.Debug("lro proxy: remote not reachable", "remote", p.cfg.Remote, "error", err)
 		}
 		select {
 		case <-p.ctx.Done():
@@ -286,9 +394,13 @@ func (p *Proxy) watch() {
 	}
 }
 
+// errListenEnded: the remote closed the subscription without an error; the
+// connection is fine and the watcher subscribes again.
+var errListenEnded = errors.New("lro proxy: the remote ended the subscription")
+
 // listen blocks while the list-change stream of c is open. Connections on
 // the older protocol get changes on their GET stream instead; for them it
-// checks the remote is alive now and then.
+// checks now and then that the remote is alive.
 func (p *Proxy) listen(c *client.Client) error {
 	if c.ProtocolVersion() < mcp.ProtocolVersion20260728 {
 		select {
@@ -301,16 +413,17 @@ func (p *Proxy) listen(c *client.Client) error {
 		_, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 		return err
 	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
 	errc := make(chan error, 1)
-	stop, err := c.ListenAsync(p.ctx, mcp.SubscriptionFilter{ToolsListChanged: true}, func(err error) { errc <- err })
-	if err != nil {
-		return err
-	}
-	defer stop()
+	go func() { errc <- c.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}) }()
 	select {
 	case <-p.ctx.Done():
 		return nil
 	case err := <-errc:
+		if err == nil {
+			err = errListenEnded
+		}
 		return err
 	}
 }

@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -190,4 +191,49 @@ func TestProxyReconnects(t *testing.T) {
 		return !callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 2}).IsError
 	}, 15*time.Second, 100*time.Millisecond, "calls work again")
 	assert.True(t, isDescriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 300})))
+}
+
+// TestProxyHangingRemote: a remote that stops answering costs each call its
+// own timeout, never more, and a call that may have run is not sent twice.
+func TestProxyHangingRemote(t *testing.T) {
+	rem := startRemote(t)
+	var runs atomic.Int32
+	release := make(chan struct{})
+	rem.mcp.AddTool(mcp.NewTool("slow"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		runs.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return mcp.NewToolResultText("done"), nil
+	})
+	defer close(release)
+	off := newOffloader(t, nil)
+	p, err := lro.NewProxy(off, lro.ProxyConfig{Remote: rem.http.URL, CallTimeout: 500 * time.Millisecond})
+	require.NoError(t, err)
+	defer p.Close()
+	c := connect(t, p.Server())
+	for range 3 {
+		start := time.Now()
+		res := callTool(t, c, "slow", nil)
+		assert.True(t, res.IsError)
+		assert.Contains(t, textOf(t, res, 0), "did not answer slow within 500ms")
+		assert.Less(t, time.Since(start), 3*time.Second, "bounded by the call's timeout")
+	}
+	assert.EqualValues(t, 3, runs.Load(), "a call that timed out is not retried")
+	res := callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 2})
+	assert.False(t, res.IsError, "other calls still work: %s", textOf(t, res, 0))
+}
+
+// TestProxyFollowsBurstsOfChanges adds many tools at once on the remote.
+func TestProxyFollowsBurstsOfChanges(t *testing.T) {
+	rem := startRemote(t)
+	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	time.Sleep(100 * time.Millisecond) // let the proxy subscribe
+	for i := range 40 {
+		rem.mcp.AddTool(mcp.NewTool(fmt.Sprintf("tool_%02d", i)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
+	}
+	require.Eventually(t, func() bool { return len(p.Server().ListTools()) == 43 }, 10*time.Second, 20*time.Millisecond)
 }

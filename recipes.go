@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 )
@@ -38,8 +39,8 @@ type RecipeParam struct {
 const RecipeCount = 10
 
 // Recipes returns the recipes of memory descriptors at detail d, numbered
-// from 1 in the order returned. The slice must not be modified.
-func (o *Offloader) Recipes(d Detail) []Recipe { return o.templates.recipes[d] }
+// from 1 in the order returned.
+func (o *Offloader) Recipes(d Detail) []Recipe { return slices.Clone(o.templates.recipes[d]) }
 
 // parseRecipes reads the blocks of a rendered recipes template.
 func parseRecipes(text string) ([]Recipe, error) {

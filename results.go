@@ -34,10 +34,11 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 var knownFields = []string{"results", "memories", "hits", "items", "records", "data", "rows"}
 
 // findRecords finds the records in payload: a JSON array, the array field
-// of a JSON object, or, for text that is not JSON, its lines.
-func findRecords(payload []byte, field string) found {
+// of a JSON object, or, for text that is not JSON, its lines. isJSON says
+// that payload is valid JSON (the caller has checked).
+func findRecords(payload []byte, isJSON bool, field string) found {
 	p := bytes.TrimSpace(payload)
-	if len(p) > 0 && (p[0] == '[' || p[0] == '{') && json.Valid(p) {
+	if isJSON && len(p) > 0 && (p[0] == '[' || p[0] == '{') {
 		if p[0] == '[' {
 			els, _ := jsonscan.Elements(p)
 			return fromElements(els)

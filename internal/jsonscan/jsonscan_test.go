@@ -72,3 +72,46 @@ func FuzzElements(f *testing.F) {
 		}
 	})
 }
+
+func TestValid(t *testing.T) {
+	for _, s := range []string{
+		`{}`, `[]`, ` {"a" : [1, -2.5e+3, true, false, null, "x\"\\\/\b\f\n\r\t\u00e9"], "b":{}} `,
+		`"str"`, `0`, `-0.1`, `[[[]],[{}]]`, `{"a":{"b":{"c":[1,{"d":2}]}}}`,
+		`{`, `}`, `[1,]`, `[,1]`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{,"a":1}`, `{a:1}`, `01`, `1.`, `.5`, `-`,
+		`1e`, `tru`, `nulll`, `"abc`, "\"a\x01b\"", `"\x"`, `"\u12g4"`, `[1] 2`, `[1}`, `{"a":1]`, ``, ` `, `NaN`,
+		`{not json`, `{"a":1}}`, `[[]`, "\"\xff\"",
+	} {
+		assert.Equal(t, json.Valid([]byte(s)), Valid([]byte(s)), "%q", s)
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"b",{"c":null}]}`, `[1,]`, `"\u00e9"`, `{"a"}`, `-0.5e-3`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if json.Valid([]byte(s)) != Valid([]byte(s)) {
+			t.Fatalf("%q: encoding/json says %v", s, json.Valid([]byte(s)))
+		}
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	rec := []byte(`{"id":"01KAQ7Z8M3V4W9X2Y5B6C7D8E9","memory_type":"semantic","title":"Caching strategy for session tokens","namespace":"_semantic/architecture","tags":["caching","security"],"created":"2024-03-01T10:00:00Z","content":"Session tokens are cached in Redis with a TTL matching the token lifetime so that revocation is immediate.","provenance":{"confidence":0.87,"trust_level":"verified"},"temporal":{"decay":{"model":"exponential","half_life_days":90,"strength":0.93}}}`)
+	b.Run("jsonscan", func(b *testing.B) {
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			if !Valid(rec) {
+				b.Fatal()
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			if !json.Valid(rec) {
+				b.Fatal()
+			}
+		}
+	})
+}
