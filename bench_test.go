@@ -42,29 +42,37 @@ func benchDir(b *testing.B) string {
 // BenchmarkOffload compares a full offload (estimate, write to a private
 // temporary file, publish, build the descriptor) with its floor: writing
 // the same bytes with os.WriteFile and counting their runes. Both remove
-// their file each iteration so the directory stays small.
+// their file each iteration so the directory stays small. The records come
+// from json.Marshal (ResultSet.Validated); lro-checking-records has Offload
+// check each of them too.
 //
 //	LRO_BENCH_DIR=/dev/shm go test -run '^$' -bench 'Offload|Estimate' -benchmem
 func BenchmarkOffload(b *testing.B) {
 	for _, n := range []int{200, 10000} {
 		recs := memories(b, n, lro.DetailFull)
 		data := jsonlBytes(recs)
-		b.Run(fmt.Sprintf("records=%d/lro", n), func(b *testing.B) {
-			dir := benchDir(b)
-			o := newOffloader(b, func(c *lro.Config) { c.OutputDir = dir }, lro.WithoutJanitor())
-			set := lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: recs}
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				out, err := o.Offload(ctx, set)
-				if err != nil || out.Action != lro.Offloaded {
-					b.Fatal(err, out.Warning)
-				}
-				if err := os.Remove(out.Response.FilePath); err != nil {
-					b.Fatal(err)
-				}
+		for _, validated := range []bool{true, false} {
+			name := "lro"
+			if !validated {
+				name = "lro-checking-records"
 			}
-		})
+			b.Run(fmt.Sprintf("records=%d/%s", n, name), func(b *testing.B) {
+				dir := benchDir(b)
+				o := newOffloader(b, func(c *lro.Config) { c.OutputDir = dir }, lro.WithoutJanitor())
+				set := lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: recs, Validated: validated}
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					out, err := o.Offload(ctx, set)
+					if err != nil || out.Action != lro.Offloaded {
+						b.Fatal(err, out.Warning)
+					}
+					if err := os.Remove(out.Response.FilePath); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 		b.Run(fmt.Sprintf("records=%d/floor", n), func(b *testing.B) {
 			path := filepath.Join(benchDir(b), "floor.jsonl")
 			b.SetBytes(int64(len(data)))

@@ -132,7 +132,7 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	if err != nil {
 		return w, err
 	}
-	n, err := writeLines(f, header, set.Records, set.valid)
+	n, err := writeLines(f, header, set.Records, set.Validated)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

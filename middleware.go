@@ -118,7 +118,7 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 		return res, nil
 	}
 	if collected {
-		set.Records, set.Scores, set.Tokens, set.valid = records, scores, tokens, true
+		set.Records, set.Scores, set.Tokens, set.Validated = records, scores, tokens, true
 		f := found{records: records, elements: rawElements(records)}
 		out, err := o.Offload(ctx, set)
 		if err != nil {
@@ -168,7 +168,7 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 		return res, nil
 	}
 	f := findRecords(payload, isJSON, policy.RecordsField)
-	set.Records, set.Scores, set.Extra, set.Tokens, set.valid = f.records, f.scores, f.extra, tokens, true
+	set.Records, set.Scores, set.Extra, set.Tokens, set.Validated = f.records, f.scores, f.extra, tokens, true
 	set.Generic = set.Generic || f.generic
 	out, err := o.Offload(ctx, set)
 	if err != nil {

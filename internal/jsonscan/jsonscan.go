@@ -129,6 +129,9 @@ func HasNewline(data []byte) bool {
 }
 
 func skipSpace(data []byte, i int) int {
+	if i < len(data) && data[i] > ' ' {
+		return i // the usual case: compact JSON
+	}
 	for i < len(data) {
 		switch data[i] {
 		case ' ', '\t', '\n', '\r':

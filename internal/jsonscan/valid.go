@@ -168,34 +168,37 @@ func validNumber(data []byte, i int) (int, bool) {
 	if data[i] == '-' {
 		i++
 	}
-	digits := func() int {
-		start := i
-		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-			i++
-		}
-		return i - start
-	}
 	start := i
-	n := digits()
-	if n == 0 || n > 1 && data[start] == '0' {
+	i = digits(data, i)
+	if i == start || i-start > 1 && data[start] == '0' {
 		return i, false
 	}
 	if i < len(data) && data[i] == '.' {
-		i++
-		if digits() == 0 {
-			return i, false
+		j := digits(data, i+1)
+		if j == i+1 {
+			return j, false
 		}
+		i = j
 	}
 	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
 		i++
 		if i < len(data) && (data[i] == '+' || data[i] == '-') {
 			i++
 		}
-		if digits() == 0 {
-			return i, false
+		j := digits(data, i)
+		if j == i {
+			return j, false
 		}
+		i = j
 	}
 	return i, true
+}
+
+func digits(data []byte, i int) int {
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func literal(data []byte, i int, word string) (int, bool) {
