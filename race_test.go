@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcplro/lro"
 	"github.com/stretchr/testify/assert"
@@ -16,15 +17,22 @@ import (
 // the same directory: every file is unique, complete and parseable, and no
 // sweep deletes a fresh or half-written file.
 func TestConcurrentOffloads(t *testing.T) {
-	o := newOffloader(t, nil)
+	var rec recorder
+	o := newOffloader(t, nil, lro.WithHooks(rec.hooks()))
 	recs := memories(t, 60, lro.DetailMedium)
+	// Expired files of an earlier process, for the sweeps to find.
+	dir := o.Config().OutputDir
+	const expired = 50
+	for i := range expired {
+		name := nameAt("atlatl", "recall", time.Now().Add(-2*time.Hour-time.Duration(i)*time.Second))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("{}\n"), 0o600))
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	var sweeps sync.WaitGroup
 	sweeps.Go(func() {
 		for ctx.Err() == nil {
-			n, err := o.Sweep(ctx)
+			_, err := o.Sweep(ctx)
 			assert.NoError(t, err)
-			assert.Zero(t, n)
 		}
 	})
 
@@ -42,6 +50,7 @@ func TestConcurrentOffloads(t *testing.T) {
 	wg.Wait()
 	stop()
 	sweeps.Wait()
+	assert.Len(t, rec.Expired(), expired, "the sweeps and the janitor deleted the expired files, and only them")
 
 	seen := map[string]bool{}
 	for _, p := range paths {
