@@ -2,6 +2,8 @@ package lro
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"time"
 
@@ -51,7 +53,9 @@ func (o *Offloader) sweep(ctx context.Context, now time.Time) (deleted int, next
 			continue
 		}
 		if rerr := o.opts.fs.Remove(e.Name()); rerr != nil {
-			err = rerr // keep going: one stuck file must not keep the rest
+			if !errors.Is(rerr, fs.ErrNotExist) { // another sweep was first
+				err = rerr // keep going: one stuck file must not keep the rest
+			}
 			continue
 		}
 		deleted++
