@@ -74,6 +74,9 @@ type ResultSet struct {
 	// json.Marshal produces, so Offload skips checking them (about a third
 	// of the cost of an offload). A broken promise makes a broken file.
 	Validated bool
+
+	sent     [][]byte // each record as the inline result sends it, if different
+	overhead int      // tokens of the inline result besides the records
 }
 
 // Action is what Offload did with a result set.
@@ -302,9 +305,15 @@ func (o *Offloader) estimateRecords(records []json.RawMessage) int {
 
 // fallback keeps as many whole records as fit the threshold.
 func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, path string, err error) Outcome {
-	kept, used := 0, 0
-	for _, r := range set.Records {
-		t := o.opts.estimator.EstimateTokens(r)
+	// What is sent inline may wrap each record (a search hit adds its
+	// score) and carry other fields; the budget covers all of it.
+	sent := set.sent
+	if sent == nil {
+		sent = rawElements(set.Records)
+	}
+	kept, used := 0, set.overhead
+	for _, r := range sent {
+		t := o.opts.estimator.EstimateTokens(r) + 1 // and its separator
 		if used+t > o.cfg.ThresholdTokens {
 			break
 		}

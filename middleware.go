@@ -169,6 +169,7 @@ func (o *Offloader) serve(ctx context.Context, req mcp.CallToolRequest, next ser
 	}
 	f := findRecords(payload, isJSON, policy.RecordsField)
 	set.Records, set.Scores, set.Extra, set.Tokens, set.Validated = f.records, f.scores, f.extra, tokens, true
+	set.sent, set.overhead = f.elements, o.EstimateTokens(f.truncated(0))
 	set.Generic = set.Generic || f.generic
 	out, err := o.Offload(ctx, set)
 	if err != nil {
