@@ -208,7 +208,12 @@ func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, erro
 	tr := newProxyTransport(t)
 	c := client.NewClient(tr, copts...)
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == mcp.MethodNotificationToolsListChanged {
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged:
+			p.requestResync()
+		case mcp.MethodNotificationSubscriptionsAcknowledged:
+			// Changes made before the subscription took effect were not
+			// announced: list once more now that they will be.
 			p.requestResync()
 		}
 	})
@@ -399,8 +404,9 @@ func (p *Proxy) watch() {
 var errListenEnded = errors.New("lro proxy: the remote ended the subscription")
 
 // listen blocks while the list-change stream of c is open. Connections on
-// the older protocol get changes on their GET stream instead; for them it
-// checks now and then that the remote is alive.
+// the older protocol get changes on their GET stream instead, which may
+// open after a change; for them it lists the tools again now and then,
+// which also tells that the remote is alive.
 func (p *Proxy) listen(c *client.Client) error {
 	if c.ProtocolVersion() < mcp.ProtocolVersion20260728 {
 		select {
@@ -408,10 +414,15 @@ func (p *Proxy) listen(c *client.Client) error {
 			return nil
 		case <-time.After(proxyRetry):
 		}
+		p.mu.Lock()
+		tr, current := p.tr, p.up == c
+		p.mu.Unlock()
+		if !current {
+			return nil // replaced meanwhile; the watcher starts over
+		}
 		ctx, cancel := context.WithTimeout(p.ctx, proxyRetry)
 		defer cancel()
-		_, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-		return err
+		return p.syncTools(ctx, c, tr)
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
