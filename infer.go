@@ -193,7 +193,7 @@ func (s *shape) recipes() []Recipe {
 		switch f.only() {
 		case "string":
 			scalars = append(scalars, f)
-			if f.values != nil && len(f.values) > 1 && len(f.values) <= max(2, s.n/2) {
+			if len(f.values) > 1 && len(f.values) <= max(2, s.n/2) {
 				categories = append(categories, f)
 			} else {
 				texts = append(texts, f)

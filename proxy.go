@@ -197,7 +197,9 @@ func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, erro
 	if p.cfg.ProtocolVersion != "" {
 		copts = append(copts, client.WithProtocolVersion(p.cfg.ProtocolVersion))
 		if p.cfg.ProtocolVersion < mcp.ProtocolVersion20260728 {
-			// The older protocol delivers list changes on a GET stream.
+			// The older protocol delivers list changes on a GET stream;
+			// the option is deprecated only for the newer one.
+			//lint:ignore SA1019 pinned to a protocol that has the GET stream
 			topts = append(topts, transport.WithContinuousListening())
 		}
 	}

@@ -201,5 +201,3 @@ func writeArray(b *bytes.Buffer, els [][]byte) {
 	}
 	b.WriteByte(']')
 }
-
-func jsonscanElements(v []byte) ([][]byte, error) { return jsonscan.Elements(v) }

@@ -229,7 +229,6 @@ type prefetcher struct {
 	ch   chan batch
 	quit chan struct{}
 	done chan struct{}
-	ctx  context.Context
 
 	cur batch
 	pos int
