@@ -44,9 +44,7 @@ func initializeFromProxy(raw json.RawMessage) bool {
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
-			ClientInfo struct {
-				Proxy bool `json:"proxy"`
-			} `json:"clientInfo"`
+			ClientInfo   map[string]any `json:"clientInfo"`
 			Capabilities struct {
 				Experimental map[string]any `json:"experimental"`
 			} `json:"capabilities"`
@@ -55,8 +53,7 @@ func initializeFromProxy(raw json.RawMessage) bool {
 	if json.Unmarshal(raw, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
 		return false
 	}
-	_, announced := msg.Params.Capabilities.Experimental[ProxyCapability]
-	return msg.Params.ClientInfo.Proxy || announced
+	return ProxyAnnounced(msg.Params.ClientInfo, msg.Params.Capabilities.Experimental)
 }
 
 // IsProxyClient reports whether the client of the current request is an
@@ -67,12 +64,12 @@ func initializeFromProxy(raw json.RawMessage) bool {
 // session's initialize request.
 func (o *Offloader) IsProxyClient(ctx context.Context, req mcp.CallToolRequest) bool {
 	if m := req.Params.Meta; m != nil {
-		if ci, ok := m.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok && ci["proxy"] == true {
+		if ci, ok := m.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok && ProxyAnnounced(ci, nil) {
 			return true
 		}
 	}
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
-		if _, ok := info.ClientCapabilities.Experimental[ProxyCapability]; ok {
+		if ProxyAnnounced(nil, info.ClientCapabilities.Experimental) {
 			return true
 		}
 	}
@@ -80,16 +77,9 @@ func (o *Offloader) IsProxyClient(ctx context.Context, req mcp.CallToolRequest) 
 	if s == nil {
 		return false
 	}
-	if ws, ok := s.(server.SessionWithClientInfo); ok {
-		if _, ok := ws.GetClientCapabilities().Experimental[ProxyCapability]; ok {
-			return true
-		}
+	if ws, ok := s.(server.SessionWithClientInfo); ok && ProxyAnnounced(nil, ws.GetClientCapabilities().Experimental) {
+		return true
 	}
 	_, ok := o.proxies.ids.Load(s.SessionID())
 	return ok
-}
-
-// bypass reports whether offloading is skipped for this request.
-func (o *Offloader) bypass(ctx context.Context, req mcp.CallToolRequest) bool {
-	return o.IsProxyClient(ctx, req)
 }

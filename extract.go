@@ -38,19 +38,53 @@ const GenericSchemaVersion = "generic"
 // with gojq under time, memory, input and output bounds, and caps its own
 // results at the threshold instead of offloading them.
 func (o *Offloader) AddExtractTool(s *server.MCPServer) {
-	s.AddTool(extractTool, o.extract)
+	def := o.ExtractToolDefinition()
+	tool := mcp.NewToolWithRawSchema(def.Name, def.Description, def.InputSchema)
+	tool.Annotations = mcp.ToolAnnotation{
+		Title:           "Query an offloaded result",
+		ReadOnlyHint:    mcp.ToBoolPtr(true),
+		DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint:  mcp.ToBoolPtr(true),
+		OpenWorldHint:   mcp.ToBoolPtr(false),
+	}
+	s.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		text, err := o.Extract(ctx, req.GetArguments())
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(text), nil
+	})
 	o.native.Store(true)
 }
 
-var extractTool = mcp.NewTool(ExtractToolName,
-	mcp.WithDescription("Query a result set that was offloaded to a JSONL file, with a standard recipe (1-10, see the descriptor's jq_recipes) or a jq filter. "+
-		"Give exactly one of recipe and query. Results are capped; narrow the query to see more."),
-	mcp.WithString("file_path", mcp.Required(), mcp.Description("The file_path of the offload descriptor.")),
-	mcp.WithNumber("recipe", mcp.Description("A standard recipe number, 1-10 for memories.")),
-	mcp.WithString("query", mcp.Description(`A jq filter run on each record, e.g. select(.namespace | startswith("_semantic")). Parameters are bound as $name.`)),
-	mcp.WithObject("params", mcp.Description(`Recipe parameters, e.g. {"namespace": "_semantic"}, {"keyword": "cache"}, {"tag": "security"}, {"type": "episodic"}; for a query, each becomes a $variable.`)),
-	mcp.WithBoolean("slurp", mcp.Description("Run the query once over an array of all records (like jq -s), for group_by, sort_by, length. Recipes know their own mode.")),
-)
+// A ToolDefinition is what a host adapter needs to register a tool of this
+// package: the same name, description and input schema on every host.
+type ToolDefinition struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage // a JSON Schema of type object
+}
+
+// ExtractToolDefinition returns the definition of lro_extract, whose calls
+// [Offloader.Extract] answers. The tool only reads: hosts should annotate
+// it read-only, non-destructive, idempotent and closed-world.
+func (o *Offloader) ExtractToolDefinition() ToolDefinition {
+	return ToolDefinition{
+		Name: ExtractToolName,
+		Description: "Query a result set that was offloaded to a JSONL file, with a standard recipe (1-10, see the descriptor's jq_recipes) or a jq filter. " +
+			"Give exactly one of recipe and query. Results are capped; narrow the query to see more. " +
+			"Offloaded files are deleted " + o.cfg.TTL().String() + " after they are written; then call the original tool again.",
+		InputSchema: slices.Clone(extractInputSchema),
+	}
+}
+
+var extractInputSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"file_path":{"type":"string","description":"The file_path of the offload descriptor."},` +
+	`"recipe":{"type":"number","description":"A standard recipe number, 1-10."},` +
+	`"query":{"type":"string","description":"A jq filter run on each record, e.g. select(.namespace | startswith(\"_semantic\")). Parameters are bound as $name."},` +
+	`"params":{"type":"object","description":"Recipe parameters, e.g. {\"namespace\": \"_semantic\"}, {\"keyword\": \"cache\"}, {\"tag\": \"security\"}, {\"type\": \"episodic\"}; for a query, each becomes a $variable."},` +
+	`"slurp":{"type":"boolean","description":"Run the query once over an array of all records (like jq -s), for group_by, sort_by, length. Recipes know their own mode."}` +
+	`},"required":["file_path"]}`)
 
 // ExtractLimits bounds one lro_extract query. Zero fields take their
 // defaults.
@@ -71,10 +105,14 @@ func (l ExtractLimits) sandbox() jqsandbox.Limits {
 	return jqsandbox.Limits{Timeout: l.Timeout, MaxQueryBytes: l.MaxQueryBytes, MaxInputBytes: l.MaxFileBytes, MaxHeapBytes: l.MaxHeapBytes}
 }
 
-func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args := req.GetArguments()
-	fail := func(format string, a ...any) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultError(ExtractToolName + ": " + fmt.Sprintf(format, a...)), nil
+// Extract answers one lro_extract call, given its arguments decoded from
+// JSON: file_path, and recipe (with params) or query (with params and
+// slurp). It returns the results as text, at most the threshold's worth,
+// or an error whose message is for the model: what was wrong with the
+// call, or why the file or the query was refused or stopped.
+func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, error) {
+	fail := func(format string, a ...any) (string, error) {
+		return "", errors.New(ExtractToolName + ": " + fmt.Sprintf(format, a...))
 	}
 	path, _ := args["file_path"].(string)
 	if path == "" {
@@ -210,7 +248,7 @@ func (o *Offloader) extract(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return fail("%s", runError(err, lim.Timeout))
 	}
-	return mcp.NewToolResultText(o.formatResults(res, raw)), nil
+	return o.formatResults(res, raw), nil
 }
 
 // recipeNumber reads a recipe number from 1 to max, given as a JSON number

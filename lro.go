@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // Detail is the detail level records are serialized at: it decides which
@@ -168,6 +167,7 @@ type Offloader struct {
 	native    atomic.Bool // AddExtractTool was called (see nativeGuidance)
 	closed    atomic.Bool
 	proxies   proxySessions
+	warned    sync.Map     // tools whose large inline results were logged
 	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
 	queries   queryCache   // lro_extract's compiled recipes
@@ -369,11 +369,11 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, pat
 }
 
 // nativeGuidance reports whether the guidance should point to lro_extract:
-// when the server handling the call has it, or, outside a server, when
-// AddExtractTool was called.
+// when the server handling the call has it (as its adapter told Serve),
+// or, outside a server, when AddExtractTool was called.
 func (o *Offloader) nativeGuidance(ctx context.Context) bool {
-	if srv := server.ServerFromContext(ctx); srv != nil {
-		return srv.GetTool(ExtractToolName) != nil
+	if native, ok := ctx.Value(nativeKey{}).(bool); ok {
+		return native
 	}
 	return o.native.Load()
 }

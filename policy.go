@@ -61,3 +61,22 @@ func (p ToolPolicy) operationFor(tool string) string {
 	}
 	return string(b[:min(len(b), 64)])
 }
+
+// policyFor returns the policy of tool, if it has one.
+func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
+	if tool == ExtractToolName {
+		return ToolPolicy{}, false // no references to references
+	}
+	if p, ok := o.opts.tools[tool]; ok {
+		return p, true
+	}
+	if o.opts.builtinTools {
+		if p, ok := builtinPolicy(tool); ok {
+			return p, true
+		}
+	}
+	if p := o.opts.anyTool; p != nil {
+		return *p, true
+	}
+	return ToolPolicy{}, false
+}

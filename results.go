@@ -201,3 +201,11 @@ func writeArray(b *bytes.Buffer, els [][]byte) {
 	}
 	b.WriteByte(']')
 }
+
+func rawElements(records []json.RawMessage) [][]byte {
+	out := make([][]byte, len(records))
+	for i, r := range records {
+		out[i] = r
+	}
+	return out
+}

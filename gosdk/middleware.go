@@ -1,0 +1,179 @@
+package gosdk
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mcplro/lro"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Install adds the offload middleware to s, as
+// s.AddReceivingMiddleware(Middleware(off)) does.
+func Install(s *mcp.Server, off *lro.Offloader) {
+	s.AddReceivingMiddleware(Middleware(off))
+}
+
+// Middleware returns receiving middleware for
+// (*mcp.Server).AddReceivingMiddleware that offloads large results of the
+// tools with a policy, exactly as [lro.Offloader.Middleware] does for
+// mcp-go: errors, results that ask for input, tools without a policy or
+// with an output schema (unless the policy allows it), proxy clients and a
+// disabled Offloader pass through; an offloaded result has its text and
+// structured content replaced by the descriptor; an invalid detail
+// argument becomes a tool error.
+//
+// Give each server its own Middleware: it remembers the server's tools.
+func Middleware(off *lro.Offloader) mcp.Middleware {
+	a := &adapter{off: off, schemas: map[string]bool{}}
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/call":
+				if r, ok := req.(*mcp.CallToolRequest); ok {
+					return a.call(ctx, r, next)
+				}
+			case "tools/list":
+				res, err := next(ctx, method, req)
+				if l, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+					a.learn(l.Tools)
+				}
+				return res, err
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// adapter is the state of one server's middleware: what it learned of the
+// server's tools.
+type adapter struct {
+	off *lro.Offloader
+
+	mu      sync.Mutex
+	schemas map[string]bool // tool name: declares an output schema
+	native  bool            // the server lists lro_extract
+}
+
+func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	call := lro.Call{FromProxy: IsProxyClient(req)}
+	if req.Params != nil {
+		call.Tool = req.Params.Name
+		if len(req.Params.Arguments) > 0 {
+			// Arguments that are not an object are the handler's to refuse.
+			_ = json.Unmarshal(req.Params.Arguments, &call.Arguments)
+		}
+	}
+	call.OutputSchema, call.NativeExtract = a.tool(ctx, req, next, call.Tool)
+
+	var orig *mcp.CallToolResult
+	res, replaced, err := a.off.Serve(ctx, call, func(ctx context.Context) (lro.Result, error) {
+		r, err := next(ctx, "tools/call", req)
+		if err != nil {
+			return lro.Result{}, err
+		}
+		orig, _ = r.(*mcp.CallToolResult)
+		if orig == nil {
+			return lro.Result{}, nil
+		}
+		return fromSDK(orig), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !replaced {
+		return orig, nil
+	}
+	return toSDK(req, orig, res), nil
+}
+
+// tool reports whether the tool declares an output schema and whether the
+// server has lro_extract, listing the server's tools when the tool is not
+// known yet.
+func (a *adapter) tool(ctx context.Context, req *mcp.CallToolRequest, next mcp.MethodHandler, name string) (outputSchema, native bool) {
+	a.mu.Lock()
+	schema, known := a.schemas[name]
+	native = a.native
+	a.mu.Unlock()
+	if known {
+		return schema, native
+	}
+	list := &mcp.ListToolsRequest{Session: req.Session, Params: &mcp.ListToolsParams{}}
+	for range 100 { // pages; a server lists up to 1000 tools a page
+		res, err := next(ctx, "tools/list", list)
+		l, ok := res.(*mcp.ListToolsResult)
+		if err != nil || !ok {
+			break
+		}
+		a.learn(l.Tools)
+		if l.NextCursor == "" {
+			break
+		}
+		list.Params.Cursor = l.NextCursor
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.schemas[name], a.native
+}
+
+func (a *adapter) learn(tools []*mcp.Tool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		a.schemas[t.Name] = t.OutputSchema != nil
+		if t.Name == lro.ExtractToolName {
+			a.native = true
+		}
+	}
+}
+
+// fromSDK views an SDK result in the host-neutral form.
+func fromSDK(r *mcp.CallToolResult) lro.Result {
+	res := lro.Result{IsError: r.IsError, NeedsInput: r.NeedsInput(), Structured: r.StructuredContent, Content: make([]lro.Content, len(r.Content))}
+	for i, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			res.Content[i] = lro.TextContent(t.Text)
+		} else {
+			res.Content[i] = lro.Content{Other: c}
+		}
+	}
+	return res
+}
+
+// toSDK builds the SDK result for a replaced result. It starts from a copy
+// of the handler's result, so that what the SDK set on it (its resultType
+// under protocol 2026-07-28, its _meta) goes out too.
+func toSDK(req *mcp.CallToolRequest, orig *mcp.CallToolResult, res lro.Result) *mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if orig != nil {
+		r = *orig
+	} else {
+		r = newResult(req)
+	}
+	r.IsError = res.IsError
+	r.StructuredContent = res.Structured
+	r.Content = make([]mcp.Content, len(res.Content))
+	for i, c := range res.Content {
+		if other, ok := c.Other.(mcp.Content); ok {
+			r.Content[i] = other
+		} else {
+			r.Content[i] = &mcp.TextContent{Text: c.Text}
+		}
+	}
+	return &r
+}
+
+// newResult returns an empty result as the SDK would have marked it: a
+// complete result under protocol 2026-07-28 carries resultType, which only
+// the SDK itself can set (here, by decoding).
+func newResult(req *mcp.CallToolRequest) mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if req.ProtocolVersion() >= "2026-07-28" {
+		_ = json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r)
+	}
+	return r
+}
