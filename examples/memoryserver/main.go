@@ -3,6 +3,7 @@
 //
 //	go run ./examples/memoryserver                 # stdio
 //	go run ./examples/memoryserver -http 127.0.0.1:8080   # http://127.0.0.1:8080/mcp
+//	go run ./examples/memoryserver -sdk official   # the same server on the official Go SDK
 //
 // Offloading is configured by the ATLATL_PROMPT__OFFLOAD__* environment
 // variables; run with -h for everything else.
@@ -23,7 +24,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/gosdk"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
@@ -41,14 +44,16 @@ func run() error {
 	httpAddr := fs.String("http", "", "serve streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8080")
 	verbose := fs.Bool("v", false, "log offload events to stderr")
 	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
+	sdk := fs.String("sdk", "mcp-go", "the Go MCP SDK to serve with: mcp-go or official (github.com/modelcontextprotocol/go-sdk)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: memoryserver [flags]
 
 An MCP memory server with the tools recall_memories, inject_context and
 list_memories over an in-memory store of MIF memories, and lro_extract to
-query offloaded results. Results larger than
-the offload threshold are written to JSONL files and replaced by a compact
-descriptor (Large Result Offloading).
+query offloaded results. Results larger than the offload threshold are
+written to JSONL files and replaced by a compact descriptor (Large Result
+Offloading). The same tools are served on mcp-go (the default) or on the
+official Go SDK (-sdk official), over stdio or streamable HTTP (-http).
 
 Flags:
 `)
@@ -70,6 +75,9 @@ Environment (the [prompt.offload] configuration):
 	if *corpus < 0 {
 		return fmt.Errorf("invalid -corpus %d: want 0 or more", *corpus)
 	}
+	if *sdk != "mcp-go" && *sdk != "official" {
+		return fmt.Errorf("invalid -sdk %q: want mcp-go or official", *sdk)
+	}
 
 	mems, err := loadCorpus(*corpusFile, *corpus, *seed)
 	if err != nil {
@@ -89,15 +97,28 @@ Environment (the [prompt.offload] configuration):
 		return err
 	}
 	defer off.Close()
-	s := memserver.New(memstore.New(mems), off)
+	store := memstore.New(mems)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *sdk == "official" {
+		s := memserver.NewOfficial(store, off)
+		if *extract {
+			gosdk.AddExtractTool(s, off)
+		}
+		if *httpAddr == "" {
+			return s.Run(ctx, &mcp.StdioTransport{})
+		}
+		return serveHTTP(ctx, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), *httpAddr)
+	}
+	s := memserver.New(store, off)
 	if *extract {
 		off.AddExtractTool(s)
 	}
-
 	if *httpAddr == "" {
 		return server.ServeStdio(s)
 	}
-	return serveHTTP(s, *httpAddr)
+	return serveHTTP(ctx, server.NewStreamableHTTPServer(s), *httpAddr)
 }
 
 func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
@@ -112,13 +133,11 @@ func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
 	return memstore.ReadJSONL(f)
 }
 
-func serveHTTP(s *server.MCPServer, addr string) error {
-	h := server.NewStreamableHTTPServer(s)
+// serveHTTP serves h at http://addr/mcp until ctx is done.
+func serveHTTP(ctx context.Context, h http.Handler, addr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Fprintf(os.Stderr, "memoryserver: serving streamable HTTP at http://%s/mcp\n", addr)

@@ -7,10 +7,50 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/memstore"
 )
+
+// A tool is one tool of the server, written once for both SDKs: its
+// definition and a handler over decoded arguments.
+type tool struct {
+	name        string
+	description string
+	schema      json.RawMessage // the input schema
+	run         func(t tools, ctx context.Context, args map[string]any) output
+}
+
+// output is what a tool returns: a JSON value (sent as text and as
+// structured content), a text, or an error the model sees.
+type output struct {
+	json any
+	text string
+	err  error
+}
+
+func failed(err error) output { return output{err: err} }
+
+// catalog lists the server's tools.
+var catalog = []tool{
+	{"recall_memories", "Recall the memories most relevant to a query, best first, with their relevance scores.",
+		schema(props{
+			"query":     {"string", "What to look for.", nil},
+			"limit":     {"number", "How many memories to return (default 20, at most 100000).", 20},
+			"namespace": {"string", "Only memories whose namespace starts with this, e.g. _semantic or _episodic/incidents.", nil},
+		}, "query"), tools.recall},
+	{"inject_context", "Format the memories relevant to a query as a context block for a prompt, within a token budget.",
+		schema(props{
+			"query":        {"string", "What the context is for.", nil},
+			"limit":        {"number", "How many memories to consider before budgeting (default 50).", 50},
+			"token_budget": {"number", "Largest size of the context block in tokens (default 2000).", 2000},
+		}, "query"), tools.inject},
+	{"list_memories", "List memories, newest first, a page at a time.",
+		schema(props{
+			"namespace": {"string", "Only memories whose namespace starts with this.", nil},
+			"limit":     {"number", "Page size (default 50).", 50},
+			"cursor":    {"string", "The next_cursor of the previous page.", nil},
+		}), tools.list},
+}
 
 type tools struct{ store *memstore.Store }
 
@@ -27,44 +67,48 @@ type recallResult struct {
 	Results []scoredMemory `json:"results"`
 }
 
-func (t tools) recall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	query, err := req.RequireString("query")
+func (t tools) recall(ctx context.Context, args map[string]any) output {
+	query, err := stringArg(args, "query", true)
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
 	}
-	limit, err := intArg(req, "limit", 20, 1, 100000)
+	limit, err := intArg(args, "limit", 20, 1, 100000)
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
 	}
-	detail, err := detailOf(req, "light")
+	detail, err := detailOf(args, "light")
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
 	}
-	hits := t.store.Recall(query, req.GetString("namespace", ""), limit)
+	ns, err := stringArg(args, "namespace", false)
+	if err != nil {
+		return failed(err)
+	}
+	hits := t.store.Recall(query, ns, limit)
 	out := recallResult{Query: query, Count: len(hits), Results: make([]scoredMemory, len(hits))}
 	for i, h := range hits {
 		m, _ := memstore.Project(h.Memory, detail)
 		out.Results[i] = scoredMemory{Score: round(h.Score), Memory: m}
 	}
-	return mcp.NewToolResultJSON(out)
+	return output{json: out}
 }
 
-func (t tools) inject(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	query, err := req.RequireString("query")
+func (t tools) inject(ctx context.Context, args map[string]any) output {
+	query, err := stringArg(args, "query", true)
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
 	}
-	limit, err := intArg(req, "limit", 50, 1, 100000)
+	limit, err := intArg(args, "limit", 50, 1, 100000)
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
 	}
-	budget, err := intArg(req, "token_budget", 2000, 1, 1<<30)
+	budget, err := intArg(args, "token_budget", 2000, 1, 1<<30)
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
 	}
-	detail, err := detailOf(req, "medium")
+	detail, err := detailOf(args, "medium")
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
 	}
 	hits := t.store.Recall(query, "", limit)
 	// The specification judges inject_context on its pre-budget memories:
@@ -76,9 +120,9 @@ func (t tools) inject(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 		scores[i] = round(h.Score)
 	}
 	if lro.Collect(ctx, memories, scores) {
-		return mcp.NewToolResultText(""), nil // replaced by the descriptor
+		return output{} // replaced by the descriptor
 	}
-	return mcp.NewToolResultText(memstore.FormatContext(hits, detail, budget)), nil
+	return output{text: memstore.FormatContext(hits, detail, budget)}
 }
 
 type listResult struct {
@@ -87,28 +131,35 @@ type listResult struct {
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-func (t tools) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	limit, err := intArg(req, "limit", 50, 1, 100000)
+func (t tools) list(ctx context.Context, args map[string]any) output {
+	limit, err := intArg(args, "limit", 50, 1, 100000)
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
 	}
-	detail, err := detailOf(req, "light")
+	detail, err := detailOf(args, "light")
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return failed(err)
+	}
+	c, err := stringArg(args, "cursor", false)
+	if err != nil {
+		return failed(err)
 	}
 	offset := 0
-	if c := req.GetString("cursor", ""); c != "" {
+	if c != "" {
 		if offset, err = strconv.Atoi(c); err != nil || offset < 0 {
-			return mcp.NewToolResultError(fmt.Sprintf("invalid cursor %q: pass the next_cursor of the previous page", c)), nil
+			return failed(fmt.Errorf("invalid cursor %q: pass the next_cursor of the previous page", c))
 		}
 	}
-	ns := req.GetString("namespace", "")
+	ns, err := stringArg(args, "namespace", false)
+	if err != nil {
+		return failed(err)
+	}
 	if offset == 0 {
 		// The first request judges the whole set, before any cursor exists:
 		// an offloaded listing has no cursor, the file holds everything.
 		all, _ := t.store.List(ns, 0, 0)
 		if lro.Collect(ctx, project(all, detail), nil) {
-			return mcp.NewToolResultText(""), nil
+			return output{}
 		}
 	}
 	page, total := t.store.List(ns, offset, limit)
@@ -116,7 +167,7 @@ func (t tools) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTool
 	if offset+len(page) < total {
 		out.NextCursor = strconv.Itoa(offset + len(page))
 	}
-	return mcp.NewToolResultJSON(out)
+	return output{json: out}
 }
 
 func project(mems []*memstore.Memory, detail string) []any {
@@ -129,8 +180,8 @@ func project(mems []*memstore.Memory, detail string) []any {
 
 // detailOf validates the detail argument; the offload middleware checks it
 // too, but the tool must stand on its own without it.
-func detailOf(req mcp.CallToolRequest, def string) (string, error) {
-	v, ok := req.GetArguments()["detail"]
+func detailOf(args map[string]any, def string) (string, error) {
+	v, ok := args["detail"]
 	if !ok {
 		return def, nil
 	}
@@ -143,9 +194,26 @@ func detailOf(req mcp.CallToolRequest, def string) (string, error) {
 	return "", fmt.Errorf("invalid detail %s: want \"light\", \"medium\" or \"full\"", b)
 }
 
+// stringArg reads a string argument, refusing what is not one.
+func stringArg(args map[string]any, key string, required bool) (string, error) {
+	v, ok := args[key]
+	if !ok || v == nil {
+		if required {
+			return "", fmt.Errorf("required argument %q not found", key)
+		}
+		return "", nil
+	}
+	s, isString := v.(string)
+	if !isString {
+		b, _ := json.Marshal(v)
+		return "", fmt.Errorf("invalid %s %s: want a string", key, b)
+	}
+	return s, nil
+}
+
 // intArg reads a whole-number argument, refusing what is not one.
-func intArg(req mcp.CallToolRequest, key string, def, lo, hi int) (int, error) {
-	v, ok := req.GetArguments()[key]
+func intArg(args map[string]any, key string, def, lo, hi int) (int, error) {
+	v, ok := args[key]
 	if !ok || v == nil {
 		return def, nil
 	}
