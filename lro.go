@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
 )
 
 // Detail is the detail level records are serialized at: it decides which

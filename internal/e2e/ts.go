@@ -1,0 +1,154 @@
+// Package e2e is test support: it drives the official TypeScript MCP SDK
+// client (tsclient/client.mjs, run with node) against servers under test, so
+// tests see results exactly as that client accepts or rejects them. The
+// client validates a tool result's structuredContent against the tool's
+// output schema, which mcp-go's own client does not.
+//
+// Install the client's dependencies once with
+//
+//	cd internal/e2e/tsclient && npm ci
+//
+// Without node or those dependencies, tests that use the client are skipped.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// Timeout bounds one run of the TypeScript client, connection included.
+const Timeout = 60 * time.Second
+
+// Step is one operation of a plan the TypeScript client executes in order.
+type Step struct {
+	// Op is "listTools", "callTool", "listResources" or "readResource".
+	Op string `json:"op"`
+	// Name is the tool to call (callTool).
+	Name string `json:"name,omitempty"`
+	// Arguments are the tool's arguments (callTool).
+	Arguments map[string]any `json:"arguments,omitempty"`
+	// URI is the resource to read (readResource).
+	URI string `json:"uri,omitempty"`
+}
+
+// ListTools returns a step that lists the server's tools.
+func ListTools() Step { return Step{Op: "listTools"} }
+
+// CallTool returns a step that calls the named tool. The client lists tools
+// before its first call if the plan has not, as a host does, so that it
+// knows the output schemas it validates against.
+func CallTool(name string, args map[string]any) Step {
+	return Step{Op: "callTool", Name: name, Arguments: args}
+}
+
+// ListResources returns a step that lists the server's resources.
+func ListResources() Step { return Step{Op: "listResources"} }
+
+// ReadResource returns a step that reads the resource at uri.
+func ReadResource(uri string) Step { return Step{Op: "readResource", URI: uri} }
+
+// StepResult is the outcome of one Step.
+type StepResult struct {
+	// OK reports whether the SDK returned a result rather than throwing.
+	OK bool `json:"ok"`
+	// Result is the SDK's returned result object, as JSON, when OK.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the message the SDK threw, when not OK: a JSON-RPC error
+	// from the server, or a client-side check such as "Structured content
+	// does not match the tool's output schema".
+	Error string `json:"error,omitempty"`
+}
+
+// TS runs the TypeScript MCP SDK client. Its methods must be called from the
+// test's goroutine: they end the test on failure.
+type TS struct {
+	node   string // path to the node binary
+	script string // path to client.mjs
+}
+
+// TSClient returns the TypeScript client, or skips the test with the reason
+// when node or the client's npm dependencies are not installed.
+func TSClient(t testing.TB) *TS {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("TypeScript MCP client: node not found on PATH")
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		t.Skip("TypeScript MCP client: cannot locate internal/e2e/tsclient (built with -trimpath?)")
+	}
+	dir := filepath.Join(filepath.Dir(file), "tsclient")
+	sdk := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	if _, err := os.Stat(sdk); err != nil {
+		t.Skipf("TypeScript MCP client: SDK not installed (run npm ci in %s): %v", dir, err)
+	}
+	return &TS{node: node, script: filepath.Join(dir, "client.mjs")}
+}
+
+// RunHTTP connects to the streamable HTTP server at url as clientName, runs
+// steps, and returns one result per step.
+func (ts *TS) RunHTTP(t testing.TB, url, clientName string, steps []Step) []StepResult {
+	t.Helper()
+	return ts.run(t, []string{"--name", clientName, "--url", url}, steps)
+}
+
+// RunStdio starts command with args as a stdio server, connects to it as
+// clientName, runs steps, and returns one result per step. The server's
+// environment is the test process's plus env, a list of "KEY=VALUE" entries;
+// its stderr is logged with the test's output.
+func (ts *TS) RunStdio(t testing.TB, clientName, command string, args, env []string, steps []Step) []StepResult {
+	t.Helper()
+	argv := []string{"--name", clientName}
+	for _, kv := range env {
+		argv = append(argv, "--env", kv)
+	}
+	argv = append(argv, "--", command)
+	return ts.run(t, append(argv, args...), steps)
+}
+
+func (ts *TS) run(t testing.TB, args []string, steps []Step) []StepResult {
+	t.Helper()
+	plan, err := json.Marshal(steps)
+	if err != nil {
+		t.Fatalf("TypeScript MCP client: encoding plan: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ts.node, append([]string{ts.script}, args...)...)
+	cmd.Stdin = bytes.NewReader(plan)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second // a stdio server left holding stderr open
+	err = cmd.Run()
+	if stderr.Len() > 0 {
+		t.Logf("TypeScript MCP client stderr:\n%s", stderr.Bytes())
+	}
+	if err != nil {
+		t.Fatalf("TypeScript MCP client: %v (context: %v)", err, ctx.Err())
+	}
+
+	results := make([]StepResult, 0, len(steps))
+	for dec := json.NewDecoder(&stdout); ; {
+		var r StepResult
+		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("TypeScript MCP client: decoding output line %d: %v", len(results)+1, err)
+		}
+		results = append(results, r)
+	}
+	if len(results) != len(steps) {
+		t.Fatalf("TypeScript MCP client: %d results for %d steps", len(results), len(steps))
+	}
+	return results
+}

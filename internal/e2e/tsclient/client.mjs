@@ -1,0 +1,102 @@
+// Drives the official TypeScript MCP SDK client for the Go end-to-end tests.
+//
+//   node client.mjs --name NAME --url URL                        streamable HTTP
+//   node client.mjs --name NAME [--env K=V]... -- COMMAND [ARG]... stdio
+//
+// Reads a JSON plan (an array of steps) from stdin and prints one JSON line
+// per step: {"ok":true,"result":...} or {"ok":false,"error":"..."}.
+// Steps: {"op":"listTools"}, {"op":"callTool","name":...,"arguments":{...}},
+// {"op":"listResources"}, {"op":"readResource","uri":...}.
+//
+// The SDK validates structuredContent only for tools it has listed, so, like
+// a real host, the client lists tools before its first call if the plan did not.
+// Exits 0 after the plan; 2 on bad usage, a bad plan or a failed connection.
+import { parseArgs } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+function fail(message) {
+  process.stderr.write(`tsclient: ${message}\n`);
+  process.exit(2);
+}
+
+let values, positionals;
+try {
+  ({ values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      name: { type: "string" },
+      url: { type: "string" },
+      env: { type: "string", multiple: true, default: [] },
+    },
+  }));
+} catch (err) {
+  fail(err.message);
+}
+const stdio = positionals.length > 0;
+if (!values.name || Boolean(values.url) === stdio) {
+  fail("usage: client.mjs --name NAME (--url URL | [--env K=V]... -- COMMAND [ARG]...)");
+}
+const extraEnv = Object.fromEntries(
+  values.env.map((kv) => {
+    const i = kv.indexOf("=");
+    if (i < 1) fail(`--env ${kv}: want KEY=VALUE`);
+    return [kv.slice(0, i), kv.slice(i + 1)];
+  }),
+);
+
+let plan;
+try {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  plan = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  if (!Array.isArray(plan)) throw new Error("plan is not a JSON array");
+} catch (err) {
+  fail(`reading plan: ${err.message}`);
+}
+
+const transport = stdio
+  ? new StdioClientTransport({
+      command: positionals[0],
+      args: positionals.slice(1),
+      env: { ...process.env, ...extraEnv }, // this process's environment plus --env
+      stderr: "inherit",
+    })
+  : new StreamableHTTPClientTransport(new URL(values.url));
+const client = new Client({ name: values.name, version: "1.0.0" });
+try {
+  await client.connect(transport);
+} catch (err) {
+  fail(`connecting: ${err.message}`);
+}
+
+let listed = false;
+const ops = {
+  listTools: async () => {
+    listed = true;
+    return client.listTools();
+  },
+  callTool: async (step) => {
+    if (!listed) await ops.listTools();
+    return client.callTool({ name: step.name, arguments: step.arguments ?? {} });
+  },
+  listResources: () => client.listResources(),
+  readResource: (step) => client.readResource({ uri: step.uri }),
+};
+
+for (const step of plan) {
+  let line;
+  try {
+    const op = ops[step?.op];
+    if (!op) throw new Error(`unknown op ${JSON.stringify(step?.op)}`);
+    line = { ok: true, result: await op(step) };
+  } catch (err) {
+    line = { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
+  process.stdout.write(JSON.stringify(line) + "\n");
+}
+
+await client.close().catch(() => {});
+// Exit only once stdout is flushed: results can be megabytes.
+process.stdout.write("", () => process.exit(0));
