@@ -51,17 +51,27 @@ var confHosts = []confHost{
 		return serveHTTP(t, server.NewStreamableHTTPServer(s))
 	}},
 	{"official", func(t *testing.T, off *lro.Offloader, extract bool) string {
-		s := memserver.NewOfficial(testStore, off)
-		for _, g := range genericTools {
-			s.AddTool(&mcp.Tool{Name: g.name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: g.text}}}, nil
-			})
-		}
-		if extract && off != nil {
-			gosdk.AddExtractTool(s, off)
-		}
-		return serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		return serveHTTP(t, mcp.NewStreamableHTTPHandler(officialServer(off, extract), nil))
 	}},
+	// The SDK's transport serves protocol 2026-07-28 only when stateless,
+	// and then keeps nothing of an older client's initialize: this host is
+	// run with the go-sdk client, which speaks 2026-07-28 to it.
+	{"official-stateless", func(t *testing.T, off *lro.Offloader, extract bool) string {
+		return serveHTTP(t, mcp.NewStreamableHTTPHandler(officialServer(off, extract), &mcp.StreamableHTTPOptions{Stateless: true}))
+	}},
+}
+
+func officialServer(off *lro.Offloader, extract bool) func(*http.Request) *mcp.Server {
+	s := memserver.NewOfficial(testStore, off)
+	for _, g := range genericTools {
+		s.AddTool(&mcp.Tool{Name: g.name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: g.text}}}, nil
+		})
+	}
+	if extract && off != nil {
+		gosdk.AddExtractTool(s, off)
+	}
+	return func(*http.Request) *mcp.Server { return s }
 }
 
 func serveHTTP(t *testing.T, h http.Handler) string {
@@ -262,6 +272,9 @@ var confCases = []confCase{
 func TestConformance(t *testing.T) {
 	for _, h := range confHosts {
 		for _, c := range confClients {
+			if h.name == "official-stateless" && c.name != "go-sdk client" {
+				continue // see confHosts
+			}
 			t.Run(h.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
 				plain := c.connect(t, h.serve(t, nil, false), false)
@@ -286,7 +299,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceSameDescriptor(t *testing.T) {
 	args := map[string]any{"query": "cache", "limit": 200, "detail": "medium"}
 	var got []string
-	for _, h := range confHosts {
+	for _, h := range confHosts[:2] {
 		off := newOffloader(t, nil)
 		r := confClients[0].connect(t, h.serve(t, off, false), false)("recall_memories", args)
 		d := checkOffloaded(t, confEnv{off: off}, r, "recall", lro.DetailMedium, 200, true)
