@@ -183,8 +183,33 @@ func (p *Proxy) connect(ctx context.Context) (*client.Client, error) {
 	}
 }
 
-// dial connects and initializes a new upstream client.
+// dial connects and initializes a new upstream client, in the configured
+// protocol version or, when none is, in the newest one both sides speak.
 func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, error) {
+	c, tr, err := p.dialVersion(ctx, p.cfg.ProtocolVersion)
+	if p.cfg.ProtocolVersion != "" {
+		return c, tr, err
+	}
+	if err == nil {
+		// mcp-go settles on 2026-07-28 whenever server/discover answers,
+		// even from a remote that lists only older versions there (the
+		// official SDK's stateful transport): the first request tells.
+		lctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		_, err = c.ListTools(lctx, mcp.ListToolsRequest{})
+		cancel()
+		if err == nil {
+			return c, tr, nil
+		}
+		c.Close()
+	}
+	var unsupported mcp.UnsupportedProtocolVersionError
+	if errors.As(err, &unsupported) && len(unsupported.Supported) > 0 {
+		return p.dialVersion(ctx, slices.Max(unsupported.Supported))
+	}
+	return nil, nil, err
+}
+
+func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client, *proxyTransport, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	topts := []transport.StreamableHTTPCOption{
@@ -194,9 +219,9 @@ func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, erro
 	copts := []client.ClientOption{client.WithClientCapabilities(mcp.ClientCapabilities{
 		Experimental: map[string]any{ProxyCapability: map[string]any{}},
 	})}
-	if p.cfg.ProtocolVersion != "" {
-		copts = append(copts, client.WithProtocolVersion(p.cfg.ProtocolVersion))
-		if p.cfg.ProtocolVersion < mcp.ProtocolVersion20260728 {
+	if version != "" {
+		copts = append(copts, client.WithProtocolVersion(version))
+		if version < mcp.ProtocolVersion20260728 {
 			// The older protocol delivers list changes on a GET stream;
 			// the option is deprecated only for the newer one.
 			//lint:ignore SA1019 pinned to a protocol that has the GET stream

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -234,4 +235,20 @@ func TestProxyFollowsBurstsOfChanges(t *testing.T) {
 		})
 	}
 	require.Eventually(t, func() bool { return len(p.Server().ListTools()) == 43 }, 10*time.Second, 20*time.Millisecond)
+}
+
+// A remote on the official SDK's stateful transport answers
+// server/discover but does not speak protocol 2026-07-28: the proxy falls
+// back to the newest version the remote lists, and the remote still sees
+// the proxy.
+func TestProxyFallsBackToTheRemotesProtocol(t *testing.T) {
+	remoteOff := newOffloader(t, nil)
+	s := memserver.NewOfficial(testStore, remoteOff)
+	srv := httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	p, off := startProxy(t, srv.URL, lro.ProxyConfig{})
+	c := connect(t, p.Server())
+	d := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200}))
+	assert.Equal(t, off.Config().OutputDir, filepathDir(d.FilePath), "offloaded by the proxy")
+	assert.True(t, dirEmpty(t, remoteOff.Config().OutputDir), "the remote returned the full result")
 }

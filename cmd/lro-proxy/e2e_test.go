@@ -43,11 +43,12 @@ type remoteServer struct {
 	t    *testing.T
 	addr string
 	dir  string
+	sdk  string // the example server's -sdk
 	cmd  *exec.Cmd
 }
 
 func (r *remoteServer) start() {
-	r.cmd = exec.Command(serverBin, "-http", r.addr)
+	r.cmd = exec.Command(serverBin, "-http", r.addr, "-sdk", r.sdk)
 	r.cmd.Env = append(os.Environ(), "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+r.dir)
 	r.cmd.Stderr = os.Stderr
 	require.NoError(r.t, r.cmd.Start())
@@ -68,12 +69,15 @@ func (r *remoteServer) stop() {
 	r.cmd.Wait()
 }
 
-func startRemote(t *testing.T) *remoteServer {
+func startRemote(t *testing.T) *remoteServer { return startRemoteOn(t, "mcp-go") }
+
+// startRemoteOn starts the example server on the given SDK.
+func startRemoteOn(t *testing.T, sdk string) *remoteServer {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	l.Close()
-	r := &remoteServer{t: t, addr: addr, dir: t.TempDir()}
+	r := &remoteServer{t: t, addr: addr, dir: t.TempDir(), sdk: sdk}
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -114,11 +118,16 @@ func empty(t *testing.T, dir string) bool {
 	return len(entries) == 0
 }
 
-// TestProxyEndToEnd: the memory server on streamable HTTP, the proxy as a
-// stdio subprocess of the official Go SDK client, both protocol versions on
-// each side.
+// TestProxyEndToEnd: the memory server on streamable HTTP, on either SDK,
+// the proxy as a stdio subprocess of the official Go SDK client, both
+// protocol versions on each side.
 func TestProxyEndToEnd(t *testing.T) {
-	rem := startRemote(t)
+	for _, sdk := range []string{"mcp-go", "official"} {
+		t.Run("server="+sdk, func(t *testing.T) { testProxyEndToEnd(t, startRemoteOn(t, sdk)) })
+	}
+}
+
+func testProxyEndToEnd(t *testing.T, rem *remoteServer) {
 	for _, upstream := range []string{"", "2025-11-25"} {
 		for _, downstream := range []string{"", "2025-11-25"} {
 			t.Run(fmt.Sprintf("remote=%q client=%q", upstream, downstream), func(t *testing.T) {

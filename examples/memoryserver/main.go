@@ -109,7 +109,7 @@ Environment (the [prompt.offload] configuration):
 		if *httpAddr == "" {
 			return s.Run(ctx, &mcp.StdioTransport{})
 		}
-		return serveHTTP(ctx, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), *httpAddr)
+		return serveHTTP(ctx, officialHTTP(s), *httpAddr)
 	}
 	s := memserver.New(store, off)
 	if *extract {
@@ -131,6 +131,22 @@ func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
 	}
 	defer f.Close()
 	return memstore.ReadJSONL(f)
+}
+
+// officialHTTP serves s to clients of every protocol version: the SDK's
+// transport serves 2026-07-28 only when stateless, and older clients keep
+// their sessions (where an LRO proxy announced itself at initialize).
+func officialHTTP(s *mcp.Server) http.Handler {
+	get := func(*http.Request) *mcp.Server { return s }
+	sessions := mcp.NewStreamableHTTPHandler(get, nil)
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
 }
 
 // serveHTTP serves h at http://addr/mcp until ctx is done.
