@@ -86,41 +86,57 @@ func checkFile(t *testing.T, d lro.OffloadResponse, outDir string, count int) {
 	assert.Equal(t, count+1, n, "header plus one line per record")
 }
 
+// sdks are the values of -sdk: every end-to-end test runs on both.
+var sdks = []string{"mcp-go", "official"}
+
 func TestStdioWithOfficialSDK(t *testing.T) {
-	for _, version := range []string{"", "2025-11-25"} {
-		t.Run("protocol="+version, func(t *testing.T) {
-			out := t.TempDir()
-			var opts *mcp.ClientSessionOptions
-			if version != "" {
-				opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-			}
-			cs, err := sdkClient().Connect(context.Background(), &mcp.CommandTransport{Command: serverCmd(out, nil)}, opts)
-			require.NoError(t, err)
-			defer cs.Close()
-
-			res, err := callSDK(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 5})
-			require.NoError(t, err)
-			assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, `"results":[`, "below the threshold: inline")
-
-			for _, detail := range []string{"light", "medium", "full"} {
-				res, err = callSDK(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 200, "detail": detail})
-				require.NoError(t, err)
-				d := sdkDescriptor(t, res)
-				assert.Equal(t, lro.Detail(detail), d.Summary.Detail)
-				checkFile(t, d, out, 200)
-			}
-			res, err = callSDK(t, cs, "inject_context", map[string]any{"query": "deployment", "limit": 80, "token_budget": 200})
-			require.NoError(t, err)
-			checkFile(t, sdkDescriptor(t, res), out, 80)
-			res, err = callSDK(t, cs, "list_memories", map[string]any{"limit": 10})
-			require.NoError(t, err)
-			checkFile(t, sdkDescriptor(t, res), out, 500)
-
-			res, err = callSDK(t, cs, "recall_memories", map[string]any{"query": "x", "detail": "verbose"})
-			require.NoError(t, err)
-			assert.True(t, res.IsError)
-		})
+	for _, sdk := range sdks {
+		for _, version := range []string{"", "2025-11-25"} {
+			t.Run("server="+sdk+"/protocol="+version, func(t *testing.T) { testStdioWithOfficialSDK(t, sdk, version) })
+		}
 	}
+}
+
+func testStdioWithOfficialSDK(t *testing.T, sdk, version string) {
+	out := t.TempDir()
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := sdkClient().Connect(context.Background(), &mcp.CommandTransport{Command: serverCmd(out, nil, "-sdk", sdk)}, opts)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	res, err := callSDK(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 5})
+	require.NoError(t, err)
+	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, `"results":[`, "below the threshold: inline")
+
+	for _, detail := range []string{"light", "medium", "full"} {
+		res, err = callSDK(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 200, "detail": detail})
+		require.NoError(t, err)
+		d := sdkDescriptor(t, res)
+		assert.Equal(t, lro.Detail(detail), d.Summary.Detail)
+		checkFile(t, d, out, 200)
+	}
+	res, err = callSDK(t, cs, "inject_context", map[string]any{"query": "deployment", "limit": 80, "token_budget": 200})
+	require.NoError(t, err)
+	checkFile(t, sdkDescriptor(t, res), out, 80)
+	res, err = callSDK(t, cs, "list_memories", map[string]any{"limit": 10})
+	require.NoError(t, err)
+	checkFile(t, sdkDescriptor(t, res), out, 500)
+
+	res, err = callSDK(t, cs, "recall_memories", map[string]any{"query": "x", "detail": "verbose"})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+
+	res, err = callSDK(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 200})
+	require.NoError(t, err)
+	d := sdkDescriptor(t, res)
+	assert.Contains(t, d.Guidance, "lro_extract(", "the server has lro_extract")
+	res, err = callSDK(t, cs, "lro_extract", map[string]any{"file_path": d.FilePath, "recipe": 6})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, `"count":`)
 }
 
 func freeAddr(t *testing.T) string {
@@ -131,9 +147,9 @@ func freeAddr(t *testing.T) string {
 }
 
 // startHTTP starts the server on streamable HTTP and waits until it listens.
-func startHTTP(t *testing.T, out string, env ...string) string {
+func startHTTP(t *testing.T, out string, args ...string) string {
 	addr := freeAddr(t)
-	cmd := serverCmd(out, env, "-http", addr)
+	cmd := serverCmd(out, nil, append([]string{"-http", addr}, args...)...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	deadline := time.Now().Add(20 * time.Second)
@@ -149,8 +165,14 @@ func startHTTP(t *testing.T, out string, env ...string) string {
 }
 
 func TestStreamableHTTPWithOfficialSDK(t *testing.T) {
+	for _, sdk := range sdks {
+		t.Run("server="+sdk, func(t *testing.T) { testStreamableHTTPWithOfficialSDK(t, sdk) })
+	}
+}
+
+func testStreamableHTTPWithOfficialSDK(t *testing.T, sdk string) {
 	out := t.TempDir()
-	url := startHTTP(t, out)
+	url := startHTTP(t, out, "-sdk", sdk)
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("protocol="+version, func(t *testing.T) {
 			var opts *mcp.ClientSessionOptions
@@ -168,8 +190,14 @@ func TestStreamableHTTPWithOfficialSDK(t *testing.T) {
 }
 
 func TestStdioWithMCPGoClient(t *testing.T) {
+	for _, sdk := range sdks {
+		t.Run("server="+sdk, func(t *testing.T) { testStdioWithMCPGoClient(t, sdk) })
+	}
+}
+
+func testStdioWithMCPGoClient(t *testing.T, sdk string) {
 	out := t.TempDir()
-	c, err := mcpclient.NewStdioMCPClient(serverBin, []string{"ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=" + out})
+	c, err := mcpclient.NewStdioMCPClient(serverBin, []string{"ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=" + out}, "-sdk", sdk)
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()
