@@ -1,0 +1,151 @@
+package gosdk_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/gosdk"
+	"github.com/mcplro/lro/internal/memstore"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The official SDK's path beside mcp-go's (see the root package's
+// middleware_bench_test.go, whose floors these repeat):
+//
+//	LRO_BENCH_DIR=/dev/shm go test -run '^$' -bench . -benchmem ./gosdk
+
+// recallResult is what recall_memories returns for n full memories, text
+// and structured content, as an official-SDK handler makes it.
+func recallResult(b *testing.B, n int) (*mcp.CallToolResult, []byte) {
+	type hit struct {
+		Score  float64          `json:"score"`
+		Memory *memstore.Memory `json:"memory"`
+	}
+	mems := memstore.Generate(n, 3)
+	hits := make([]hit, n)
+	for i := range mems {
+		hits[i] = hit{Score: 1 - float64(i)/float64(n), Memory: &mems[i]}
+	}
+	payload, err := json.Marshal(map[string]any{"query": "q", "count": n, "results": hits})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(payload)}}, StructuredContent: json.RawMessage(payload)}
+	return res, payload
+}
+
+// server answers tools/list with the tool and tools/call with res: the
+// SDK's own dispatch, without a transport.
+func server(res *mcp.CallToolResult) mcp.MethodHandler {
+	list := &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "recall_memories"}}}
+	return func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			return list, nil
+		}
+		return res, nil
+	}
+}
+
+func recallRequest() *mcp.CallToolRequest {
+	return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "recall_memories", Arguments: json.RawMessage(`{"query":"q","detail":"full"}`)}}
+}
+
+func benchDir(b *testing.B) string {
+	root := os.Getenv("LRO_BENCH_DIR")
+	if root == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(root, "lro-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func benchOffloader(b *testing.B, dir string) *lro.Offloader {
+	cfg := lro.DefaultConfig()
+	cfg.OutputDir = dir
+	off, err := lro.New(cfg, lro.WithoutJanitor())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { off.Close() })
+	return off
+}
+
+// BenchmarkMiddlewareInline measures what the middleware adds to a small
+// result: the same dispatch bare and wrapped.
+func BenchmarkMiddlewareInline(b *testing.B) {
+	res, payload := recallResult(b, 3)
+	req := recallRequest()
+	off := benchOffloader(b, b.TempDir())
+	for _, bc := range []struct {
+		name string
+		h    mcp.MethodHandler
+	}{{"bare", server(res)}, {"wrapped", gosdk.Middleware(off)(server(res))}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := bc.h(context.Background(), "tools/call", req)
+				if err != nil || out != res {
+					b.Fatal("not passed through", err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMiddlewareOffload measures the offload path for 200 and 10,000
+// full memories against its floor: decoding the same text once into
+// records and writing the same bytes with os.WriteFile.
+func BenchmarkMiddlewareOffload(b *testing.B) {
+	for _, n := range []int{200, 10000} {
+		res, payload := recallResult(b, n)
+		req := recallRequest()
+		b.Run(fmt.Sprintf("memories=%d/lro", n), func(b *testing.B) {
+			h := gosdk.Middleware(benchOffloader(b, benchDir(b)))(server(res))
+			b.SetBytes(int64(len(payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := h(context.Background(), "tools/call", req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var d lro.OffloadResponse
+				text := out.(*mcp.CallToolResult).Content[0].(*mcp.TextContent).Text
+				if err := json.Unmarshal([]byte(text), &d); err != nil || !d.Offloaded {
+					b.Fatal("not offloaded", err)
+				}
+				if err := os.Remove(d.FilePath); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("memories=%d/floor", n), func(b *testing.B) {
+			path := filepath.Join(benchDir(b), "floor.jsonl")
+			b.SetBytes(int64(len(payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var v struct {
+					Results []json.RawMessage `json:"results"`
+				}
+				if err := json.Unmarshal(payload, &v); err != nil || len(v.Results) != n {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(path, payload, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.Remove(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
