@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/benchdata"
 )
 
 // jsonlBytes is what an offload of recs writes, header aside.
@@ -23,21 +24,7 @@ func jsonlBytes(recs []json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// benchDir returns a fresh directory for benchmark files: under
-// $LRO_BENCH_DIR when set (for example /dev/shm, to take a noisy disk out
-// of the comparison), else under the test's temporary directory.
-func benchDir(b *testing.B) string {
-	root := os.Getenv("LRO_BENCH_DIR")
-	if root == "" {
-		return b.TempDir()
-	}
-	dir, err := os.MkdirTemp(root, "lro-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func benchDir(b *testing.B) string { return benchdata.Dir(b) }
 
 // BenchmarkOffload compares a full offload (estimate, write to a private
 // temporary file, publish, build the descriptor) with its floor: writing

@@ -5,34 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
-	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/benchdata"
 )
 
 // recallResult builds what recall_memories returns for n memories at full
 // detail: {query, count, results: [{score, memory}]} in text and
-// structured content, as mcp.NewToolResultJSON makes it.
-func recallResult(b *testing.B, n int) (*mcp.CallToolResult, []byte) {
-	type hit struct {
-		Score  float64          `json:"score"`
-		Memory *memstore.Memory `json:"memory"`
-	}
-	mems := memstore.Generate(n, 3)
-	hits := make([]hit, n)
-	for i := range mems {
-		hits[i] = hit{Score: 1 - float64(i)/float64(n), Memory: &mems[i]}
-	}
-	res, err := mcp.NewToolResultJSON(map[string]any{"query": "q", "count": n, "results": hits})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return res, []byte(res.Content[0].(mcp.TextContent).Text)
+// structured content.
+func recallResult(n int) (*mcp.CallToolResult, []byte) {
+	payload := benchdata.Recall(n)
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(payload))}, StructuredContent: json.RawMessage(payload)}, payload
 }
 
 func recallRequest() mcp.CallToolRequest {
@@ -60,7 +47,7 @@ func allocPerPayload(b *testing.B, payload int, loop func()) {
 //
 //	LRO_BENCH_DIR=/dev/shm go test -run '^$' -bench Middleware -benchmem
 func BenchmarkMiddlewareInline(b *testing.B) {
-	res, payload := recallResult(b, 3)
+	res, payload := recallResult(3)
 	handler := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil }
 	req := recallRequest()
 	o := newOffloader(b, nil, lro.WithoutJanitor())
@@ -86,7 +73,7 @@ func BenchmarkMiddlewareInline(b *testing.B) {
 // records and writing the same bytes with os.WriteFile.
 func BenchmarkMiddlewareOffload(b *testing.B) {
 	for _, n := range []int{200, 10000} {
-		res, payload := recallResult(b, n)
+		res, payload := recallResult(n)
 		handler := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil }
 		req := recallRequest()
 		b.Run(fmt.Sprintf("memories=%d/lro", n), func(b *testing.B) {
@@ -110,23 +97,9 @@ func BenchmarkMiddlewareOffload(b *testing.B) {
 			})
 		})
 		b.Run(fmt.Sprintf("memories=%d/floor", n), func(b *testing.B) {
-			path := filepath.Join(benchDir(b), "floor.jsonl")
 			b.SetBytes(int64(len(payload)))
 			b.ReportAllocs()
-			allocPerPayload(b, len(payload), func() {
-				var v struct {
-					Results []json.RawMessage `json:"results"`
-				}
-				if err := json.Unmarshal(payload, &v); err != nil || len(v.Results) != n {
-					b.Fatal(err)
-				}
-				if err := os.WriteFile(path, payload, 0o600); err != nil {
-					b.Fatal(err)
-				}
-				if err := os.Remove(path); err != nil {
-					b.Fatal(err)
-				}
-			})
+			allocPerPayload(b, len(payload), benchdata.Floor(b, payload, n))
 		})
 	}
 }

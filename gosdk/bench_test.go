@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/gosdk"
-	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/benchdata"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,22 +20,9 @@ import (
 
 // recallResult is what recall_memories returns for n full memories, text
 // and structured content, as an official-SDK handler makes it.
-func recallResult(b *testing.B, n int) (*mcp.CallToolResult, []byte) {
-	type hit struct {
-		Score  float64          `json:"score"`
-		Memory *memstore.Memory `json:"memory"`
-	}
-	mems := memstore.Generate(n, 3)
-	hits := make([]hit, n)
-	for i := range mems {
-		hits[i] = hit{Score: 1 - float64(i)/float64(n), Memory: &mems[i]}
-	}
-	payload, err := json.Marshal(map[string]any{"query": "q", "count": n, "results": hits})
-	if err != nil {
-		b.Fatal(err)
-	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(payload)}}, StructuredContent: json.RawMessage(payload)}
-	return res, payload
+func recallResult(n int) (*mcp.CallToolResult, []byte) {
+	payload := benchdata.Recall(n)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(payload)}}, StructuredContent: json.RawMessage(payload)}, payload
 }
 
 // server answers tools/list with the tool and tools/call with res: the
@@ -55,19 +41,6 @@ func recallRequest() *mcp.CallToolRequest {
 	return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "recall_memories", Arguments: json.RawMessage(`{"query":"q","detail":"full"}`)}}
 }
 
-func benchDir(b *testing.B) string {
-	root := os.Getenv("LRO_BENCH_DIR")
-	if root == "" {
-		return b.TempDir()
-	}
-	dir, err := os.MkdirTemp(root, "lro-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func benchOffloader(b *testing.B, dir string) *lro.Offloader {
 	cfg := lro.DefaultConfig()
 	cfg.OutputDir = dir
@@ -82,7 +55,7 @@ func benchOffloader(b *testing.B, dir string) *lro.Offloader {
 // BenchmarkMiddlewareInline measures what the middleware adds to a small
 // result: the same dispatch bare and wrapped.
 func BenchmarkMiddlewareInline(b *testing.B) {
-	res, payload := recallResult(b, 3)
+	res, payload := recallResult(3)
 	req := recallRequest()
 	off := benchOffloader(b, b.TempDir())
 	for _, bc := range []struct {
@@ -107,10 +80,10 @@ func BenchmarkMiddlewareInline(b *testing.B) {
 // records and writing the same bytes with os.WriteFile.
 func BenchmarkMiddlewareOffload(b *testing.B) {
 	for _, n := range []int{200, 10000} {
-		res, payload := recallResult(b, n)
+		res, payload := recallResult(n)
 		req := recallRequest()
 		b.Run(fmt.Sprintf("memories=%d/lro", n), func(b *testing.B) {
-			h := gosdk.Middleware(benchOffloader(b, benchDir(b)))(server(res))
+			h := gosdk.Middleware(benchOffloader(b, benchdata.Dir(b)))(server(res))
 			b.SetBytes(int64(len(payload)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -129,22 +102,11 @@ func BenchmarkMiddlewareOffload(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("memories=%d/floor", n), func(b *testing.B) {
-			path := filepath.Join(benchDir(b), "floor.jsonl")
+			floor := benchdata.Floor(b, payload, n)
 			b.SetBytes(int64(len(payload)))
 			b.ReportAllocs()
 			for b.Loop() {
-				var v struct {
-					Results []json.RawMessage `json:"results"`
-				}
-				if err := json.Unmarshal(payload, &v); err != nil || len(v.Results) != n {
-					b.Fatal(err)
-				}
-				if err := os.WriteFile(path, payload, 0o600); err != nil {
-					b.Fatal(err)
-				}
-				if err := os.Remove(path); err != nil {
-					b.Fatal(err)
-				}
+				floor()
 			}
 		})
 	}
