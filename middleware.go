@@ -123,8 +123,8 @@ func toMCPGo(orig *mcp.CallToolResult, res Result) *mcp.CallToolResult {
 		r.Result = orig.Result
 	}
 	for i, c := range res.Content {
-		if c.Other != nil {
-			r.Content[i] = c.Other.(mcp.Content)
+		if other, ok := c.Other.(mcp.Content); ok {
+			r.Content[i] = other
 		} else {
 			r.Content[i] = mcp.NewTextContent(c.Text)
 		}
