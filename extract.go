@@ -234,14 +234,14 @@ func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, e
 	var res jqsandbox.Result
 	records, cached := o.records.get(name, size)
 	if !cached && o.records.fits(size) {
-		if records, err = jqsandbox.Decode(r, lim); err != nil {
+		if records, err = jqsandbox.DecodeRecords(r, lim); err != nil {
 			return fail("reading %s: %v", path, trimPrefix(err))
 		}
 		o.records.put(name, size, records)
 		cached = true
 	}
 	if cached {
-		res, err = q.RunValues(ctx, records, mode, values, lim)
+		res, err = q.RunRecords(ctx, records, mode, values, lim)
 	} else {
 		res, err = q.Run(ctx, r, mode, values, lim)
 	}

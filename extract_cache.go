@@ -28,7 +28,7 @@ type recordCache struct {
 type cachedFile struct {
 	name    string
 	size    int64
-	records []any
+	records *jqsandbox.Records
 }
 
 func newRecordCache(budget int64) *recordCache {
@@ -39,7 +39,7 @@ func newRecordCache(budget int64) *recordCache {
 // the budget, so one file never evicts everything.
 func (c *recordCache) fits(size int64) bool { return c.budget > 0 && size <= c.budget/2 }
 
-func (c *recordCache) get(name string, size int64) ([]any, bool) {
+func (c *recordCache) get(name string, size int64) (*jqsandbox.Records, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byName[name]
@@ -55,7 +55,7 @@ func (c *recordCache) get(name string, size int64) ([]any, bool) {
 	return f.records, true
 }
 
-func (c *recordCache) put(name string, size int64, records []any) {
+func (c *recordCache) put(name string, size int64, records *jqsandbox.Records) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byName[name]; ok {

@@ -18,6 +18,9 @@ type Query struct {
 	// each is `.[] | (query)`, for trusted queries: Stream mode over
 	// decoded records then runs once, not once per record.
 	each *gojq.Code
+	// objects are the keys of the query's object constructions, which
+	// results print in the query's order (see keyOrder).
+	objects [][]string
 }
 
 var varName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -53,6 +56,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err := rewrite(ast); err != nil {
 		return nil, err
 	}
+	objects := queryObjects(ast)
 	ast.FuncDefs = append(defs, ast.FuncDefs...)
 	opts := append(guardOptions(),
 		gojq.WithEnvironLoader(func() []string { return nil }),
@@ -62,7 +66,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...)}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects}, nil
 }
 
 // parseError locates a gojq parse error in the query.
@@ -96,10 +100,14 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		}
 		vars[i] = "$" + n
 	}
+	var objects [][]string // of the query alone: each has the same
 	compile := func(text string) (*gojq.Code, error) {
 		ast, err := gojq.Parse(text)
 		if err != nil {
 			return nil, parseError(text, err)
+		}
+		if objects == nil {
+			objects = queryObjects(ast)
 		}
 		code, err := gojq.Compile(ast,
 			gojq.WithEnvironLoader(func() []string { return nil }),
@@ -118,5 +126,5 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		each = nil // a query that only parses alone keeps the per-record loop
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), each: each}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), each: each, objects: objects}, nil
 }

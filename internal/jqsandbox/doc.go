@@ -62,7 +62,14 @@
 //     per run): compile untrusted queries per request.
 //   - Numbers are float64, as in jq 1.6; gojq prints them with the shortest
 //     representation that round-trips and switches to exponents only beyond
-//     1e21 or below 1e-6, where jq 1.6 prints 1e+17 and 1e-07. gojq sorts
-//     object keys in its output, jq 1.6 keeps their order. A runtime error
-//     in Stream mode stops the run (jq would go on with the next record).
+//     1e21 or below 1e-6, where jq 1.6 prints 1e+17 and 1e-07. A runtime
+//     error in Stream mode stops the run (jq would go on with the next
+//     record).
+//   - gojq sorts object keys; jq 1.6 keeps their insertion order. Results
+//     print keys in the input's order for objects passed through and in
+//     the query's for objects it builds, which is jq's order for every
+//     recipe and the usual queries (see keyOrder in order.go for the
+//     rules and what they cannot follow). keys_unsorted and to_entries
+//     follow that order too; iterating an object (.[], paths, add) follows
+//     gojq's sorted keys.
 package jqsandbox

@@ -65,6 +65,7 @@ func guardOptions() []gojq.CompilerOption {
 		{"_sbx_chk_idx", 0, 0, guardIndexValue},
 		{"_sbx_chk_timefmt", 1, 1, guardTimeFormat},
 		{"_sbx_fromjson", 0, 0, fromJSON},
+		{"_sbx_keys_unsorted", 0, 0, keysUnsorted},
 		{"_sbx_op_eq", 2, 2, compareOp(func(c int) bool { return c == 0 })},
 		{"_sbx_op_ne", 2, 2, compareOp(func(c int) bool { return c != 0 })},
 		{"_sbx_op_lt", 2, 2, compareOp(func(c int) bool { return c < 0 })},

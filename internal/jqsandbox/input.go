@@ -31,10 +31,18 @@ type records struct {
 	dec     jsonvalue.Decoder
 }
 
+// newRecords returns a reader of JSONL records that records the key order
+// of their objects (see keyOrder).
 func newRecords(r io.Reader, lim Limits) *records {
 	cr := &countingReader{r: r, max: lim.MaxInputBytes}
-	return &records{br: bufio.NewReaderSize(cr, 64<<10), maxLine: lim.maxLineBytes()}
+	return &records{
+		br:      bufio.NewReaderSize(cr, 64<<10),
+		maxLine: lim.maxLineBytes(),
+		dec:     jsonvalue.Decoder{Orders: jsonvalue.NewKeyOrders()},
+	}
 }
+
+func (rs *records) keyOrders() *jsonvalue.KeyOrders { return rs.dec.Orders }
 
 // next returns the next record and the 1-based line it is on, or io.EOF.
 func (rs *records) next() (any, int, error) {
@@ -86,7 +94,8 @@ func (rs *records) readLine() ([]byte, error) {
 	}
 }
 
-// decodeAll decodes the JSON values of one line.
+// decodeAll decodes the JSON values of one line. The objects of a line
+// holding several values keep no key order.
 func (rs *records) decodeAll(b []byte) ([]any, error) {
 	if v, err := rs.dec.Decode(b); err == nil { // the usual case: a single value
 		return []any{v}, nil
@@ -167,16 +176,21 @@ func normalize(v any) (any, error) {
 }
 
 // A source yields the records of a run and the 1-based input line of each
-// (0 when unknown), then io.EOF.
+// (0 when unknown), then io.EOF. keyOrders is the key order of their
+// objects, nil when unknown; it may grow while the records are read.
 type source interface {
 	next() (any, int, error)
+	keyOrders() *jsonvalue.KeyOrders
 }
 
 // sliceSource yields records decoded beforehand.
 type sliceSource struct {
 	records []any
+	orders  *jsonvalue.KeyOrders
 	i       int
 }
+
+func (s *sliceSource) keyOrders() *jsonvalue.KeyOrders { return s.orders }
 
 func (s *sliceSource) next() (any, int, error) {
 	if s.i >= len(s.records) {
@@ -197,16 +211,33 @@ func readerSource(r io.Reader, lim Limits, mode Mode) source {
 	return &prefetcher{recs: recs, ch: make(chan batch, 4), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
-// Decode reads every record of a JSONL reader (a leading lro_header line is
-// skipped), within lim's input bounds. Use it with RunValues to decode a
-// file once for many queries.
-func Decode(r io.Reader, lim Limits) ([]any, error) {
+// Records are the decoded records of a JSONL file with the key order of
+// their objects, which the decoded values (Go maps) do not keep: results
+// print keys in that order, as jq does. They are immutable and may be
+// shared by concurrent runs.
+type Records struct {
+	values []any
+	orders *jsonvalue.KeyOrders
+}
+
+// Len returns the number of records.
+func (r *Records) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.values)
+}
+
+// DecodeRecords reads every record of a JSONL reader (a leading lro_header
+// line is skipped), within lim's input bounds. Use it with RunRecords to
+// decode a file once for many queries.
+func DecodeRecords(r io.Reader, lim Limits) (*Records, error) {
 	recs := newRecords(r, lim.withDefaults())
 	out := []any{}
 	for {
 		v, _, err := recs.next()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return &Records{values: out, orders: recs.keyOrders()}, nil
 		}
 		if err != nil {
 			return nil, err
@@ -259,6 +290,8 @@ func (p *prefetcher) fill(ctx context.Context) {
 		}
 	}
 }
+
+func (p *prefetcher) keyOrders() *jsonvalue.KeyOrders { return p.recs.keyOrders() }
 
 func (p *prefetcher) next() (any, int, error) {
 	for p.pos >= len(p.cur.vals) {

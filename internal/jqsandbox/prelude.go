@@ -34,6 +34,10 @@ import (
 // guarded version checks the value then, once (first(f, ...) keeps the
 // native semantics: only the first output of the update counts).
 //
+// gojq has no keys_unsorted, and its to_entries lists keys sorted; jq 1.6
+// lists them in insertion order. The prelude defines both on the key order
+// results are printed with (order.go).
+//
 // User queries cannot name anything starting with _sbx (rewrite.go).
 const prelude = `
 def _sbx_orig_tostring: tostring;
@@ -137,6 +141,9 @@ def max_by(f): _max_by(map([f]));
 def bsearch($t): _sbx_chk_bsearch($t) | _sbx_orig_bsearch($t);
 def tonumber: _sbx_chk_tonumber | _sbx_orig_tonumber;
 def fromjson: _sbx_fromjson;
+def keys_unsorted: if type == "object" then _sbx_keys_unsorted else keys end;
+def to_entries: [keys_unsorted[] as $k | {key: $k, value: .[$k]}];
+def with_entries(f): to_entries | map(f) | from_entries;
 def strftime($f): _sbx_chk_timefmt($f) | _sbx_orig_strftime($f);
 def strflocaltime($f): _sbx_chk_timefmt($f) | _sbx_orig_strflocaltime($f);
 

@@ -39,8 +39,10 @@ func (m Mode) String() string {
 
 // Result holds the results of a run, in order.
 type Result struct {
-	// Values holds each result compactly encoded as jq -c prints it
-	// (gojq.Marshal); raw strings such as @tsv output are JSON strings.
+	// Values holds each result compactly encoded as jq 1.6's -c prints it
+	// (gojq's encoding of numbers and strings, object keys in the order
+	// of the input and the query, see keyOrder); raw strings such as @tsv
+	// output are JSON strings.
 	Values []json.RawMessage
 	// Truncated reports that MaxOutputs or MaxOutputBytes was reached;
 	// Values holds the results that fit, in order.
@@ -87,11 +89,14 @@ func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim
 	return q.run(ctx, readerSource(r, lim, mode), mode, vars, lim)
 }
 
-// RunValues is Run over records already decoded (see Decode), for callers
-// that query the same file again and again: decoding is most of the cost
-// of a query. The records are only read, never modified.
-func (q *Query) RunValues(ctx context.Context, records []any, mode Mode, vars []any, lim Limits) (Result, error) {
-	return q.run(ctx, &sliceSource{records: records}, mode, vars, lim.withDefaults())
+// RunRecords is Run over records already decoded (see DecodeRecords), for
+// callers that query the same file again and again: decoding is most of
+// the cost of a query. The records are only read, never modified.
+func (q *Query) RunRecords(ctx context.Context, recs *Records, mode Mode, vars []any, lim Limits) (Result, error) {
+	if recs == nil {
+		recs = &Records{} // no records
+	}
+	return q.run(ctx, &sliceSource{records: recs.values, orders: recs.orders}, mode, vars, lim.withDefaults())
 }
 
 // run binds the variables, waits for the run slot and evaluates.
@@ -149,8 +154,10 @@ func (q *Query) start(ctx context.Context, src source, mode Mode, vars []any, li
 	ctx, stop := context.WithTimeoutCause(ctx, lim.Timeout, limitf(ErrTimeout, "exceeded %v", lim.Timeout))
 	ctx, cancel := context.WithCancelCause(ctx)
 	st := newRunState(ctx, lim, cancel)
+	st.order = newKeyOrder(src.keyOrders(), q.objects)
 	active = st
 	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}}
+	e.enc.order = st.order
 	done = make(chan struct{})
 	go func() {
 		watching := make(chan struct{})
@@ -200,6 +207,8 @@ type evaluation struct {
 	st   *runState
 	vm   *vmContext
 	vars []any
+
+	enc encoder // of the results; used by the evaluating goroutine only
 
 	mu       sync.Mutex
 	res      Result
@@ -326,13 +335,14 @@ func clip(s string) string {
 	return s[:i] + " ...(truncated)"
 }
 
-// errorValue encodes an error value, or a preview of it when large.
+// errorValue encodes an error value, or a preview of it when large. Like
+// results, it is not HTML-escaped: the model reads it, not a browser.
 func errorValue(v any) json.RawMessage {
 	if _, ok, _ := encodedLen(v, 64<<10, nil); ok {
 		b, _ := gojq.Marshal(v)
 		return b
 	}
-	b, _ := json.Marshal(gojq.Preview(v))
+	b, _ := gojq.Marshal(gojq.Preview(v))
 	return b
 }
 
@@ -360,8 +370,7 @@ func (e *evaluation) add(v any) bool {
 		e.truncate()
 		return true
 	}
-	b, _ := gojq.Marshal(v)
-	e.res.Values = append(e.res.Values, b)
+	e.res.Values = append(e.res.Values, e.enc.marshal(v))
 	e.bytes += n
 	return true
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRunValuesMatchesRun checks the decoded path (Decode + RunValues, with
+// TestRunRecordsMatchesRun checks the decoded path (DecodeRecords +
+// RunRecords, with
 // guarded and trusted queries) against Run over the same JSONL.
-func TestRunValuesMatchesRun(t *testing.T) {
+func TestRunRecordsMatchesRun(t *testing.T) {
 	input := `{"type":"lro_header","count":8}` + "\n" + sampleJSONL
-	records, err := Decode(strings.NewReader(input), testLimits())
+	records, err := DecodeRecords(strings.NewReader(input), testLimits())
 	require.NoError(t, err)
-	require.Len(t, records, 8, "the header is skipped, blank lines too")
+	require.Equal(t, 8, records.Len(), "the header is skipped, blank lines too")
 
 	for _, tc := range []struct {
 		query string
@@ -25,6 +26,7 @@ func TestRunValuesMatchesRun(t *testing.T) {
 	}{
 		{`select(.title | test($k; "i")) | .id`, Stream, []string{"k"}, []any{"cach"}},
 		{`{id, n: (.tags // [] | length)}`, Stream, nil, nil},
+		{`select(.size > 1000)`, Stream, nil, nil},
 		{`group_by(.namespace) | map({namespace: .[0].namespace, count: length})`, Slurp, nil, nil},
 		{`sort_by(.provenance.confidence) | reverse | map(.id)`, Slurp, nil, nil},
 		{`def twice: . * 2; .size | twice`, Stream, nil, nil},
@@ -34,48 +36,48 @@ func TestRunValuesMatchesRun(t *testing.T) {
 		require.NoError(t, err, tc.query)
 		q, err := Compile(tc.query, tc.names, testLimits())
 		require.NoError(t, err)
-		got, err := q.RunValues(context.Background(), records, tc.mode, tc.vars, testLimits())
+		got, err := q.RunRecords(context.Background(), records, tc.mode, tc.vars, testLimits())
 		require.NoError(t, err, tc.query)
 		assert.Equal(t, strs(want.Values), strs(got.Values), "guarded, decoded: %s", tc.query)
 
 		tq, err := CompileTrusted(tc.query, tc.names)
 		require.NoError(t, err)
 		require.NotNil(t, tq.each, "trusted queries run once over decoded records")
-		got, err = tq.RunValues(context.Background(), records, tc.mode, tc.vars, testLimits())
+		got, err = tq.RunRecords(context.Background(), records, tc.mode, tc.vars, testLimits())
 		require.NoError(t, err, tc.query)
 		assert.Equal(t, strs(want.Values), strs(got.Values), "trusted, decoded: %s", tc.query)
 	}
 }
 
-// TestRunValuesLeavesRecordsAlone: cached records are shared by later
+// TestRunRecordsLeavesRecordsAlone: cached records are shared by later
 // queries, so no query may change them.
-func TestRunValuesLeavesRecordsAlone(t *testing.T) {
-	records, err := Decode(strings.NewReader(sampleJSONL), testLimits())
+func TestRunRecordsLeavesRecordsAlone(t *testing.T) {
+	records, err := DecodeRecords(strings.NewReader(sampleJSONL), testLimits())
 	require.NoError(t, err)
 	for _, query := range []string{`.title = "changed"`, `del(.tags)`, `.provenance.confidence |= . * 0`, `.tags |= ((. // []) | sort)`, `to_entries | from_entries`} {
 		q, err := Compile(query, nil, testLimits())
 		require.NoError(t, err)
-		_, err = q.RunValues(context.Background(), records, Stream, nil, testLimits())
+		_, err = q.RunRecords(context.Background(), records, Stream, nil, testLimits())
 		require.NoError(t, err, query)
 	}
 	q, err := CompileTrusted(`.title`, nil)
 	require.NoError(t, err)
-	res, err := q.RunValues(context.Background(), records, Stream, nil, testLimits())
+	res, err := q.RunRecords(context.Background(), records, Stream, nil, testLimits())
 	require.NoError(t, err)
 	assert.Equal(t, `"Cache invalidation strategy"`, string(res.Values[0]))
-	assert.Equal(t, []any{"performance", "caching"}, records[0].(map[string]any)["tags"])
+	assert.Equal(t, []any{"performance", "caching"}, records.values[0].(map[string]any)["tags"])
 }
 
 func TestTrustedQueriesKeepRunBounds(t *testing.T) {
-	records, err := Decode(strings.NewReader(sampleJSONL), testLimits())
+	records, err := DecodeRecords(strings.NewReader(sampleJSONL), testLimits())
 	require.NoError(t, err)
 	q, err := CompileTrusted(`last(range(1e12))`, nil)
 	require.NoError(t, err)
-	_, err = q.RunValues(context.Background(), records, Stream, nil, testLimits())
+	_, err = q.RunRecords(context.Background(), records, Stream, nil, testLimits())
 	assert.ErrorIs(t, err, ErrTimeout)
 	q, err = CompileTrusted(`[range(1e9)]`, nil)
 	require.NoError(t, err)
-	_, err = q.RunValues(context.Background(), records, Slurp, nil, testLimits())
+	_, err = q.RunRecords(context.Background(), records, Slurp, nil, testLimits())
 	assert.True(t, err != nil, "a runaway trusted query still ends")
 	_, err = CompileTrusted(`select(`, nil)
 	var qe *QueryError

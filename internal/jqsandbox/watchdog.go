@@ -50,6 +50,9 @@ type runState struct {
 	regexes map[[2]string]*regexp.Regexp // distinct (regex, flags) seen
 	// deleteChecked is the last value checked by guardDelete.
 	deleteChecked any
+	// order is the key order of the run's objects (keys_unsorted, and
+	// the results).
+	order *keyOrder
 }
 
 // newRunState measures the heap at the start of a run. The heap count

@@ -4,6 +4,9 @@
 //
 // lro_extract decodes every record of a file for every query; this is the
 // difference between beating `tail | jq` and losing to it.
+//
+// Go maps forget the order of an object's keys, which jq prints; a Decoder
+// given a KeyOrders remembers it (order.go).
 package jsonvalue
 
 import (
@@ -19,7 +22,12 @@ import (
 // every record repeats are allocated once. It is not safe for concurrent
 // use; the zero value is ready.
 type Decoder struct {
-	keys map[string]string
+	// Orders, when not nil, records the key order of every object decoded
+	// (see KeyOrders). Nil costs nothing.
+	Orders *KeyOrders
+
+	keys  map[string]keyRef
+	stack []keyRef // keys of the objects being decoded, outermost first
 }
 
 // maxDepth matches encoding/json's nesting limit.
@@ -41,8 +49,9 @@ var errDepth = errors.New("exceeded max depth")
 // space. Numbers become float64, like jq 1.6 stores them.
 func (d *Decoder) Decode(data []byte) (any, error) {
 	if d.keys == nil {
-		d.keys = make(map[string]string)
+		d.keys = make(map[string]keyRef)
 	}
+	d.stack = d.stack[:0] // what a failed Decode left
 	p := parser{data: data, d: d}
 	p.skipSpace()
 	v, err := p.value(0)
@@ -85,7 +94,8 @@ func (p *parser) value(depth int) (any, error) {
 	case c == '[':
 		return p.array(depth + 1)
 	case c == '"':
-		return p.string(false)
+		s, _, err := p.string(false)
+		return s, err
 	case c == '-' || c >= '0' && c <= '9':
 		return p.number()
 	case c == 't':
@@ -117,13 +127,18 @@ func (p *parser) object(depth int) (any, error) {
 		p.i++
 		return m, nil
 	}
+	orders := p.d.Orders
+	start := len(p.d.stack)
 	for {
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
 			return nil, p.fail("expected a string key")
 		}
-		k, err := p.string(true)
+		k, h, err := p.string(true)
 		if err != nil {
 			return nil, err
+		}
+		if orders != nil {
+			p.d.stack = append(p.d.stack, keyRef{k, h})
 		}
 		p.skipSpace()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
@@ -135,7 +150,7 @@ func (p *parser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		m[k.(string)] = v
+		m[k] = v
 		p.skipSpace()
 		if p.i >= len(p.data) {
 			return nil, p.fail("unexpected end of object")
@@ -146,6 +161,10 @@ func (p *parser) object(depth int) (any, error) {
 			p.skipSpace()
 		case '}':
 			p.i++
+			if orders != nil {
+				orders.record(p.d.stack[start:])
+				p.d.stack = p.d.stack[:start]
+			}
 			return m, nil
 		default:
 			return nil, p.fail("expected ',' or '}' in object")
@@ -187,8 +206,9 @@ func (p *parser) array(depth int) (any, error) {
 	}
 }
 
-// string decodes the string at p.i. Keys are interned.
-func (p *parser) string(key bool) (any, error) {
+// string decodes the string at p.i. Keys are interned, and come with their
+// hash.
+func (p *parser) string(key bool) (string, uint64, error) {
 	start := p.i + 1
 	i := start
 	for i < len(p.data) {
@@ -198,14 +218,15 @@ func (p *parser) string(key bool) (any, error) {
 			raw := p.data[start:i]
 			p.i = i + 1
 			if key {
-				return p.d.intern(raw), nil
+				k := p.d.intern(raw)
+				return k.s, k.h, nil
 			}
-			return string(raw), nil
+			return string(raw), 0, nil
 		case c == '\\':
 			return p.escaped(start, key)
 		case c < 0x20:
 			p.i = i
-			return nil, p.fail("control character in string")
+			return "", 0, p.fail("control character in string")
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(p.data[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -218,11 +239,11 @@ func (p *parser) string(key bool) (any, error) {
 		}
 	}
 	p.i = len(p.data)
-	return nil, p.fail("unterminated string")
+	return "", 0, p.fail("unterminated string")
 }
 
 // escaped decodes a string holding escapes or invalid UTF-8.
-func (p *parser) escaped(start int, key bool) (any, error) {
+func (p *parser) escaped(start int, key bool) (string, uint64, error) {
 	buf := make([]byte, 0, 32)
 	i := start
 	for i < len(p.data) {
@@ -231,16 +252,17 @@ func (p *parser) escaped(start int, key bool) (any, error) {
 		case c == '"':
 			p.i = i + 1
 			if key {
-				return p.d.intern(buf), nil
+				k := p.d.intern(buf)
+				return k.s, k.h, nil
 			}
-			return string(buf), nil
+			return string(buf), 0, nil
 		case c < 0x20:
 			p.i = i
-			return nil, p.fail("control character in string")
+			return "", 0, p.fail("control character in string")
 		case c == '\\':
 			if i+1 >= len(p.data) {
 				p.i = i
-				return nil, p.fail("unterminated escape")
+				return "", 0, p.fail("unterminated escape")
 			}
 			i++
 			switch e := p.data[i]; e {
@@ -260,7 +282,7 @@ func (p *parser) escaped(start int, key bool) (any, error) {
 				r, ok := hex4(p.data, i+1)
 				if !ok {
 					p.i = i
-					return nil, p.fail("invalid \\u escape")
+					return "", 0, p.fail("invalid \\u escape")
 				}
 				i += 4
 				if utf16.IsSurrogate(r) {
@@ -278,7 +300,7 @@ func (p *parser) escaped(start int, key bool) (any, error) {
 				buf = utf8.AppendRune(buf, r)
 			default:
 				p.i = i
-				return nil, p.fail("invalid escape")
+				return "", 0, p.fail("invalid escape")
 			}
 			i++
 		case c >= utf8.RuneSelf:
@@ -291,7 +313,7 @@ func (p *parser) escaped(start int, key bool) (any, error) {
 		}
 	}
 	p.i = len(p.data)
-	return nil, p.fail("unterminated string")
+	return "", 0, p.fail("unterminated string")
 }
 
 func hex4(b []byte, i int) (rune, bool) {
@@ -384,14 +406,16 @@ func (p *parser) number() (any, error) {
 
 var negZero = func() float64 { z := 0.0; return -z }()
 
-// intern returns key as a string, allocated once per distinct key.
-func (d *Decoder) intern(b []byte) string {
-	if s, ok := d.keys[string(b)]; ok {
-		return s
+// intern returns key as a string, allocated and hashed once per distinct
+// key.
+func (d *Decoder) intern(b []byte) keyRef {
+	if k, ok := d.keys[string(b)]; ok {
+		return k
 	}
 	s := string(b)
+	k := keyRef{s, keyHash(s)}
 	if len(d.keys) < 4096 { // bounded: hostile input cannot grow it forever
-		d.keys[s] = s
+		d.keys[s] = k
 	}
-	return s
+	return k
 }
