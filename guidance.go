@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strings"
 	"text/template"
+	"time"
 )
 
 //go:embed templates/*.tmpl
@@ -30,6 +31,44 @@ type guidanceData struct {
 	Path     string
 	Detail   Detail
 	Memories bool // records are MIF memories, not generic records
+	// TTL is how long after it was written the file is deleted; zero
+	// leaves the sentence out. Templates print it with {{duration .TTL}}.
+	TTL time.Duration
+}
+
+// templateFuncs are the functions the guidance templates may call.
+var templateFuncs = template.FuncMap{"duration": humanDuration}
+
+// humanDuration writes d for a model to read: "1 hour", "90 minutes",
+// "1 day 12 hours", at most its two largest units, rounded down.
+func humanDuration(d time.Duration) string {
+	if d < time.Second {
+		return d.String()
+	}
+	units := []struct {
+		size time.Duration
+		name string
+	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}}
+	// 90 minutes reads better than 1 hour 30 minutes, and 36 hours than a
+	// day and a half: a unit is used only when it divides d evenly or d
+	// is at least two of it.
+	var parts []string
+	for _, u := range units {
+		n := d / u.size
+		if n == 0 || len(parts) == 0 && n < 2 && d%u.size != 0 {
+			continue
+		}
+		name := u.name
+		if n != 1 {
+			name += "s"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, name))
+		d -= n * u.size
+		if len(parts) == 2 || d == 0 {
+			break
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 type templates struct {
@@ -45,7 +84,7 @@ func loadTemplates(override fs.FS) (*templates, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := template.New(name).Option("missingkey=error").Parse(text)
+		t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
 		if err != nil {
 			return nil, fmt.Errorf("lro: template %s: %w", name, err)
 		}
@@ -67,7 +106,7 @@ func loadTemplates(override fs.FS) (*templates, error) {
 	}
 	// Render once now, so that a broken override fails New, not a tool call.
 	for _, tt := range []*template.Template{t.shell, t.native} {
-		if err := tt.Execute(new(strings.Builder), guidanceData{Detail: DetailLight, Memories: true}); err != nil {
+		if err := tt.Execute(new(strings.Builder), guidanceData{Detail: DetailLight, Memories: true, TTL: time.Hour}); err != nil {
 			return nil, fmt.Errorf("lro: template %s: %w", tt.Name(), err)
 		}
 	}
@@ -107,7 +146,11 @@ func (t *templates) guidance(native bool, d guidanceData) string {
 	}
 	var b strings.Builder
 	if err := tt.Execute(&b, d); err != nil {
-		return fmt.Sprintf("Results offloaded to JSONL (%d records, ~%d tokens saved).\nFile: %s\nDetail level: %s", d.Count, d.Tokens, d.Path, d.Detail)
+		text := fmt.Sprintf("Results offloaded to JSONL (%d records, ~%d tokens saved).\nFile: %s\nDetail level: %s", d.Count, d.Tokens, d.Path, d.Detail)
+		if d.TTL > 0 {
+			text += "\nThe file is deleted about " + humanDuration(d.TTL) + " after it was written."
+		}
+		return text
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -130,7 +130,7 @@ func (s *shape) schema() json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		key, _ := json.Marshal(name)
+		key, _ := marshalText(name)
 		b.Write(key)
 		f := s.fields[name]
 		types := make([]string, 0, len(f.types))
@@ -144,7 +144,7 @@ func (s *shape) schema() json.RawMessage {
 		case len(types) == 1:
 			fmt.Fprintf(&b, `:{"type":%q}`, types[0])
 		default:
-			t, _ := json.Marshal(types)
+			t, _ := marshalText(types)
 			fmt.Fprintf(&b, `:{"type":%s}`, t)
 		}
 	}
@@ -156,21 +156,27 @@ func (s *shape) schema() json.RawMessage {
 		}
 	}
 	if len(req) > 0 {
-		r, _ := json.Marshal(req)
+		r, _ := marshalText(req)
 		fmt.Fprintf(&b, `,"required":%s`, r)
 	}
 	b.WriteString(`}`)
 	return json.RawMessage(b.String())
 }
 
-// path returns the jq path of a top-level field.
+// jqPath returns the jq path of a top-level field.
 func jqPath(name string) string {
 	if isIdent(name) {
 		return "." + name
 	}
-	lit, _ := json.Marshal(name)
+	lit, _ := marshalText(name)
 	return ".[" + string(lit) + "]"
 }
+
+// placeholder is the default of a parameter only the caller can fill (a
+// search term, a tag): its name in capitals, as the memory recipes spell
+// theirs (templates/recipes.tmpl). Parameters with a useful real default
+// (the most common value of a field, a line range) keep it.
+func placeholder(name string) string { return strings.ToUpper(name) }
 
 // recipes returns up to ten recipes that use only fields every sampled
 // record has with a single type, so each one runs on every line.
@@ -181,7 +187,7 @@ func (s *shape) recipes() []Recipe {
 	}
 	if s.kind != "object" {
 		out = append(out, Recipe{Description: "Search records by keyword", Filter: `select(tostring | test($keyword; "i"))`,
-			Params: []RecipeParam{{"keyword", "keyword"}}})
+			Params: []RecipeParam{{"keyword", placeholder("keyword")}}})
 		return finish(out)
 	}
 	var scalars, texts, categories, numbers, tagLists []*field
@@ -212,7 +218,7 @@ func (s *shape) recipes() []Recipe {
 	if s.isLines() {
 		return finish(append(out,
 			Recipe{Description: "Search lines by keyword, with line numbers", Filter: `select(.text | test($keyword; "i")) | "\(.line): \(.text)"`,
-				Raw: true, Params: []RecipeParam{{"keyword", "keyword"}}},
+				Raw: true, Params: []RecipeParam{{"keyword", placeholder("keyword")}}},
 			Recipe{Description: "Print a range of lines", Filter: `select(.line >= ($from | tonumber) and .line <= ($to | tonumber)) | .text`,
 				Raw: true, Params: []RecipeParam{{"from", "1"}, {"to", "50"}}},
 		))
@@ -229,7 +235,7 @@ func (s *shape) recipes() []Recipe {
 	slices.SortStableFunc(texts, func(a, b *field) int { return cmp.Compare(b.strLen, a.strLen) })
 	for _, f := range texts[:min(2, len(texts))] {
 		out = append(out, Recipe{Description: "Search " + f.name + " by keyword",
-			Filter: "select(" + jqPath(f.name) + ` | test($keyword; "i"))`, Params: []RecipeParam{{"keyword", "keyword"}}})
+			Filter: "select(" + jqPath(f.name) + ` | test($keyword; "i"))`, Params: []RecipeParam{{"keyword", placeholder("keyword")}}})
 	}
 	for _, f := range categories[:min(2, len(categories))] {
 		p := jqPath(f.name)
@@ -241,7 +247,7 @@ func (s *shape) recipes() []Recipe {
 	}
 	for _, f := range tagLists[:min(1, len(tagLists))] {
 		out = append(out, Recipe{Description: "Filter by an element of " + f.name,
-			Filter: "select(" + jqPath(f.name) + " | index($value))", Params: []RecipeParam{{"value", "value"}}})
+			Filter: "select(" + jqPath(f.name) + " | index($value))", Params: []RecipeParam{{"value", placeholder("value")}}})
 	}
 	for _, f := range numbers[:min(2, len(numbers))] {
 		out = append(out, Recipe{Description: "Top 10 by " + f.name + ", highest first", Slurp: true,
@@ -259,7 +265,7 @@ func objectKey(name string) string {
 	if isIdent(name) {
 		return name
 	}
-	lit, _ := json.Marshal(name)
+	lit, _ := marshalText(name)
 	return string(lit) + ": " + jqPath(name)
 }
 

@@ -113,7 +113,8 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	default:
 		version = o.opts.schemaVersion
 	}
-	header, err := json.Marshal(OffloadHeader{
+	// Not HTML-escaped: a query holding '<' or '&' reads as it was typed.
+	header, err := marshalText(OffloadHeader{
 		Type:            HeaderType,
 		Operation:       set.Operation,
 		Query:           set.Query,

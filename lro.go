@@ -340,7 +340,6 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, pat
 		TopNamespaces:   []string{},
 		ScoreRange:      scoreRange(set.Scores),
 		Detail:          set.Detail,
-		Extra:           set.Extra,
 	}
 	var schema json.RawMessage
 	var recipes []Recipe
@@ -351,6 +350,7 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, pat
 		sum.TopNamespaces = topNamespaces(set.Records, 5)
 		schema, recipes = slices.Clone(o.templates.schemas[set.Detail]), o.templates.recipes[set.Detail]
 	}
+	sum.Extra = withoutStated(set.Extra, sum.stated())
 	return &OffloadResponse{
 		Offloaded:  true,
 		Summary:    sum,
@@ -363,6 +363,7 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, pat
 			Path:     path,
 			Detail:   set.Detail,
 			Memories: !set.Generic,
+			TTL:      o.cfg.TTL(),
 		}),
 	}
 }

@@ -280,7 +280,7 @@ func TestLargeTextToolOffloadedAsLines(t *testing.T) {
 	var grep string
 	for _, r := range d.JQRecipes {
 		if strings.HasPrefix(r.Description, "Search lines") {
-			grep = strings.Replace(r.Command, `"keyword"`, `"batch 2999$"`, 1)
+			grep = strings.Replace(r.Command, `"KEYWORD"`, `"batch 2999$"`, 1)
 		}
 	}
 	require.NotEmpty(t, grep)

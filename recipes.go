@@ -2,7 +2,6 @@ package lro
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -31,7 +30,12 @@ type Recipe struct {
 
 // RecipeParam is a variable of a [Recipe].
 type RecipeParam struct {
-	Name    string
+	Name string
+	// Default is what the shell command shows and what lro_extract binds
+	// when the caller gives no value: a real value that answers as it
+	// stands ("_semantic", the most common value of a field), or, for what
+	// only the caller knows (a search term, a tag), a placeholder, the
+	// parameter's name in capitals ("KEYWORD", "TAG").
 	Default string
 }
 
@@ -114,7 +118,7 @@ func (r Recipe) ShellFilter() string {
 	return varRE.ReplaceAllStringFunc(r.Filter, func(v string) string {
 		for _, p := range r.Params {
 			if p.Name == v[1:] {
-				lit, _ := json.Marshal(p.Default)
+				lit, _ := marshalText(p.Default)
 				return string(lit)
 			}
 		}

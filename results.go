@@ -3,6 +3,7 @@ package lro
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"unsafe"
 
@@ -131,10 +132,52 @@ func fromObject(obj []byte, want string) (found, bool) {
 	f := fromElements(els)
 	f.object, f.field = obj, field
 	delete(all, field)
-	if len(all) > 0 {
-		f.extra = all
-	}
+	f.extra = withoutStated(all, map[string]any{"count": len(f.records)})
 	return f, true
+}
+
+// withoutStated returns the fields of extra that do not repeat what the
+// summary already says: a field named like a summary field (see
+// OffloadSummary.stated) with the same JSON value is left out, so that a
+// tool's own "count" of the records it returned does not appear twice.
+// A field with another value stays: a total of 742 beside a count of 200
+// is news. It returns nil when nothing is left.
+func withoutStated(extra map[string]json.RawMessage, stated map[string]any) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range extra {
+		if s, ok := stated[k]; ok && sameJSON(v, s) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]json.RawMessage, len(extra))
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// stated returns the summary's fields by their JSON names, as
+// withoutStated takes them.
+func (s OffloadSummary) stated() map[string]any {
+	return map[string]any{
+		"count":            s.Count,
+		"estimated_tokens": s.EstimatedTokens,
+		"operation":        s.Operation,
+		"top_namespaces":   s.TopNamespaces,
+		"score_range":      s.ScoreRange,
+		"detail":           s.Detail,
+	}
+}
+
+// sameJSON reports whether raw, a JSON value, is the JSON encoding of v up
+// to white space and number spelling (200 and 200.0 are the same).
+func sameJSON(raw json.RawMessage, v any) bool {
+	var a, b any
+	enc, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(raw, &a) != nil || json.Unmarshal(enc, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // fromLines offloads text as one {"line", "text"} object per line, so that
@@ -150,7 +193,7 @@ func fromLines(text []byte) found {
 		rec = append(rec, `{"line":`...)
 		rec = strconv.AppendInt(rec, int64(n), 10)
 		rec = append(rec, `,"text":`...)
-		q, _ := json.Marshal(string(line))
+		q, _ := marshalText(string(line)) // unescaped: a model reads '<', not \u003c
 		rec = append(rec, q...)
 		rec = append(rec, '}')
 		f.records = append(f.records, rec)
