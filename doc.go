@@ -19,6 +19,24 @@
 //	defer off.Close()
 //	s := server.NewMCPServer("memory", "1.0.0", off.ServerOption())
 //
+// Only tools with a [ToolPolicy] are offloaded; the others pass through
+// untouched. The specification's memory tools (recall_memories,
+// inject_context, list_memories, search_*) have their policies built in.
+// Any other tool needs one, for example a get_logs tool returning log
+// records, which are not memories (Generic infers their line schema and
+// recipes from the records):
+//
+//	off, err := lro.New(lro.DefaultConfig(),
+//		lro.WithTool("get_logs", lro.ToolPolicy{Generic: true}))
+//
+// [WithAnyTool] gives a policy to every tool without one, and
+// [WithoutBuiltinTools] drops the built-in policies, for a server whose
+// tools only share the memory tools' names:
+//
+//	off, err := lro.New(lro.DefaultConfig(),
+//		lro.WithAnyTool(lro.ToolPolicy{Generic: true}),
+//		lro.WithoutBuiltinTools())
+//
 // The engine works without any MCP server too: build a [ResultSet] and call
 // [Offloader.Offload].
 //

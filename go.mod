@@ -1,6 +1,6 @@
 module github.com/mcplro/lro
 
-go 1.26
+go 1.25.5
 
 require (
 	github.com/itchyny/gojq v0.12.20

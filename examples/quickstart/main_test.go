@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,14 +21,43 @@ func TestQuickstart(t *testing.T) {
 	require.NoError(t, run(context.Background(), &out))
 	s := out.String()
 	assert.Contains(t, s, `"offloaded": true`)
-	assert.Contains(t, s, `"count": 200`)
-	assert.Contains(t, s, "Recipe 1, List titles with namespaces:")
-	assert.Contains(t, s, "Recipe 6, Count by namespace:")
-	assert.Regexp(t, regexp.MustCompile(`"namespace": "_[a-z]+/[a-z]+",\s+"count": \d+`), s, "recipe 6 ran on the file")
-	m := regexp.MustCompile(`inline result:\s+(\d+) bytes`).FindStringSubmatch(s)
-	require.NotNil(t, m)
-	d := regexp.MustCompile(`descriptor:\s+(\d+) bytes`).FindStringSubmatch(s)
-	require.NotNil(t, d)
-	assert.Greater(t, len(m[1]), len(d[1]), "the descriptor is smaller than the inline result")
-	assert.False(t, strings.Contains(s, "error"))
+	assert.Contains(t, s, `"count": 500`)
+	assert.Contains(t, s, `"extra": {
+      "service": "checkout"
+    }`, "the result's own count is the summary's, not repeated in extra")
+	assert.Contains(t, s, `"description": "Count by level"`)
+	assert.Regexp(t, `lro_extract\(file_path, recipe=\d+\):\n  \[\{"level":"ERROR","count":18\},\{"level":"INFO","count":413\},\{"level":"WARN","count":69\}\]`, s)
+	assert.Regexp(t, `\n  \{"time":"2026-01-01T09:00:00Z","message":"payment declined for order 10000: gateway timeout after 3 s"\}\n`, s,
+		"lro_extract ran the query on the file, keys in the query's order")
+
+	inline := regexp.MustCompile(`inline result:\s+(\d+) bytes`).FindStringSubmatch(s)
+	desc := regexp.MustCompile(`descriptor:\s+(\d+) bytes`).FindStringSubmatch(s)
+	require.NotNil(t, inline)
+	require.NotNil(t, desc)
+	in, _ := strconv.Atoi(inline[1])
+	d, _ := strconv.Atoi(desc[1])
+	assert.Greater(t, in, 10*d, "the descriptor is a small fraction of the inline result")
+	assert.NotContains(t, s, "error")
+	assert.NotContains(t, s, `\u003e`)
+}
+
+// TestQuickstartLeavesNothingBehind: the demo writes its file under the
+// temporary directory, and removes it and its own directory before it
+// returns.
+func TestQuickstartLeavesNothingBehind(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), &out))
+
+	m := regexp.MustCompile(`"file_path": "([^"]+)"`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "the descriptor names its file")
+	path := m[1]
+	assert.True(t, strings.HasPrefix(path, tmp+string(filepath.Separator)), "%s is under %s", path, tmp)
+	_, err := os.Stat(path)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the offloaded file is gone")
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing is left in the temporary directory")
+	assert.Contains(t, out.String(), "Removed "+filepath.Dir(path))
 }
