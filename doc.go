@@ -37,6 +37,15 @@
 //		lro.WithAnyTool(lro.ToolPolicy{Generic: true}),
 //		lro.WithoutBuiltinTools())
 //
+// A tool without a policy whose result is over the threshold is logged
+// once, with this fix.
+//
+// Servers on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
+// use package github.com/mcplro/lro/gosdk, a thin adapter over the same
+// host-neutral core, [Offloader.Serve]: gosdk.Install(s, off). An adapter
+// for another host translates its requests and results to [Call] and
+// [Result] and back.
+//
 // The engine works without any MCP server too: build a [ResultSet] and call
 // [Offloader.Offload].
 //
