@@ -56,9 +56,6 @@ func jqLines(t *testing.T, path string, r lro.Recipe, params map[string]string) 
 	}
 	args = append(args, r.Filter)
 	cmd := exec.Command("jq", args...)
-	in, err := os.Open(path)
-	require.NoError(t, err)
-	defer in.Close()
 	body := strings.SplitN(string(readFile(t, path)), "\n", 2)[1]
 	cmd.Stdin = strings.NewReader(body)
 	out, err := cmd.Output()

@@ -66,19 +66,8 @@ func extractLines(t *testing.T, path string, q jqQuery) (decoded, streamed []str
 // jqOutput runs q with the jq binary over the records of the file.
 func jqOutput(t *testing.T, path string, q jqQuery) []string {
 	t.Helper()
-	args := []string{"-c"}
-	if q.raw {
-		args = append(args, "-r")
-	}
-	if q.slurp {
-		args = append(args, "-s")
-	}
-	cmd := exec.Command("jq", append(args, q.filter)...)
-	cmd.Stdin = strings.NewReader(strings.SplitN(string(readFile(t, path)), "\n", 2)[1])
-	out, err := cmd.Output()
-	require.NoError(t, err, "jq %v", args)
-	if s := strings.TrimSuffix(string(out), "\n"); s != "" {
-		return strings.Split(s, "\n")
+	if lines := jqLines(t, path, lro.Recipe{Filter: q.filter, Raw: q.raw, Slurp: q.slurp}, nil); lines != nil {
+		return lines
 	}
 	return []string{}
 }
