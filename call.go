@@ -78,7 +78,7 @@ func (o *Offloader) Serve(ctx context.Context, call Call, next func(context.Cont
 	if !ok {
 		res, err = next(ctx)
 		if err == nil {
-			o.warnIfLarge(ctx, call.Tool, res, "has no offload policy; add lro.WithTool(%q, lro.ToolPolicy{Generic: true}) or lro.WithAnyTool to offload it")
+			o.warnIfLarge(ctx, call.Tool, res, fmt.Sprintf("has no offload policy; add lro.WithTool(%q, lro.ToolPolicy{Generic: true}) or lro.WithAnyTool to offload it", call.Tool))
 		}
 		return res, false, err
 	}
@@ -108,10 +108,10 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		}
 		detail = d
 	}
-	if call.OutputSchema && !policy.AllowOutputSchema {
+	if call.OutputSchema && policy.SkipOutputSchema {
 		res, err := next(ctx)
 		if err == nil {
-			o.warnIfLarge(ctx, call.Tool, res, "declares an output schema, which a descriptor does not match, so it is not offloaded; see ToolPolicy.AllowOutputSchema")
+			o.warnIfLarge(ctx, call.Tool, res, "declares an output schema and its policy has SkipOutputSchema, so it is not offloaded")
 		}
 		return res, false, err
 	}
@@ -269,7 +269,7 @@ func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res Result, wh
 	if _, loaded := o.warned.LoadOrStore(tool, true); loaded {
 		return
 	}
-	o.logger().LogAttrs(ctx, slog.LevelWarn, "lro: tool "+tool+" sent a result over the threshold inline: it "+fmt.Sprintf(why, tool),
+	o.logger().LogAttrs(ctx, slog.LevelWarn, "lro: tool "+tool+" sent a result over the threshold inline: it "+why,
 		slog.String("tool", tool), slog.Int("threshold_tokens", o.cfg.ThresholdTokens))
 }
 

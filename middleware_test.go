@@ -294,8 +294,6 @@ func TestPassThrough(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, textOf(t, res, 0), "boom boom", "errors pass untouched, however large")
 
-	res = callTool(t, c, "typed", nil)
-	assert.False(t, isDescriptor(t, res), "a tool with an output schema is not offloaded")
 
 	res = callTool(t, c, "small", nil)
 	assert.False(t, isDescriptor(t, res))
@@ -311,9 +309,9 @@ func TestPassThrough(t *testing.T) {
 	assert.False(t, isDescriptor(t, callTool(t, connect(t, off), "recall_memories", map[string]any{"query": "x", "limit": 300})))
 }
 
-func TestOutputSchemaOptIn(t *testing.T) {
-	s, _ := genericServer(t, lro.WithTool("typed", lro.ToolPolicy{Generic: true, AllowOutputSchema: true}))
-	assert.True(t, isDescriptor(t, callTool(t, connect(t, s), "typed", nil)))
+func TestOutputSchemaOptOut(t *testing.T) {
+	s, _ := genericServer(t, lro.WithTool("typed", lro.ToolPolicy{Generic: true, SkipOutputSchema: true}))
+	assert.False(t, isDescriptor(t, callTool(t, connect(t, s), "typed", nil)))
 }
 
 func TestWriteFailureFallsBackThroughMiddleware(t *testing.T) {

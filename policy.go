@@ -21,11 +21,13 @@ type ToolPolicy struct {
 	// "memories", "hits", "items", "records", "data", "rows" that is an
 	// array, else the only array field.
 	RecordsField string
-	// AllowOutputSchema offloads the tool even though it declares an
-	// output schema. A descriptor does not match that schema, so clients
-	// that validate structured content will reject it; opt in only when
-	// yours do not.
-	AllowOutputSchema bool
+	// SkipOutputSchema sends the results of a tool that declares an
+	// output schema inline, as they are, and leaves the schema its clients
+	// see as declared. By default such a tool is offloaded like any other,
+	// and the schema it lists is widened to admit the descriptor too (see
+	// [WidenOutputSchema]), so that clients which validate structured
+	// content accept both.
+	SkipOutputSchema bool
 }
 
 // builtinPolicy returns the policy of the specification's tools.

@@ -145,13 +145,13 @@ func TestResultTypeAbsentOnOlderProtocol(t *testing.T) {
 	assert.NotContains(t, body, `resultType`)
 }
 
-// A typed tool declares an output schema, which a descriptor does not
-// match: it passes through, and the first large result says so once in the
-// log. The middleware knows the schema even when the client never listed
-// the tools (protocol 2026-07-28 needs no tools/list before a call).
-func TestOutputSchemaToolPassesThroughAndIsLoggedOnce(t *testing.T) {
+// A typed tool whose policy skips output-schema tools passes through, and
+// the first large result says so once in the log. The middleware knows the
+// schema even when the client never listed the tools (protocol 2026-07-28
+// needs no tools/list before a call).
+func TestSkippedOutputSchemaToolIsLoggedOnce(t *testing.T) {
 	var logs bytes.Buffer
-	off := newOffloader(t, lro.WithTool("export", lro.ToolPolicy{Generic: true}),
+	off := newOffloader(t, lro.WithTool("export", lro.ToolPolicy{Generic: true, SkipOutputSchema: true}),
 		lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	cs, _ := connectHTTP(t, newServer(off), "2026-07-28")
 	for range 3 {
