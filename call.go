@@ -6,9 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
-
-	"github.com/mcplro/lro/internal/jsonscan"
 )
 
 // A Call is one tool call as a host adapter hands it to [Offloader.Serve].
@@ -48,11 +47,15 @@ type Result struct {
 
 // Content is one content item of a [Result].
 type Content struct {
-	// Text is the text of a text item.
+	// Text is the text of a text item or of an embedded text resource.
 	Text string
+	// URI is set for an embedded text resource: the resource's URI. Its
+	// text is Text and its type MIMEType; Other holds the host's item.
+	URI      string
+	MIMEType string
 	// Other holds the host's own value of an item that is not text (an
-	// image, a resource), which offloading keeps as it is. It is nil for
-	// a text item.
+	// image, audio, a binary resource), which offloading keeps as it is.
+	// It is nil for a text item.
 	Other any
 }
 
@@ -102,11 +105,16 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 	if v, present := call.Arguments["detail"]; present && v != nil && !policy.Generic {
 		s, _ := v.(string)
 		d, err := ParseDetail(s)
-		if err != nil {
+		switch {
+		case err == nil:
+			detail = d
+		case policy.detect:
+			// A search tool's own detail argument ("brief"): its
+			// records are judged by what they are, not by this.
+		default:
 			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, jsonText(v))
 			return Result{IsError: true, Content: []Content{TextContent(msg)}}, true, nil
 		}
-		detail = d
 	}
 	if call.OutputSchema && policy.SkipOutputSchema {
 		res, err := next(ctx)
@@ -133,127 +141,124 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		return res, false, nil
 	}
 	if collected {
-		set.Records, set.Scores, set.Tokens, set.Validated = records, scores, tokens, true
-		f := found{records: records, elements: rawElements(records)}
-		out, err := o.Offload(ctx, set)
-		if err != nil {
-			o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
-			if !promised {
-				return res, false, nil
-			}
-			// The handler returned a placeholder, trusting Collect: send
-			// the collected records instead, complete.
-			return Result{Content: []Content{TextContent(string(f.truncated(len(records))))}}, true, nil
-		}
-		return o.respond(res, out, f, false)
+		return o.serveCollected(ctx, res, set, records, scores, tokens, promised, call.Tool)
 	}
-
-	p, ok := payloadOf(res)
-	if !ok {
+	if o.surelySmall(res) {
 		return res, false, nil
 	}
-	// Fast path: no rune costs more than a token per three bytes, so a
-	// result this small is under the threshold without a look inside.
-	if _, heuristic := o.opts.estimator.(HeuristicEstimator); heuristic && p.size() <= 3*o.cfg.ThresholdTokens && p.structuredKnown() {
+	doc, ok := o.documentOf(res)
+	if !ok || doc.tokens <= o.cfg.ThresholdTokens {
 		return res, false, nil
 	}
-	payload, isJSON, tokens, ok := o.measure(p)
-	if !ok || tokens <= o.cfg.ThresholdTokens {
+	l := doc.layoutOf(policy.RecordsField)
+	if l.cursor != "" {
+		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.cursor+") without handing its full set to lro.Collect, so the page is sent inline: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
 		return res, false, nil
 	}
-	f := findRecords(payload, isJSON, policy.RecordsField)
-	set.Records, set.Scores, set.Extra, set.Tokens, set.Validated = f.records, f.scores, f.extra, tokens, true
-	set.sent, set.overhead = f.elements, o.EstimateTokens(f.truncated(0))
-	set.Generic = set.Generic || f.generic
-	out, err := o.Offload(ctx, set)
+	sets := o.sectionSets(set, &l, doc.tokens, policy, call.Tool)
+	out, err := o.offloadSections(ctx, sets, &l, o.keptTokens(res, doc))
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 		return res, false, nil
 	}
-	return o.respond(res, out, f, p.hasStructured)
+	return o.respond(res, doc, &l, out), true, nil
 }
 
-// respond turns an outcome into the result to send.
-func (o *Offloader) respond(res Result, out Outcome, f found, structured bool) (Result, bool, error) {
+// serveCollected offloads the set a handler handed to Collect.
+func (o *Offloader) serveCollected(ctx context.Context, res Result, set ResultSet, records []json.RawMessage, scores []float64, tokens int, promised bool, tool string) (Result, bool, error) {
+	set.Records, set.Scores, set.Tokens, set.Validated = records, scores, tokens, true
+	l := layout{root: []byte("[]"), sections: []section{{found: found{records: records, elements: rawElements(records)}}}}
+	// The handler's own result is a rendering of the set, or a
+	// placeholder: all of it is replaced.
+	doc := document{replace: make([]int, len(res.Content))}
+	for i := range doc.replace {
+		doc.replace[i] = i
+	}
+	out, err := o.offloadSections(ctx, []ResultSet{set}, &l, 0)
+	if err != nil {
+		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", tool, err)
+		if !promised {
+			return res, false, nil
+		}
+		// The handler returned a placeholder, trusting Collect: send
+		// the collected records instead, complete.
+		return Result{Content: []Content{TextContent(string(l.sections[0].cut(len(records))))}}, true, nil
+	}
+	if out.Action == Inline {
+		if !promised {
+			return res, false, nil
+		}
+		return Result{Content: []Content{TextContent(string(l.sections[0].cut(len(records))))}}, true, nil
+	}
+	if len(res.Content) == 0 {
+		doc.replace = []int{0}
+		res.Content = []Content{{}}
+	}
+	res.Structured = nil
+	return o.respond(res, doc, &l, out), true, nil
+}
+
+// keptTokens estimates the items that stay beside the document: small
+// texts next to the data. Images and other items are not counted.
+func (o *Offloader) keptTokens(res Result, doc document) int {
+	t := 0
+	idx, _ := textItems(res)
+	for _, i := range idx {
+		if !slices.Contains(doc.replace, i) {
+			t += o.EstimateTokens(bytesOf(res.Content[i].Text))
+		}
+	}
+	return t
+}
+
+// respond builds the result to send: the descriptor (or the truncated
+// document and its warning) in place of the document's first item and of
+// the structured content, when they were part of it. Items that were not
+// part of the document stay where they were.
+func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome) Result {
+	var body []byte
+	var r Result
 	switch out.Action {
 	case Offloaded:
 		b, err := marshalText(out.Response)
 		if err != nil {
-			return res, false, nil
+			return Result{IsError: true, Content: []Content{TextContent("lro: encoding the descriptor: " + err.Error())}}
 		}
-		r := Result{Content: []Content{TextContent(string(b))}}
-		if structured {
+		body = b
+		if doc.structured {
 			r.Structured = json.RawMessage(b)
 		}
-		return r, true, nil
 	case Truncated:
-		payload := f.truncated(out.Kept)
-		r := Result{Content: []Content{TextContent(string(payload)), TextContent(out.Warning)}}
-		if structured && f.object != nil {
-			r.Structured = json.RawMessage(payload)
-		}
-		return r, true, nil
-	}
-	return res, false, nil
-}
-
-// payload is what a result offers to be judged: one text item and the
-// structured content next to it.
-type payload struct {
-	text          string
-	structured    []byte // the structured content's bytes, when the host gave them
-	value         any    // the structured content as a Go value, otherwise
-	hasStructured bool
-}
-
-// payloadOf returns the payload of a result made of one text item.
-func payloadOf(res Result) (payload, bool) {
-	if len(res.Content) != 1 || res.Content[0].Other != nil {
-		return payload{}, false
-	}
-	p := payload{text: res.Content[0].Text, hasStructured: res.Structured != nil}
-	switch s := res.Structured.(type) {
-	case json.RawMessage:
-		p.structured = s
-	case []byte:
-		p.structured = s
-	default:
-		p.value = s
-	}
-	return p, true
-}
-
-func (p payload) size() int { return len(p.text) + len(p.structured) }
-
-// structuredKnown reports whether the payload's size covers its structured
-// content: there is none, its bytes are known, or the text is JSON (and so
-// taken as its serialization).
-func (p payload) structuredKnown() bool {
-	return !p.hasStructured || p.structured != nil || looksJSON(p.text)
-}
-
-// measure returns the bytes to judge and their estimate. The threshold
-// applies to the result set once: a JSON text is taken to be the
-// serialization of the structured content next to it, as the MCP
-// specification says it should be, and is what is judged; only a text that
-// is something else (a summary) adds the structured content.
-func (o *Offloader) measure(p payload) (data []byte, isJSON bool, tokens int, ok bool) {
-	data = bytesOf(p.text)
-	isJSON = looksJSON(p.text) && jsonscan.Valid(data)
-	tokens = o.EstimateTokens(data)
-	if p.hasStructured && !isJSON {
-		s := p.structured
-		if s == nil {
-			b, err := json.Marshal(p.value)
-			if err != nil {
-				return nil, false, 0, false
+		if !l.items {
+			body = l.truncated(out.kept)
+			if doc.structured && l.root != nil {
+				r.Structured = json.RawMessage(body)
 			}
-			s = b
 		}
-		tokens += o.EstimateTokens(s)
-		data, isJSON = s, jsonscan.Valid(s)
 	}
-	return data, isJSON, tokens, true
+	first := true
+	kept := 0
+	for i, c := range res.Content {
+		if !slices.Contains(doc.replace, i) {
+			r.Content = append(r.Content, c)
+			continue
+		}
+		if l.items && out.Action == Truncated {
+			if kept < out.kept[0] {
+				r.Content = append(r.Content, c)
+			}
+			kept++
+			continue
+		}
+		if first {
+			r.Content = append(r.Content, TextContent(string(body)))
+			first = false
+		}
+	}
+	if out.Action == Truncated {
+		r.Content = append(r.Content, TextContent(out.Warning))
+	}
+	return r
 }
 
 // warnIfLarge logs, once per tool, that a result over the threshold went
@@ -263,10 +268,16 @@ func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res Result, wh
 	if res.IsError || res.NeedsInput || tool == ExtractToolName {
 		return
 	}
-	if _, done := o.warned.Load(tool); done || o.resultTokens(res) <= o.cfg.ThresholdTokens {
+	if _, done := o.warned.Load(tool + "\x00" + why); done || o.resultTokens(res) <= o.cfg.ThresholdTokens {
 		return
 	}
-	if _, loaded := o.warned.LoadOrStore(tool, true); loaded {
+	o.warnOnce(ctx, tool, why)
+}
+
+// warnOnce logs, once per tool and reason, that a result over the
+// threshold of tool was sent inline because it: why.
+func (o *Offloader) warnOnce(ctx context.Context, tool, why string) {
+	if _, loaded := o.warned.LoadOrStore(tool+"\x00"+why, true); loaded {
 		return
 	}
 	o.logger().LogAttrs(ctx, slog.LevelWarn, "lro: tool "+tool+" sent a result over the threshold inline: it "+why,
@@ -275,19 +286,11 @@ func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res Result, wh
 
 // resultTokens estimates a result as Serve would judge it.
 func (o *Offloader) resultTokens(res Result) int {
-	p, ok := payloadOf(res)
-	if !ok {
-		t := 0
-		for _, c := range res.Content {
-			t += o.EstimateTokens(bytesOf(c.Text))
-		}
-		return t
-	}
-	if _, heuristic := o.opts.estimator.(HeuristicEstimator); heuristic && p.size() <= 3*o.cfg.ThresholdTokens && p.structuredKnown() {
+	if o.surelySmall(res) {
 		return 0
 	}
-	_, _, tokens, _ := o.measure(p)
-	return tokens
+	doc, _ := o.documentOf(res)
+	return doc.tokens
 }
 
 // logger returns the configured logger, or slog's default one: warnings

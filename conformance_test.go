@@ -222,12 +222,12 @@ var confCases = []confCase{
 		}},
 	{name: "generic JSON", tool: "tickets",
 		check: func(t *testing.T, env confEnv, r confResult) {
-			d := checkOffloaded(t, env, r, "tickets", lro.DetailLight, 300, false)
+			d := checkOffloaded(t, env, r, "tickets", "", 300, false)
 			assert.Contains(t, string(d.LineSchema), "priority", "the line schema is inferred from the records")
 		}},
 	{name: "plain text", tool: "logs",
 		check: func(t *testing.T, env confEnv, r confResult) {
-			d := checkOffloaded(t, env, r, "logs", lro.DetailLight, 2000, false)
+			d := checkOffloaded(t, env, r, "logs", "", 2000, false)
 			_, lines := readJSONL(t, mustRead(t, d.FilePath))
 			assert.JSONEq(t, `{"line":2,"text":"2026-11-23T10:00:01Z level=info msg=\"request served\" id=1"}`, string(lines[1]))
 		}},
@@ -341,7 +341,7 @@ func checkOffloaded(t *testing.T, env confEnv, r confResult, op string, detail l
 	require.NoError(t, json.Unmarshal([]byte(r.Texts[0]), &d), "%.300s", r.Texts[0])
 	require.True(t, d.Offloaded)
 	assert.Equal(t, op, d.Summary.Operation)
-	assert.Equal(t, detail, d.Summary.Detail)
+	assert.Equal(t, detail, d.Summary.Detail, "generic records (detail \"\") have no detail level")
 	assert.Equal(t, count, d.Summary.Count)
 	assert.Greater(t, d.Summary.EstimatedTokens, env.off.Config().ThresholdTokens)
 	assert.NotEmpty(t, d.JQRecipes)

@@ -31,6 +31,12 @@ type guidanceData struct {
 	Path     string
 	Detail   Detail
 	Memories bool // records are MIF memories, not generic records
+	Lines    bool // records are the lines of a text
+	// Section is the field of the result the file holds ("" when the
+	// result was the records), and Sections how many other large fields
+	// the descriptor's sections list.
+	Section  string
+	Sections int
 	// TTL is how long after it was written the file is deleted; zero
 	// leaves the sentence out. Templates print it with {{duration .TTL}}.
 	TTL time.Duration

@@ -46,6 +46,7 @@ func (e *RecordError) Unwrap() error { return e.Err }
 
 // written is a published file.
 type written struct {
+	name  string // in the FS
 	path  string
 	bytes int64
 }
@@ -104,7 +105,7 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 		return written{}, fmt.Errorf("lro: generating a file name: %w", err)
 	}
 	final := fileName(o.cfg.FilePrefix, set.Operation, id)
-	w := written{path: o.opts.fs.Path(final)}
+	w := written{name: final, path: o.opts.fs.Path(final)}
 	version := set.SchemaVersion
 	switch {
 	case version != "":

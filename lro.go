@@ -1,6 +1,7 @@
 package lro
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,6 +120,8 @@ type Outcome struct {
 	Warning string
 	// Err is why the file could not be written, when Action is Truncated.
 	Err error
+
+	kept []int // Kept of each section of a result that had several
 }
 
 // OffloadResponse is the compact descriptor returned in place of an
@@ -128,8 +131,15 @@ type OffloadResponse struct {
 	Summary    OffloadSummary  `json:"summary"`     // what the set holds
 	FilePath   string          `json:"file_path"`   // absolute path of the JSONL file
 	LineSchema json.RawMessage `json:"line_schema"` // JSON Schema of one record line
-	JQRecipes  []JQRecipe      `json:"jq_recipes"`  // ten for memories; up to ten inferred otherwise
+	JQRecipes  []JQRecipe      `json:"jq_recipes"`  // ten, run by lro_extract by number
 	Guidance   string          `json:"guidance"`    // advisory text for the model
+	// Section is the path of the field of the result whose records
+	// FilePath holds ("edges", "data.items"), when the result was an
+	// object; empty when it was the records themselves.
+	Section string `json:"section,omitempty"`
+	// Sections are the result's other large fields, each offloaded to a
+	// file of its own, when it had several.
+	Sections []SectionDescriptor `json:"sections,omitempty"`
 }
 
 // OffloadSummary describes the offloaded set so that a model without a
@@ -145,6 +155,26 @@ type OffloadSummary struct {
 	Detail          Detail      `json:"detail"`
 	// Extra holds the result's other top-level fields (see ResultSet.Extra).
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+
+	generic bool // records, not memories: no namespaces, no detail
+}
+
+// MarshalJSON writes the summary of memories with every field of the
+// specification, and that of generic records without the memory-only
+// ones (top_namespaces, detail, and score_range when there are no
+// scores).
+func (s OffloadSummary) MarshalJSON() ([]byte, error) {
+	if !s.generic {
+		type plain OffloadSummary // without this method
+		return marshalText(plain(s))
+	}
+	return marshalText(struct {
+		Count           int                        `json:"count"`
+		EstimatedTokens int                        `json:"estimated_tokens"`
+		Operation       string                     `json:"operation"`
+		ScoreRange      *[2]float64                `json:"score_range,omitempty"`
+		Extra           map[string]json.RawMessage `json:"extra,omitempty"`
+	}{s.Count, s.EstimatedTokens, s.Operation, s.ScoreRange, s.Extra})
 }
 
 // JQRecipe is a ready-to-run shell command over the offloaded file.
@@ -341,14 +371,11 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, pat
 		ScoreRange:      scoreRange(set.Scores),
 		Detail:          set.Detail,
 	}
-	var schema json.RawMessage
-	var recipes []Recipe
+	schema, recipes := o.schemaAndRecipes(set)
 	if set.Generic {
-		shape := inferShape(set.Records)
-		schema, recipes = shape.schema(), shape.recipes()
+		sum.generic = true
 	} else {
 		sum.TopNamespaces = topNamespaces(set.Records, 5)
-		schema, recipes = slices.Clone(o.templates.schemas[set.Detail]), o.templates.recipes[set.Detail]
 	}
 	sum.Extra = withoutStated(set.Extra, sum.stated())
 	return &OffloadResponse{
@@ -357,15 +384,35 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, pat
 		FilePath:   path,
 		LineSchema: schema,
 		JQRecipes:  shellRecipes(recipes, path),
-		Guidance: o.templates.guidance(o.nativeGuidance(ctx), guidanceData{
-			Count:    len(set.Records),
-			Tokens:   tokens,
-			Path:     path,
-			Detail:   set.Detail,
-			Memories: !set.Generic,
-			TTL:      o.cfg.TTL(),
-		}),
+		Guidance:   o.guidanceFor(ctx, set, tokens, path, "", 0),
 	}
+}
+
+// guidanceFor renders the guidance of a descriptor of set; section and
+// sections name the field the file holds and how many others there are,
+// for a result that had several.
+func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, path, section string, sections int) string {
+	return o.templates.guidance(o.nativeGuidance(ctx), guidanceData{
+		Count:    len(set.Records),
+		Tokens:   tokens,
+		Path:     path,
+		Detail:   set.Detail,
+		Memories: !set.Generic,
+		Lines:    set.Generic && len(set.Records) > 0 && bytes.HasPrefix(set.Records[0], []byte(`{"line":`)),
+		Section:  section,
+		Sections: sections,
+		TTL:      o.cfg.TTL(),
+	})
+}
+
+// schemaAndRecipes returns the line schema and recipes of set: the
+// templates' for memories, inferred from the records otherwise.
+func (o *Offloader) schemaAndRecipes(set ResultSet) (json.RawMessage, []Recipe) {
+	if set.Generic {
+		shape := inferShape(set.Records)
+		return shape.schema(), shape.recipes()
+	}
+	return slices.Clone(o.templates.schemas[set.Detail]), o.templates.recipes[set.Detail]
 }
 
 // nativeGuidance reports whether the guidance should point to lro_extract:

@@ -1,6 +1,11 @@
 package lro
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/mcplro/lro/internal/jsonscan"
+)
 
 // ToolPolicy says how the results of one tool are offloaded.
 type ToolPolicy struct {
@@ -28,6 +33,11 @@ type ToolPolicy struct {
 	// [WidenOutputSchema]), so that clients which validate structured
 	// content accept both.
 	SkipOutputSchema bool
+
+	// detect judges the records: memories when they look like MIF
+	// memories, generic otherwise; an argument named detail that is not a
+	// level is the tool's own. The built-in search policy has it.
+	detect bool
 }
 
 // builtinPolicy returns the policy of the specification's tools.
@@ -41,7 +51,7 @@ func builtinPolicy(tool string) (ToolPolicy, bool) {
 		return ToolPolicy{Operation: "list", DefaultDetail: DetailLight}, true
 	}
 	if tool == "search" || strings.HasPrefix(tool, "search_") || strings.HasSuffix(tool, "_search") {
-		return ToolPolicy{Operation: "search", DefaultDetail: DetailLight}, true
+		return ToolPolicy{Operation: "search", DefaultDetail: DetailLight, detect: true}, true
 	}
 	return ToolPolicy{}, false
 }
@@ -81,4 +91,39 @@ func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
 		return *p, true
 	}
 	return ToolPolicy{}, false
+}
+
+// looksLikeMemories reports whether records are MIF memories: objects with
+// the string fields id, title, namespace and memory_type, every one of the
+// first hundred. A search tool's tickets or log lines are not.
+func looksLikeMemories(records []json.RawMessage) bool {
+	if len(records) == 0 {
+		return false
+	}
+	for _, r := range records[:min(len(records), 100)] {
+		n := 0
+		err := jsonscan.Fields(r, func(kv jsonscan.Field) bool {
+			switch string(kv.Key) {
+			case "id", "title", "namespace", "memory_type":
+				if len(kv.Value) > 0 && kv.Value[0] == '"' {
+					n++
+				}
+			}
+			return true
+		})
+		if err != nil || n != 4 {
+			return false
+		}
+	}
+	return true
+}
+
+// genericFallback returns the policy a detecting policy becomes when the
+// records are not memories: the WithAnyTool policy's operation if it names
+// one, else the tool's own name.
+func (o *Offloader) genericFallback(tool string) string {
+	if p := o.opts.anyTool; p != nil && p.Operation != "" {
+		return p.Operation
+	}
+	return ToolPolicy{}.operationFor(tool)
 }

@@ -4,26 +4,57 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/mcplro/lro/internal/jsonscan"
 )
 
-// found is a result set found in a tool result, with what is needed to
-// rebuild a truncated result in the same shape.
+// found is one set of records found in a tool result, with each record as
+// the inline result sends it, so that a truncated result can be rebuilt in
+// the shape it had.
 type found struct {
 	records []json.RawMessage
 	scores  []float64
-	extra   map[string]json.RawMessage
-	generic bool
+	generic bool // lines or items of text: certainly not memories
+	lines   bool // one {"line", "text"} record per line of text
 
-	// How to rebuild: the elements of the original array (hits keep their
-	// score), the object it came from and its array field, or text lines.
+	// elements are the records as the result sends them: the array
+	// elements (a search hit keeps its score), the lines of a text, or
+	// the `"key":value` members of an object.
 	elements [][]byte
-	object   []byte
-	field    string
-	lines    bool
+	members  bool // elements are object members
+}
+
+// A section is a found set at a place in the result.
+type section struct {
+	found
+	path   []string // field names from the document's root; nil for the root itself
+	bytes  int      // size of the value the records came from
+	fields []string // for the overflow section: the keys (joined paths) of the fields it holds
+	text   bool     // the value was a JSON string, offloaded as lines
+}
+
+// name is the section's path as the descriptor shows it: "data.items".
+func (s *section) name() string { return strings.Join(s.path, ".") }
+
+// key is the section's path as a map key; field names may hold dots.
+func (s *section) key() string { return pathKey(s.path) }
+
+func pathKey(path []string) string { return strings.Join(path, "\x00") }
+
+// A layout is what a document holds: one or more sections of records (the
+// largest, or the one the policy names, first), the small fields beside
+// them, and what is needed to rebuild the document with fewer records.
+type layout struct {
+	sections []section
+	extra    map[string]json.RawMessage // small fields by dotted path
+	paths    map[string]string          // dotted path of an extra field: its path key
+	root     []byte                     // the JSON document; nil for text
+	items    bool                       // each record was a content item
+	cursor   string                     // an active pagination cursor field, if any
 }
 
 // bytesOf views a string's bytes without copying. The engine only reads
@@ -31,24 +62,163 @@ type found struct {
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // knownFields are the array fields a result object usually keeps its
-// records in, in order of preference.
+// records in, in order of preference when several are large.
 var knownFields = []string{"results", "memories", "hits", "items", "records", "data", "rows"}
 
-// findRecords finds the records in payload: a JSON array, the array field
-// of a JSON object, or, for text that is not JSON, its lines. isJSON says
-// that payload is valid JSON (the caller has checked).
-func findRecords(payload []byte, isJSON bool, field string) found {
-	p := bytes.TrimSpace(payload)
-	if isJSON && len(p) > 0 && (p[0] == '[' || p[0] == '{') {
-		if p[0] == '[' {
-			els, _ := jsonscan.Elements(p)
-			return fromElements(els)
-		}
-		if f, ok := fromObject(p, field); ok {
-			return f
+const (
+	// sectionBytes is the size over which a field of a result object is
+	// offloaded in a section of its own instead of being copied into the
+	// descriptor: about 256 tokens.
+	sectionBytes = 1024
+	// extraBytes bounds the small fields copied into the descriptor
+	// together; fields past it go to a section of their own.
+	extraBytes = 1600
+	// maxDepth is how deep objects are searched for large arrays.
+	maxDepth = 3
+)
+
+// findLayout finds the records in data: a JSON array, the large fields of
+// a JSON object (arrays, nested objects searched for arrays, long
+// strings), or, for text that is not JSON, its lines. isJSON says that
+// data is valid JSON (the caller has checked). want is the policy's
+// RecordsField, a dotted path, or "".
+func findLayout(data []byte, isJSON bool, want string) layout {
+	p := bytes.TrimSpace(data)
+	if !isJSON || len(p) == 0 {
+		return layout{sections: []section{{found: fromLines(data), bytes: len(data)}}}
+	}
+	switch p[0] {
+	case '[':
+		els, _ := jsonscan.Elements(p)
+		return layout{root: p, sections: []section{{found: fromElements(els), bytes: len(p)}}}
+	case '{':
+		l := layout{root: p}
+		l.split(p, nil, 0, want)
+		l.order(want)
+		l.bound()
+		return l
+	case '"':
+		var s string
+		if json.Unmarshal(p, &s) == nil {
+			return layout{sections: []section{{found: fromLines([]byte(s)), bytes: len(p)}}}
 		}
 	}
-	return fromLines(payload)
+	return layout{sections: []section{{found: fromLines(data), bytes: len(data)}}}
+}
+
+// split walks an object: large fields become sections, small ones extra.
+func (l *layout) split(obj []byte, prefix []string, depth int, want string) {
+	_ = jsonscan.Fields(obj, func(kv jsonscan.Field) bool {
+		path := append(slices.Clip(prefix), string(kv.Key))
+		v := kv.Value
+		if depth == 0 && l.cursor == "" && isActiveCursor(string(kv.Key), v) {
+			l.cursor = string(kv.Key)
+		}
+		named := want != "" && strings.Join(path, ".") == want
+		if len(v) <= sectionBytes && !named {
+			l.addExtra(path, v)
+			return true
+		}
+		switch v[0] {
+		case '[':
+			els, _ := jsonscan.Elements(v)
+			l.sections = append(l.sections, section{found: fromElements(els), path: path, bytes: len(v)})
+		case '{':
+			if depth < maxDepth && !named {
+				l.split(v, path, depth+1, want)
+				return true
+			}
+			l.sections = append(l.sections, section{found: fromMembers(v), path: path, bytes: len(v)})
+		case '"':
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				l.addExtra(path, v)
+				return true
+			}
+			l.sections = append(l.sections, section{found: fromLines([]byte(s)), path: path, bytes: len(v), text: true})
+		default:
+			l.addExtra(path, v)
+		}
+		return true
+	})
+}
+
+func (l *layout) addExtra(path []string, v []byte) {
+	if l.extra == nil {
+		l.extra, l.paths = map[string]json.RawMessage{}, map[string]string{}
+	}
+	dotted := strings.Join(path, ".")
+	l.extra[dotted], l.paths[dotted] = v, pathKey(path)
+}
+
+// order puts the main section first: the one the policy names, else the
+// largest, a known records field winning among sections of a similar size.
+func (l *layout) order(want string) {
+	rank := func(s *section) int {
+		if want != "" && s.name() == want {
+			return 1 << 62
+		}
+		r := s.bytes
+		if len(s.path) == 1 && slices.Contains(knownFields, s.path[0]) {
+			r += r / 4
+		}
+		return r
+	}
+	slices.SortStableFunc(l.sections, func(a, b section) int { return rank(&b) - rank(&a) })
+}
+
+// bound keeps the fields copied into the descriptor small: past
+// extraBytes together, the largest move to a section of their own, one
+// {"field", "value"} record each. An object of only small fields is all
+// such a section.
+func (l *layout) bound() {
+	total := 0
+	for _, v := range l.extra {
+		total += len(v)
+	}
+	if total <= extraBytes && len(l.sections) > 0 {
+		return
+	}
+	keys := make([]string, 0, len(l.extra))
+	for k := range l.extra {
+		keys = append(keys, k)
+	}
+	// Largest first, so that as few fields as possible leave the summary.
+	slices.SortFunc(keys, func(a, b string) int {
+		if d := len(l.extra[b]) - len(l.extra[a]); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	s := section{found: found{generic: true}, path: []string{"fields"}}
+	for _, k := range keys {
+		if total <= extraBytes && len(l.sections) > 0 {
+			break
+		}
+		v := l.extra[k]
+		total -= len(v)
+		delete(l.extra, k)
+		s.fields = append(s.fields, l.paths[k])
+		name, _ := marshalText(k)
+		rec := append(append(append([]byte(`{"field":`), name...), `,"value":`...), v...)
+		s.records = append(s.records, append(rec, '}'))
+		s.elements = append(s.elements, v)
+		s.bytes += len(v)
+	}
+	if len(s.records) > 0 {
+		l.sections = append(l.sections, s)
+	}
+}
+
+// isActiveCursor reports whether a top-level field says more pages follow.
+func isActiveCursor(key string, v []byte) bool {
+	switch key {
+	case "next_cursor", "nextCursor", "cursor", "next_page_token", "nextPageToken", "next_page", "nextPage":
+		return len(v) > 0 && string(v) != "null" && string(v) != `""` && string(v) != "false"
+	case "has_more", "hasMore":
+		return string(v) == "true"
+	}
+	return false
 }
 
 func fromElements(els [][]byte) found {
@@ -78,6 +248,23 @@ func fromElements(els [][]byte) found {
 	return f
 }
 
+// fromMembers makes one {"key", "value"} record of each member of an
+// object too deep or too wide to search: a map from ids to records.
+func fromMembers(obj []byte) found {
+	f := found{generic: true, members: true}
+	_ = jsonscan.Fields(obj, func(kv jsonscan.Field) bool {
+		// Key and Value are slices of obj: their offsets follow from their
+		// capacities.
+		start := cap(obj) - cap(kv.Key) - 1 // the member's opening quote
+		end := cap(obj) - cap(kv.Value) + len(kv.Value)
+		f.elements = append(f.elements, obj[start:end])
+		rec := append(append([]byte(`{"key":`), obj[start:start+len(kv.Key)+2]...), `,"value":`...)
+		f.records = append(f.records, append(append(rec, kv.Value...), '}'))
+		return true
+	})
+	return f
+}
+
 // isHit reports whether e is an object of exactly a numeric score and an
 // object memory.
 func isHit(e []byte) bool {
@@ -97,43 +284,51 @@ func isHit(e []byte) bool {
 	return err == nil && ok && n == 2
 }
 
-func fromObject(obj []byte, want string) (found, bool) {
-	arrays := map[string][]byte{}
-	var order []string
-	all := map[string]json.RawMessage{}
-	_ = jsonscan.Fields(obj, func(kv jsonscan.Field) bool {
-		k := string(kv.Key)
-		all[k] = kv.Value
-		order = append(order, k)
-		if len(kv.Value) > 0 && kv.Value[0] == '[' {
-			arrays[k] = kv.Value
-		}
-		return true
-	})
-	field := want
-	if field == "" {
-		for _, k := range knownFields {
-			if _, ok := arrays[k]; ok {
-				field = k
-				break
-			}
-		}
-		if field == "" && len(arrays) == 1 {
-			for k := range arrays {
-				field = k
-			}
+// fromLines offloads text as one {"line", "text"} object per line, so that
+// both grep and jq work on the file.
+func fromLines(text []byte) found {
+	text = bytes.TrimSuffix(text, []byte("\n"))
+	f := found{generic: true, lines: true}
+	n := 0
+	for line := range bytes.SplitSeq(text, []byte("\n")) {
+		n++
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		rec := make([]byte, 0, len(line)+32)
+		rec = append(rec, `{"line":`...)
+		rec = strconv.AppendInt(rec, int64(n), 10)
+		rec = append(rec, `,"text":`...)
+		q, _ := marshalText(string(line)) // unescaped: a model reads '<', not \u003c
+		rec = append(rec, q...)
+		rec = append(rec, '}')
+		f.records = append(f.records, rec)
+		f.elements = append(f.elements, line)
+	}
+	return f
+}
+
+// fromItems makes one record of each content item: the item itself when
+// every item is JSON, else {"item", "text"}.
+func fromItems(texts []string) found {
+	f := found{generic: true}
+	allJSON := true
+	for _, t := range texts {
+		if !looksJSON(t) || !jsonscan.Valid(bytesOf(t)) {
+			allJSON = false
+			break
 		}
 	}
-	arr, ok := arrays[field]
-	if !ok {
-		return found{}, false
+	for i, t := range texts {
+		f.elements = append(f.elements, bytesOf(t))
+		if allJSON {
+			f.records = append(f.records, bytes.TrimSpace(bytesOf(t)))
+			continue
+		}
+		rec := strconv.AppendInt([]byte(`{"item":`), int64(i+1), 10)
+		q, _ := marshalText(t)
+		rec = append(append(append(rec, `,"text":`...), q...), '}')
+		f.records = append(f.records, rec)
 	}
-	els, _ := jsonscan.Elements(arr)
-	f := fromElements(els)
-	f.object, f.field = obj, field
-	delete(all, field)
-	f.extra = withoutStated(all, map[string]any{"count": len(f.records)})
-	return f, true
+	return f
 }
 
 // withoutStated returns the fields of extra that do not repeat what the
@@ -178,71 +373,6 @@ func sameJSON(raw json.RawMessage, v any) bool {
 		return false
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-// fromLines offloads text as one {"line", "text"} object per line, so that
-// both grep and jq work on the file.
-func fromLines(text []byte) found {
-	text = bytes.TrimSuffix(text, []byte("\n"))
-	f := found{generic: true, lines: true}
-	n := 0
-	for line := range bytes.SplitSeq(text, []byte("\n")) {
-		n++
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		rec := make([]byte, 0, len(line)+32)
-		rec = append(rec, `{"line":`...)
-		rec = strconv.AppendInt(rec, int64(n), 10)
-		rec = append(rec, `,"text":`...)
-		q, _ := marshalText(string(line)) // unescaped: a model reads '<', not \u003c
-		rec = append(rec, q...)
-		rec = append(rec, '}')
-		f.records = append(f.records, rec)
-		f.elements = append(f.elements, line)
-	}
-	return f
-}
-
-// truncated rebuilds the payload with only the first kept records, in the
-// shape it had.
-func (f found) truncated(kept int) []byte {
-	var b bytes.Buffer
-	switch {
-	case f.lines:
-		return bytes.Join(f.elements[:kept], []byte("\n"))
-	case f.object != nil:
-		b.WriteByte('{')
-		first := true
-		_ = jsonscan.Fields(f.object, func(kv jsonscan.Field) bool {
-			if !first {
-				b.WriteByte(',')
-			}
-			first = false
-			b.WriteByte('"')
-			b.Write(kv.Key)
-			b.WriteString(`":`)
-			if string(kv.Key) == f.field {
-				writeArray(&b, f.elements[:kept])
-			} else {
-				b.Write(kv.Value)
-			}
-			return true
-		})
-		b.WriteByte('}')
-	default:
-		writeArray(&b, f.elements[:kept])
-	}
-	return b.Bytes()
-}
-
-func writeArray(b *bytes.Buffer, els [][]byte) {
-	b.WriteByte('[')
-	for i, e := range els {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(e)
-	}
-	b.WriteByte(']')
 }
 
 func rawElements(records []json.RawMessage) [][]byte {

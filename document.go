@@ -1,0 +1,160 @@
+package lro
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/mcplro/lro/internal/jsonscan"
+)
+
+// A document is the part of a result that is judged against the threshold
+// and offloaded: the structured content, or the text of the text items
+// and embedded text resources. Images, audio and other items are never
+// part of it; they stay as they are.
+type document struct {
+	data       []byte   // what the records are found in
+	isJSON     bool     // data is valid JSON
+	tokens     int      // the estimate judged against the threshold
+	replace    []int    // the content items the descriptor takes the place of
+	items      []string // when each text item is a record: their texts
+	structured bool     // the structured content is replaced too
+}
+
+// smallItemBytes is the size under which a text item beside a larger one
+// is kept inline as it is: a one-line summary next to the data.
+const smallItemBytes = sectionBytes
+
+// textItems returns the indices of the text items and embedded text
+// resources of res, and their total size.
+func textItems(res Result) (idx []int, size int) {
+	for i, c := range res.Content {
+		if c.Other == nil || c.URI != "" {
+			idx = append(idx, i)
+			size += len(c.Text)
+		}
+	}
+	return idx, size
+}
+
+// surelySmall reports, without looking inside, that res is under the
+// threshold: with the heuristic estimator no rune costs more than a token
+// per three bytes.
+func (o *Offloader) surelySmall(res Result) bool {
+	if _, heuristic := o.opts.estimator.(HeuristicEstimator); !heuristic {
+		return false
+	}
+	idx, size := textItems(res)
+	switch s := res.Structured.(type) {
+	case nil:
+	case json.RawMessage:
+		size += len(s)
+	case []byte:
+		size += len(s)
+	default:
+		// A Go value: its size is known only from a JSON text beside it,
+		// which is taken to be its serialization.
+		if !slices.ContainsFunc(idx, func(i int) bool { return looksJSON(res.Content[i].Text) }) {
+			return false
+		}
+	}
+	return size <= 3*o.cfg.ThresholdTokens
+}
+
+// documentOf returns the document of res. The threshold applies to the
+// result set once: a JSON text beside structured content is taken to be
+// its serialization, as the MCP specification says it should be, and is
+// judged once; other texts are judged as well, and replaced unless small.
+// Without structured content, a single large text is the document (small
+// ones beside it stay), and several texts of similar weight are records
+// one each.
+func (o *Offloader) documentOf(res Result) (document, bool) {
+	idx, _ := textItems(res)
+	if res.Structured != nil {
+		return o.structuredDocument(res, idx)
+	}
+	switch len(idx) {
+	case 0:
+		return document{}, false
+	case 1:
+		return o.textDocument(res.Content[idx[0]].Text, idx), true
+	}
+	var large []int
+	tokens := 0
+	for _, i := range idx {
+		tokens += o.EstimateTokens(bytesOf(res.Content[i].Text))
+		if len(res.Content[i].Text) > smallItemBytes {
+			large = append(large, i)
+		}
+	}
+	if len(large) == 1 {
+		d := o.textDocument(res.Content[large[0]].Text, large)
+		d.tokens = tokens
+		return d, true
+	}
+	d := document{tokens: tokens, replace: idx, items: make([]string, len(idx))}
+	for j, i := range idx {
+		d.items[j] = res.Content[i].Text
+	}
+	return d, true
+}
+
+func (o *Offloader) textDocument(text string, replace []int) document {
+	data := bytesOf(text)
+	return document{
+		data:    data,
+		isJSON:  looksJSON(text) && jsonscan.Valid(data),
+		tokens:  o.EstimateTokens(data),
+		replace: replace,
+	}
+}
+
+func (o *Offloader) structuredDocument(res Result, idx []int) (document, bool) {
+	d := document{structured: true}
+	serialized := false
+	for _, i := range idx {
+		t := res.Content[i].Text
+		if !serialized && looksJSON(t) && jsonscan.Valid(bytesOf(t)) {
+			serialized = true
+			d.data, d.isJSON = bytesOf(t), true
+			d.tokens += o.EstimateTokens(d.data)
+			d.replace = append(d.replace, i)
+			continue
+		}
+		d.tokens += o.EstimateTokens(bytesOf(t))
+		if len(t) > smallItemBytes {
+			d.replace = append(d.replace, i)
+		}
+	}
+	if serialized {
+		return d, true
+	}
+	var s []byte
+	switch v := res.Structured.(type) {
+	case json.RawMessage:
+		s = v
+	case []byte:
+		s = v
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return document{}, false
+		}
+		s = b
+	}
+	d.data, d.isJSON = s, jsonscan.Valid(s)
+	d.tokens += o.EstimateTokens(s)
+	return d, true
+}
+
+// layoutOf finds the records of a document.
+func (d document) layoutOf(recordsField string) layout {
+	if d.items != nil {
+		f := fromItems(d.items)
+		size := 0
+		for _, t := range d.items {
+			size += len(t)
+		}
+		return layout{items: true, sections: []section{{found: f, bytes: size}}}
+	}
+	return findLayout(d.data, d.isJSON, recordsField)
+}

@@ -1,0 +1,159 @@
+package lro
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// SectionDescriptor describes one more large field of a result that had
+// several: its records are in a file of their own, next to the one
+// [OffloadResponse.FilePath] names.
+type SectionDescriptor struct {
+	Section    string          `json:"section"`     // the field's path in the result: "edges", "data.items"
+	Count      int             `json:"count"`       // records in the file
+	FilePath   string          `json:"file_path"`   // absolute path of the JSONL file
+	LineSchema json.RawMessage `json:"line_schema"` // JSON Schema of one record line
+	// JQRecipes are the first recipes of the section's own ten: browse,
+	// count, and one that uses its fields. lro_extract runs all ten.
+	JQRecipes []JQRecipe `json:"jq_recipes"`
+}
+
+// sectionRecipes is how many recipes a section other than the main one
+// lists: the descriptor stays compact however many sections there are.
+const sectionRecipes = 3
+
+// sectionSets makes one result set of each section of l: the first under
+// the call's operation, the others under the operation and their path.
+func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens int, policy ToolPolicy, tool string) []ResultSet {
+	sets := make([]ResultSet, len(l.sections))
+	for i := range l.sections {
+		s := &l.sections[i]
+		set := base
+		set.Records, set.Scores, set.Validated = s.records, s.scores, true
+		set.Generic = policy.Generic || s.generic || (policy.detect || i > 0) && !looksLikeMemories(s.records)
+		if policy.detect && set.Generic {
+			set.Operation = o.genericFallback(tool)
+		}
+		if i > 0 {
+			set.Operation = ToolPolicy{}.operationFor(set.Operation + "_" + s.name())
+			set.Query = nil
+		}
+		sets[i] = set
+	}
+	sets[0].Extra = l.extra
+	if len(sets) == 1 {
+		// The whole result's estimate, and what the inline fallback sends.
+		sets[0].Tokens = tokens
+		sets[0].sent = l.sections[0].elements
+		if !l.items {
+			sets[0].overhead = o.EstimateTokens(l.truncated([]int{0}))
+		}
+		return sets
+	}
+	for i := range sets {
+		sets[i].Tokens = o.estimateRecords(sets[i].Records)
+	}
+	return sets
+}
+
+// offloadSections writes each set to its own file, all or none, and
+// describes them in one descriptor: the first set's, listing the others.
+// A set of one is [Offloader.Offload]. beside is the estimate of what the
+// result sends next to the sets, which the inline fallback must leave room
+// for.
+func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
+	if len(sets) == 1 && beside == 0 {
+		out, err := o.Offload(ctx, sets[0])
+		if err == nil && out.Action == Truncated {
+			out.kept = []int{out.Kept}
+		}
+		return out, err
+	}
+	total, count := 0, 0
+	for _, s := range sets {
+		total += s.Tokens
+		count += len(s.Records)
+	}
+	if o.closed.Load() {
+		return Outcome{}, ErrClosed
+	}
+	for _, s := range sets {
+		if err := checkName(s.Operation); err != nil {
+			return Outcome{}, fmt.Errorf("lro: invalid operation %q: %v", s.Operation, err)
+		}
+	}
+	// The caller has judged the whole result against the threshold.
+	start := time.Now()
+	files := make([]written, 0, len(sets))
+	for _, s := range sets {
+		w, err := o.writeFile(s, s.Tokens, start)
+		if err != nil {
+			// All or none: a descriptor never points at half a result.
+			for _, f := range files {
+				if rerr := o.opts.fs.Remove(f.name); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("removing %s: %w", f.name, rerr))
+				}
+			}
+			var recErr *RecordError
+			if errors.As(err, &recErr) {
+				return Outcome{}, err
+			}
+			return o.fallbackSections(ctx, sets, l, beside, total, count, w.path, err), nil
+		}
+		files = append(files, w)
+	}
+	resp := o.describe(ctx, sets[0], total, files[0].path)
+	resp.Section = l.sections[0].name()
+	for i := 1; i < len(sets); i++ {
+		resp.Sections = append(resp.Sections, o.describeSection(sets[i], l.sections[i].name(), files[i].path))
+	}
+	if resp.Section != "" || len(resp.Sections) > 0 {
+		resp.Guidance = o.guidanceFor(ctx, sets[0], total, files[0].path, resp.Section, len(resp.Sections))
+	}
+	for i, f := range files {
+		o.emitOffloaded(ctx, OffloadEvent{
+			Operation: sets[i].Operation,
+			Path:      f.path,
+			Count:     len(sets[i].Records),
+			Tokens:    sets[i].Tokens,
+			Bytes:     f.bytes,
+			Duration:  time.Since(start),
+		})
+	}
+	return Outcome{Action: Offloaded, Tokens: total, Response: resp}, nil
+}
+
+// describeSection describes a section other than the first.
+func (o *Offloader) describeSection(set ResultSet, name, path string) SectionDescriptor {
+	schema, recipes := o.schemaAndRecipes(set)
+	return SectionDescriptor{
+		Section:    name,
+		Count:      len(set.Records),
+		FilePath:   path,
+		LineSchema: schema,
+		JQRecipes:  shellRecipes(recipes[:min(len(recipes), sectionRecipes)], path),
+	}
+}
+
+// fallbackSections keeps, of each section, as many leading records as fit
+// the threshold together.
+func (o *Offloader) fallbackSections(ctx context.Context, sets []ResultSet, l *layout, beside, tokens, count int, path string, err error) Outcome {
+	kept := o.fit(l, beside)
+	n := 0
+	for _, k := range kept {
+		n += k
+	}
+	warning := fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, n, count)
+	o.emitWriteFailed(ctx, WriteFailedEvent{
+		Operation: sets[0].Operation,
+		Path:      path,
+		Count:     count,
+		Kept:      n,
+		Tokens:    tokens,
+		Err:       err,
+	})
+	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: warning, Err: err, kept: kept}
+}
