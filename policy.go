@@ -19,12 +19,20 @@ type ToolPolicy struct {
 	DefaultDetail Detail
 	// Generic marks a tool whose records are not MIF memories: its line
 	// schema and recipes are inferred from its records, and a detail
-	// argument is not read.
+	// argument is not read (it is the tool's own). A policy that is not
+	// generic still offloads records that are not memories (the lines of
+	// a text, the sections of a result beside its memories) as generic.
 	Generic bool
-	// RecordsField names the array field that holds the records when the
-	// result is a JSON object. Empty means: the first of "results",
-	// "memories", "hits", "items", "records", "data", "rows" that is an
-	// array, else the only array field.
+	// RecordsField is the path of the field that holds the records when
+	// the result is a JSON object, its names joined by dots: "results",
+	// "data.items". Empty means: found by size. Every field of the result
+	// larger than about 256 tokens is offloaded, each to a file of its own
+	// (an array one record per element, a long string one per line,
+	// objects searched three levels deep for arrays); the largest is the
+	// descriptor's file, a known records field ("results", "memories",
+	// "hits", "items", "records", "data", "rows") winning among fields of
+	// a similar size, and the others are listed in its sections. Smaller
+	// fields are copied into the summary's extra.
 	RecordsField string
 	// SkipOutputSchema sends the results of a tool that declares an
 	// output schema inline, as they are, and leaves the schema its clients

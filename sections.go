@@ -12,18 +12,26 @@ import (
 // several: its records are in a file of their own, next to the one
 // [OffloadResponse.FilePath] names.
 type SectionDescriptor struct {
-	Section    string          `json:"section"`     // the field's path in the result: "edges", "data.items"
-	Count      int             `json:"count"`       // records in the file
-	FilePath   string          `json:"file_path"`   // absolute path of the JSONL file
-	LineSchema json.RawMessage `json:"line_schema"` // JSON Schema of one record line
-	// JQRecipes are the first recipes of the section's own ten: browse,
-	// count, and one that uses its fields. lro_extract runs all ten.
-	JQRecipes []JQRecipe `json:"jq_recipes"`
+	Section  string `json:"section"`   // the field's path in the result: "edges", "data.items"
+	Count    int    `json:"count"`     // records in the file
+	FilePath string `json:"file_path"` // absolute path of the JSONL file
+	// LineSchema is the JSON Schema of one record line, and JQRecipes the
+	// first recipes of the section's own ten (browse, count, one that uses
+	// its fields; lro_extract runs all ten). Only the largest sections
+	// carry them, so that the descriptor stays small.
+	LineSchema json.RawMessage `json:"line_schema,omitempty"`
+	JQRecipes  []JQRecipe      `json:"jq_recipes,omitempty"`
 }
 
-// sectionRecipes is how many recipes a section other than the main one
-// lists: the descriptor stays compact however many sections there are.
-const sectionRecipes = 3
+// The descriptor stays compact however many sections there are: a section
+// other than the first lists sectionRecipes recipes, and only the
+// describedSections largest list a schema and recipes at all; the others
+// have their count and path (lro_extract infers their recipes from the
+// file as it does for any).
+const (
+	sectionRecipes    = 3
+	describedSections = 3
+)
 
 // sectionSets makes one result set of each section of l: the first under
 // the call's operation, the others under the operation and their path.
@@ -67,8 +75,12 @@ func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens int, policy To
 func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
 	if len(sets) == 1 && beside == 0 {
 		out, err := o.Offload(ctx, sets[0])
-		if err == nil && out.Action == Truncated {
+		switch {
+		case err != nil:
+		case out.Action == Truncated:
 			out.kept = []int{out.Kept}
+		case out.Action == Offloaded:
+			out.Response.Section = l.sections[0].name()
 		}
 		return out, err
 	}
@@ -108,7 +120,11 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 	resp := o.describe(ctx, sets[0], total, files[0].path)
 	resp.Section = l.sections[0].name()
 	for i := 1; i < len(sets); i++ {
-		resp.Sections = append(resp.Sections, o.describeSection(sets[i], l.sections[i].name(), files[i].path))
+		d := SectionDescriptor{Section: l.sections[i].name(), Count: len(sets[i].Records), FilePath: files[i].path}
+		if i <= describedSections {
+			d.LineSchema, d.JQRecipes = o.sectionRecipes(sets[i], files[i].path)
+		}
+		resp.Sections = append(resp.Sections, d)
 	}
 	if resp.Section != "" || len(resp.Sections) > 0 {
 		resp.Guidance = o.guidanceFor(ctx, sets[0], total, files[0].path, resp.Section, len(resp.Sections))
@@ -126,16 +142,11 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 	return Outcome{Action: Offloaded, Tokens: total, Response: resp}, nil
 }
 
-// describeSection describes a section other than the first.
-func (o *Offloader) describeSection(set ResultSet, name, path string) SectionDescriptor {
+// sectionRecipes returns the line schema and first recipes of a section
+// other than the first.
+func (o *Offloader) sectionRecipes(set ResultSet, path string) (json.RawMessage, []JQRecipe) {
 	schema, recipes := o.schemaAndRecipes(set)
-	return SectionDescriptor{
-		Section:    name,
-		Count:      len(set.Records),
-		FilePath:   path,
-		LineSchema: schema,
-		JQRecipes:  shellRecipes(recipes[:min(len(recipes), sectionRecipes)], path),
-	}
+	return schema, shellRecipes(recipes[:min(len(recipes), sectionRecipes)], path)
 }
 
 // fallbackSections keeps, of each section, as many leading records as fit
