@@ -88,3 +88,35 @@ func TestDescriptorIsCompact(t *testing.T) {
 		assert.False(t, strings.Contains(string(b), "\n"))
 	}
 }
+
+// TestGoldenShapes pins the descriptors of the other shapes a tool result
+// takes: generic JSON records, the lines of a text, and a result with two
+// large fields (sections). Their sizes are logged in tokens.
+func TestGoldenShapes(t *testing.T) {
+	var log strings.Builder
+	for i := range 400 {
+		log.WriteString("2026-11-23T10:00:00Z worker-" + string(rune('0'+i%4)) + " processed batch\n")
+	}
+	cases := []struct {
+		name string
+		tool string
+		body string
+	}{
+		{"generic", "tickets", mustJSON(t, tickets(200))},
+		{"text", "tail_log", log.String()},
+		{"sections", "memory_graph", mustJSON(t, graph(120, 300))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mem := lro.NewMemFS("/var/lro")
+			o := genericOffloader(t, lro.WithFS(mem))
+			res := serve(t, o, c.tool, nil, lro.Result{Content: []lro.Content{lro.TextContent(c.body)}})
+			d, text := descriptorIn(t, res, 0)
+			require.Len(t, d.JQRecipes, lro.RecipeCount)
+			t.Logf("%s descriptor: %d bytes, ~%d tokens", c.name, len(text), o.EstimateTokens([]byte(text)))
+			desc, err := json.MarshalIndent(json.RawMessage(text), "", "  ")
+			require.NoError(t, err)
+			golden(t, "descriptor_"+c.name+".golden.json", normalize(append(desc, '\n')))
+		})
+	}
+}
