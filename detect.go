@@ -21,10 +21,13 @@ type proxySessions struct{ ids sync.Map }
 
 // AddHooks registers on h what the Offloader needs to see in raw requests:
 // the initialize request of a proxy client, whose clientInfo.proxy field
-// the SDK's typed client info drops. [Offloader.ServerOption] does this for
-// you when the server already has hooks (server.WithHooks given before it)
-// or has none.
+// the SDK's typed client info drops, and the results of task tools, so
+// that a task tool whose handler is not wrapped by [Offloader.TaskHandler]
+// is logged once when its result goes out inline over the threshold.
+// [Offloader.ServerOption] does this for you when the server already has
+// hooks (server.WithHooks given before it) or has none.
 func (o *Offloader) AddHooks(h *server.Hooks) {
+	o.addTaskHooks(h)
 	h.AddOnRequestInitialization(func(ctx context.Context, _ any, message any) error {
 		raw, ok := message.(json.RawMessage)
 		if !ok || !initializeFromProxy(raw) {

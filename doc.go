@@ -40,6 +40,18 @@
 // A tool without a policy whose result is over the threshold is logged
 // once, with this fix.
 //
+// A tool called as a task is offloaded too, and tasks/result returns the
+// descriptor. An ordinary tool that supports tasks needs nothing more:
+// mcp-go runs it through the middleware. A task tool, registered with
+// AddTaskTool, is not reached by tool middleware: wrap its handler with
+// [Offloader.TaskHandler], or [Offloader.WrapTask] to give it a policy of
+// its own, as [Offloader.Wrap] does for an ordinary tool:
+//
+//	s.AddTaskTool(exportTool, off.TaskHandler(export))
+//
+// A task tool left unwrapped whose result goes out over the threshold is
+// logged once, with this fix, by the hooks of [Offloader.ServerOption].
+//
 // Servers on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
 // use package github.com/mcplro/lro/gosdk, a thin adapter over the same
 // host-neutral core, [Offloader.Serve]: gosdk.Install(s, off). An adapter

@@ -1,7 +1,9 @@
 package lro
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -11,13 +13,19 @@ import (
 // the tools with a policy (see [WithTool]; the specification's
 // recall_memories, inject_context, list_memories and search tools have one
 // built in). Add it with server.WithToolHandlerMiddleware or
-// (*server.MCPServer).Use, or use [Offloader.ServerOption].
+// (*server.MCPServer).Use, or use [Offloader.ServerOption], which also
+// widens the output schemas the server lists.
 //
 // Results pass through untouched when they are errors, ask for more input,
-// come from a tool without a policy or with an output schema (unless the
-// policy allows it), or when offloading is disabled. A result that is
-// offloaded has its text and structured content replaced by the
-// descriptor. An invalid detail argument is returned as a tool error.
+// come from a tool without a policy or whose policy sets SkipOutputSchema,
+// or when offloading is disabled. A result that is offloaded has its text
+// and structured content replaced by the descriptor. An invalid detail
+// argument is returned as a tool error.
+//
+// A server with server.WithOutputSchemaValidation checks results against
+// the output schema the tool was registered with, before they leave the
+// server: register tools that declare one through [Offloader.WidenTool],
+// or their descriptors become validation errors.
 func (o *Offloader) Middleware() server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -27,15 +35,27 @@ func (o *Offloader) Middleware() server.ToolHandlerMiddleware {
 }
 
 // ServerOption returns a server.ServerOption that adds
-// [Offloader.Middleware] and the hooks of [Offloader.AddHooks]:
+// [Offloader.Middleware], the hooks of [Offloader.AddHooks], and a tool
+// filter that lists the output schema of each tool the Offloader may
+// offload widened to admit the descriptor too (see
+// [Offloader.ListedOutputSchema]), so that clients which validate
+// structured content accept it:
 //
 //	s := server.NewMCPServer("memory", "1.0.0", off.ServerOption())
 //
 // Give it after server.WithHooks, which would replace the hooks it adds.
+// With server.WithOutputSchemaValidation, which validates against the
+// registered tool and not the listed one, also register the tools through
+// [Offloader.WidenTool]:
+//
+//	s := server.NewMCPServer("memory", "1.0.0", server.WithOutputSchemaValidation(), off.ServerOption())
+//	s.AddTool(off.WidenTool(tool), handler)
 func (o *Offloader) ServerOption() server.ServerOption {
 	mw := server.WithToolHandlerMiddleware(o.Middleware())
+	filter := server.WithToolFilter(o.filterTools)
 	return func(s *server.MCPServer) {
 		mw(s)
+		filter(s)
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}
@@ -45,8 +65,88 @@ func (o *Offloader) ServerOption() server.ServerOption {
 	}
 }
 
+// WidenTool returns t with its output schema widened by
+// [WidenOutputSchema] to admit the descriptor, for a server that validates
+// results against registered schemas (server.WithOutputSchemaValidation):
+//
+//	s.AddTool(off.WidenTool(tool), handler)
+//
+// t is returned as it is when it declares no output schema, when
+// offloading is disabled, when it is lro_extract or its policy sets
+// SkipOutputSchema, or when its schema cannot be widened. Unlike
+// [Offloader.ListedOutputSchema] it widens the schema of a tool without a
+// policy of the Offloader, since a tool wrapped one by one with
+// [Offloader.Wrap] has none; widening admits more and rejects nothing.
+// The tool filter of [Offloader.ServerOption] does not widen it again.
+func (o *Offloader) WidenTool(t mcp.Tool) mcp.Tool {
+	if !o.cfg.Enabled || t.Name == ExtractToolName {
+		return t
+	}
+	if p, ok := o.policyFor(t.Name); ok && p.SkipOutputSchema {
+		return t
+	}
+	schema := outputSchemaOf(t)
+	if schema == nil {
+		return t
+	}
+	return withOutputSchema(t, widened(schema))
+}
+
+// filterTools is the tool filter of ServerOption: it lists tools with the
+// output schemas of [Offloader.ListedOutputSchema]. mcp-go runs it on
+// tools/list and on every tools/call (with the one tool called), on the
+// server's own values: it changes copies.
+func (o *Offloader) filterTools(_ context.Context, tools []mcp.Tool) []mcp.Tool {
+	var out []mcp.Tool // made at the first tool changed
+	for i, t := range tools {
+		if o.widens(t.Name) {
+			if schema := outputSchemaOf(t); schema != nil {
+				if w := widened(schema); !bytes.Equal(w, schema) {
+					if out == nil {
+						out = append(make([]mcp.Tool, 0, len(tools)), tools[:i]...)
+					}
+					out = append(out, withOutputSchema(t, w))
+					continue
+				}
+			}
+		}
+		if out != nil {
+			out = append(out, t)
+		}
+	}
+	if out == nil {
+		return tools
+	}
+	return out
+}
+
+// outputSchemaOf returns the output schema of t as JSON, or nil.
+func outputSchemaOf(t mcp.Tool) json.RawMessage {
+	if len(t.RawOutputSchema) > 0 {
+		return t.RawOutputSchema
+	}
+	if t.OutputSchema.Type == "" {
+		return nil // mcp-go does not send it either
+	}
+	b, err := json.Marshal(t.OutputSchema)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// withOutputSchema returns t declaring schema. The typed schema is
+// cleared: mcp.Tool refuses to marshal with both set.
+func withOutputSchema(t mcp.Tool, schema json.RawMessage) mcp.Tool {
+	t.OutputSchema, t.RawOutputSchema = mcp.ToolOutputSchema{}, schema
+	return t
+}
+
 // Wrap returns handler with offloading under policy, whatever the
 // Offloader's configured tools: for servers that wrap handlers one by one.
+// Register a tool that declares an output schema through
+// [Offloader.WidenTool]: the Offloader does not know the tool's policy, so
+// the tool filter of [Offloader.ServerOption] leaves its schema as it is.
 func (o *Offloader) Wrap(policy ToolPolicy, handler server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return o.serveMCPGo(ctx, req, handler, &policy)
@@ -55,12 +155,23 @@ func (o *Offloader) Wrap(policy ToolPolicy, handler server.ToolHandlerFunc) serv
 
 // serveMCPGo translates an mcp-go call to [Offloader.Serve] and back.
 func (o *Offloader) serveMCPGo(ctx context.Context, req mcp.CallToolRequest, next server.ToolHandlerFunc, policy *ToolPolicy) (*mcp.CallToolResult, error) {
+	return serveMCPGoAs(o, ctx, req, policy, next, fromMCPGo, toMCPGo)
+}
+
+// serveMCPGoAs is serveMCPGo for a handler whose result is an R: a tool's
+// mcp.CallToolResult or a task tool's mcp.CreateTaskResult (see
+// [Offloader.TaskHandler]), which from and to translate. It runs under
+// policy when not nil, else under the tool's configured one.
+func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequest, policy *ToolPolicy,
+	next func(context.Context, mcp.CallToolRequest) (*R, error), from func(*R) Result, to func(*R, Result) *R) (*R, error) {
 	call := Call{
 		Tool:      req.Params.Name,
 		Arguments: req.GetArguments(),
 		FromProxy: o.IsProxyClient(ctx, req),
 	}
 	if srv := server.ServerFromContext(ctx); srv != nil {
+		// GetTool knows ordinary tools only: a task tool's output schema
+		// is not seen (see TaskHandler).
 		if st := srv.GetTool(call.Tool); st != nil {
 			call.OutputSchema = st.Tool.OutputSchema.Type != "" || len(st.Tool.RawOutputSchema) > 0
 		}
@@ -68,14 +179,14 @@ func (o *Offloader) serveMCPGo(ctx context.Context, req mcp.CallToolRequest, nex
 	} else {
 		call.NativeExtract = o.native.Load()
 	}
-	var orig *mcp.CallToolResult
+	var orig *R
 	run := func(ctx context.Context) (Result, error) {
 		var err error
 		orig, err = next(ctx, req)
 		if err != nil || orig == nil {
 			return Result{}, err
 		}
-		return fromMCPGo(orig), nil
+		return from(orig), nil
 	}
 	var (
 		res      Result
@@ -90,13 +201,24 @@ func (o *Offloader) serveMCPGo(ctx context.Context, req mcp.CallToolRequest, nex
 	if !replaced || err != nil {
 		return orig, err
 	}
-	return toMCPGo(orig, res), nil
+	return to(orig, res), nil
 }
 
 // fromMCPGo views an mcp-go result in the host-neutral form.
 func fromMCPGo(r *mcp.CallToolResult) Result {
-	res := Result{IsError: r.IsError, NeedsInput: r.NeedsInput(), Content: make([]Content, len(r.Content))}
-	for i, c := range r.Content {
+	res := fromMCPGoFields(r.Content, r.StructuredContent, r.IsError)
+	res.NeedsInput = r.NeedsInput()
+	if len(r.RawStructuredContent) > 0 {
+		res.Structured = r.RawStructuredContent
+	}
+	return res
+}
+
+// fromMCPGoFields views the fields every mcp-go tool result has, a
+// tool's or a task tool's, in the host-neutral form.
+func fromMCPGoFields(content []mcp.Content, structured any, isError bool) Result {
+	res := Result{IsError: isError, Structured: structured, Content: make([]Content, len(content))}
+	for i, c := range content {
 		switch t := c.(type) {
 		case mcp.TextContent:
 			res.Content[i] = TextContent(t.Text)
@@ -106,29 +228,28 @@ func fromMCPGo(r *mcp.CallToolResult) Result {
 			res.Content[i] = Content{Other: c}
 		}
 	}
-	switch {
-	case len(r.RawStructuredContent) > 0:
-		res.Structured = r.RawStructuredContent
-	case r.StructuredContent != nil:
-		res.Structured = r.StructuredContent
-	}
 	return res
 }
 
 // toMCPGo builds the mcp-go result for a replaced result, keeping the
 // original's _meta.
 func toMCPGo(orig *mcp.CallToolResult, res Result) *mcp.CallToolResult {
-	r := &mcp.CallToolResult{IsError: res.IsError, Content: make([]mcp.Content, len(res.Content))}
+	r := &mcp.CallToolResult{IsError: res.IsError, Content: toMCPGoContent(res.Content), StructuredContent: res.Structured}
 	if orig != nil {
 		r.Result = orig.Result
 	}
-	for i, c := range res.Content {
+	return r
+}
+
+// toMCPGoContent builds the mcp-go content items of a replaced result.
+func toMCPGoContent(content []Content) []mcp.Content {
+	out := make([]mcp.Content, len(content))
+	for i, c := range content {
 		if other, ok := c.Other.(mcp.Content); ok {
-			r.Content[i] = other
+			out[i] = other
 		} else {
-			r.Content[i] = mcp.NewTextContent(c.Text)
+			out[i] = mcp.NewTextContent(c.Text)
 		}
 	}
-	r.StructuredContent = res.Structured
-	return r
+	return out
 }

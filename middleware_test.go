@@ -294,7 +294,6 @@ func TestPassThrough(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, textOf(t, res, 0), "boom boom", "errors pass untouched, however large")
 
-
 	res = callTool(t, c, "small", nil)
 	assert.False(t, isDescriptor(t, res))
 

@@ -1,6 +1,7 @@
 package gosdk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -19,10 +20,16 @@ func Install(s *mcp.Server, off *lro.Offloader) {
 // (*mcp.Server).AddReceivingMiddleware that offloads large results of the
 // tools with a policy, exactly as [lro.Offloader.Middleware] does for
 // mcp-go: errors, results that ask for input, tools without a policy or
-// with an output schema (unless the policy allows it), proxy clients and a
-// disabled Offloader pass through; an offloaded result has its text and
-// structured content replaced by the descriptor; an invalid detail
-// argument becomes a tool error.
+// whose policy sets SkipOutputSchema, proxy clients and a disabled
+// Offloader pass through; an offloaded result has its text and structured
+// content replaced by the descriptor; an invalid detail argument becomes a
+// tool error.
+//
+// It also lists the output schema of each tool it may offload widened to
+// admit the descriptor (see [lro.Offloader.ListedOutputSchema]), so that
+// clients which validate structured content accept it. The server's own
+// check of a typed tool's output ([mcp.AddTool]) runs in the tool's
+// handler, before the descriptor replaces the output, so it needs nothing.
 //
 // Give each server its own Middleware: it remembers the server's tools.
 func Middleware(off *lro.Offloader) mcp.Middleware {
@@ -38,6 +45,7 @@ func Middleware(off *lro.Offloader) mcp.Middleware {
 				res, err := next(ctx, method, req)
 				if l, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 					a.learn(l.Tools)
+					l.Tools = widen(off, l.Tools)
 				}
 				return res, err
 			}
@@ -129,6 +137,35 @@ func (a *adapter) learn(tools []*mcp.Tool) {
 			a.native = true
 		}
 	}
+}
+
+// widen returns tools with the output schemas of
+// [lro.Offloader.ListedOutputSchema]. The tools are the server's own: a
+// tool that changes is a copy, in a new slice.
+func widen(off *lro.Offloader, tools []*mcp.Tool) []*mcp.Tool {
+	var out []*mcp.Tool // made at the first tool changed
+	for i, t := range tools {
+		if t != nil && t.OutputSchema != nil {
+			if schema, err := json.Marshal(t.OutputSchema); err == nil {
+				if w := off.ListedOutputSchema(t.Name, schema); !bytes.Equal(w, schema) {
+					if out == nil {
+						out = append(make([]*mcp.Tool, 0, len(tools)), tools[:i]...)
+					}
+					c := *t
+					c.OutputSchema = w
+					out = append(out, &c)
+					continue
+				}
+			}
+		}
+		if out != nil {
+			out = append(out, t)
+		}
+	}
+	if out == nil {
+		return tools
+	}
+	return out
 }
 
 // fromSDK views an SDK result in the host-neutral form.

@@ -30,11 +30,12 @@ const Timeout = 60 * time.Second
 
 // Step is one operation of a plan the TypeScript client executes in order.
 type Step struct {
-	// Op is "listTools", "callTool", "listResources" or "readResource".
+	// Op is "listTools", "callTool", "callToolAsTask", "listResources" or
+	// "readResource".
 	Op string `json:"op"`
-	// Name is the tool to call (callTool).
+	// Name is the tool to call (callTool, callToolAsTask).
 	Name string `json:"name,omitempty"`
-	// Arguments are the tool's arguments (callTool).
+	// Arguments are the tool's arguments (callTool, callToolAsTask).
 	Arguments map[string]any `json:"arguments,omitempty"`
 	// URI is the resource to read (readResource).
 	URI string `json:"uri,omitempty"`
@@ -48,6 +49,15 @@ func ListTools() Step { return Step{Op: "listTools"} }
 // knows the output schemas it validates against.
 func CallTool(name string, args map[string]any) Step {
 	return Step{Op: "callTool", Name: name, Arguments: args}
+}
+
+// CallToolAsTask returns a step that calls the named tool as a task, with
+// the SDK's experimental tasks API: a task-augmented tools/call, tasks/get
+// until the task ends, then tasks/result, whose result is the step's. The
+// server must offer tasks for tools/call. The client lists tools first, as
+// for CallTool.
+func CallToolAsTask(name string, args map[string]any) Step {
+	return Step{Op: "callToolAsTask", Name: name, Arguments: args}
 }
 
 // ListResources returns a step that lists the server's resources.

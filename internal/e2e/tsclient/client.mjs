@@ -6,7 +6,11 @@
 // Reads a JSON plan (an array of steps) from stdin and prints one JSON line
 // per step: {"ok":true,"result":...} or {"ok":false,"error":"..."}.
 // Steps: {"op":"listTools"}, {"op":"callTool","name":...,"arguments":{...}},
+// {"op":"callToolAsTask","name":...,"arguments":{...}},
 // {"op":"listResources"}, {"op":"readResource","uri":...}.
+// callToolAsTask calls the tool as a task with the SDK's experimental tasks
+// API (tools/call with task params, tasks/get until done, tasks/result)
+// and returns the tasks/result result.
 //
 // The SDK validates structuredContent only for tools it has listed, so, like
 // a real host, the client lists tools before its first call if the plan did not.
@@ -64,7 +68,9 @@ const transport = stdio
       stderr: "inherit",
     })
   : new StreamableHTTPClientTransport(new URL(values.url));
-const client = new Client({ name: values.name, version: "1.0.0" });
+// The server may not suggest a task poll interval: poll briskly rather
+// than at the SDK's default of a second.
+const client = new Client({ name: values.name, version: "1.0.0" }, { defaultTaskPollInterval: 50 });
 try {
   await client.connect(transport);
 } catch (err) {
@@ -80,6 +86,15 @@ const ops = {
   callTool: async (step) => {
     if (!listed) await ops.listTools();
     return client.callTool({ name: step.name, arguments: step.arguments ?? {} });
+  },
+  callToolAsTask: async (step) => {
+    if (!listed) await ops.listTools();
+    const params = { name: step.name, arguments: step.arguments ?? {} };
+    for await (const message of client.experimental.tasks.callToolStream(params, undefined, { task: {} })) {
+      if (message.type === "result") return message.result;
+      if (message.type === "error") throw message.error;
+    }
+    throw new Error("task stream ended without a result");
   },
   listResources: () => client.listResources(),
   readResource: (step) => client.readResource({ uri: step.uri }),

@@ -1,0 +1,244 @@
+package lro_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/e2e"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A typed tool, "report", declares the output schema mcp-go infers from
+// report. Asked for 600 rows it is well over the default threshold; for 3,
+// well under.
+
+type reportRow struct {
+	ID     int    `json:"id"`
+	Actor  string `json:"actor"`
+	Detail string `json:"detail"`
+}
+
+type report struct {
+	Rows  []reportRow `json:"rows"`
+	Total int         `json:"total"`
+}
+
+type reportArgs struct {
+	N int `json:"n"`
+}
+
+func makeReport(n int) report {
+	r := report{Rows: make([]reportRow, n), Total: n}
+	for i := range r.Rows {
+		r.Rows[i] = reportRow{ID: i, Actor: []string{"alice", "bob", "carol"}[i%3], Detail: fmt.Sprintf("request %d touched object %d", i, i*7)}
+	}
+	return r
+}
+
+var reportPolicy = lro.WithTool("report", lro.ToolPolicy{Generic: true})
+
+// typedServer returns an mcp-go server with off.ServerOption() (and the
+// server's output validation, when validate) and the typed tool, registered
+// through off.WidenTool when widen.
+func typedServer(t *testing.T, off *lro.Offloader, validate, widen bool) *server.MCPServer {
+	t.Helper()
+	opts := []server.ServerOption{off.ServerOption()}
+	if validate {
+		opts = append(opts, server.WithOutputSchemaValidation())
+	}
+	s := server.NewMCPServer("typed", "1", opts...)
+	tool := mcpgo.NewTool("report", mcpgo.WithNumber("n"), mcpgo.WithOutputSchema[report]())
+	if widen {
+		tool = off.WidenTool(tool)
+	}
+	s.AddTool(tool, mcpgo.NewStructuredToolHandler(func(_ context.Context, _ mcpgo.CallToolRequest, a reportArgs) (report, error) {
+		return makeReport(a.N), nil
+	}))
+	return s
+}
+
+// listedTools returns the tools/list result of s as it goes over the wire.
+func listedTools(t *testing.T, s *server.MCPServer) string {
+	t.Helper()
+	resp := s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	b, err := json.Marshal(resp)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"tools"`, "%s", b)
+	return string(b)
+}
+
+// tsStructured checks that the TypeScript client accepted a tool result,
+// and returns its structured content.
+func tsStructured(t *testing.T, r e2e.StepResult) map[string]any {
+	t.Helper()
+	require.True(t, r.OK, "the TypeScript client rejected the result: %s", r.Error)
+	var res struct {
+		IsError           bool           `json:"isError"`
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal(r.Result, &res))
+	require.False(t, res.IsError, "%s", r.Result)
+	require.NotNil(t, res.StructuredContent, "%s", r.Result)
+	return res.StructuredContent
+}
+
+// tsListedSchema returns the output schema of tool in a listTools result
+// of the TypeScript client.
+func tsListedSchema(t *testing.T, r e2e.StepResult, tool string) string {
+	t.Helper()
+	require.True(t, r.OK, r.Error)
+	var res struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal(r.Result, &res))
+	for _, tl := range res.Tools {
+		if tl.Name == tool {
+			return string(tl.OutputSchema)
+		}
+	}
+	t.Fatalf("tool %s not listed: %s", tool, r.Result)
+	return ""
+}
+
+var typedSteps = []e2e.Step{
+	e2e.ListTools(),
+	e2e.CallTool("report", map[string]any{"n": 600}),
+	e2e.CallTool("report", map[string]any{"n": 3}),
+}
+
+// The official TypeScript client validates structured content against the
+// listed output schema: it accepts the descriptor of a typed mcp-go tool
+// and its small result alike, because the listed schema is widened.
+func TestOutputSchemaTypeScriptMCPGo(t *testing.T) {
+	ts := e2e.TSClient(t)
+	off := newOffloader(t, nil, reportPolicy)
+	s := typedServer(t, off, false, false)
+	got := ts.RunHTTP(t, serveHTTP(t, server.NewStreamableHTTPServer(s)), "outputschema-ts", typedSteps)
+
+	schema := tsListedSchema(t, got[0], "report")
+	assert.Contains(t, schema, `"anyOf"`)
+	assert.Contains(t, schema, `"lro offload descriptor"`)
+	assert.Equal(t, true, tsStructured(t, got[1])["offloaded"], "the large result is a descriptor")
+	small := tsStructured(t, got[2])
+	assert.NotContains(t, small, "offloaded")
+	assert.Len(t, small["rows"], 3, "the small result is the tool's own")
+
+	st := s.GetTool("report")
+	assert.Equal(t, "object", st.Tool.OutputSchema.Type, "the server's own tool is unchanged")
+	assert.Nil(t, st.Tool.RawOutputSchema)
+}
+
+// Without the tool filter of ServerOption (the middleware alone), the
+// TypeScript client rejects the descriptor: what the widening is for.
+func TestOutputSchemaTypeScriptRejectsUnwidened(t *testing.T) {
+	ts := e2e.TSClient(t)
+	off := newOffloader(t, nil, reportPolicy)
+	s := server.NewMCPServer("typed", "1", server.WithToolHandlerMiddleware(off.Middleware()))
+	s.AddTool(mcpgo.NewTool("report", mcpgo.WithNumber("n"), mcpgo.WithOutputSchema[report]()),
+		mcpgo.NewStructuredToolHandler(func(_ context.Context, _ mcpgo.CallToolRequest, a reportArgs) (report, error) {
+			return makeReport(a.N), nil
+		}))
+	got := ts.RunHTTP(t, serveHTTP(t, server.NewStreamableHTTPServer(s)), "outputschema-ts", typedSteps)
+	assert.NotContains(t, tsListedSchema(t, got[0], "report"), "anyOf")
+	require.False(t, got[1].OK)
+	assert.Contains(t, got[1].Error, "Structured content does not match")
+	tsStructured(t, got[2])
+}
+
+// mcp-go's own validation (server.WithOutputSchemaValidation) checks the
+// registered tool's schema, not the listed one: a tool registered through
+// WidenTool has its descriptor pass, one registered as it is has it turned
+// into a validation error.
+func TestOutputSchemaServerValidationMCPGo(t *testing.T) {
+	t.Run("WidenTool", func(t *testing.T) {
+		off := newOffloader(t, nil, reportPolicy)
+		s := typedServer(t, off, true, true)
+		c := connect(t, s)
+		d := descriptor(t, callTool(t, c, "report", map[string]any{"n": 600}))
+		assert.Equal(t, 600, d.Summary.Count)
+		small := callTool(t, c, "report", map[string]any{"n": 3})
+		require.False(t, small.IsError, textOf(t, small, 0))
+		assert.False(t, isDescriptor(t, small))
+		assert.Contains(t, textOf(t, small, 0), `"total":3`)
+
+		listed := listedTools(t, s)
+		assert.Equal(t, 1, strings.Count(listed, "lro offload descriptor"), "the filter does not widen a widened schema again: %s", listed)
+	})
+	t.Run("without WidenTool", func(t *testing.T) {
+		off := newOffloader(t, nil, reportPolicy)
+		s := typedServer(t, off, true, false)
+		c := connect(t, s)
+		res := callTool(t, c, "report", map[string]any{"n": 600})
+		require.True(t, res.IsError, "the server rejects the descriptor it offloaded")
+		assert.Contains(t, textOf(t, res, 0), "output schema validation failed")
+		small := callTool(t, c, "report", map[string]any{"n": 3})
+		assert.False(t, small.IsError, "results the tool's schema admits pass")
+		assert.Contains(t, listedTools(t, s), "lro offload descriptor", "clients are still told the widened schema")
+	})
+}
+
+// WidenTool leaves alone the tools whose schema must stay exact.
+func TestWidenTool(t *testing.T) {
+	typed := mcpgo.NewTool("report", mcpgo.WithOutputSchema[report]())
+	off := newOffloader(t, nil, lro.WithTool("exact", lro.ToolPolicy{SkipOutputSchema: true}))
+
+	w := off.WidenTool(typed)
+	assert.Empty(t, w.OutputSchema.Type, "the typed schema is cleared: mcp.Tool refuses to marshal both")
+	assert.Contains(t, string(w.RawOutputSchema), "lro offload descriptor", "widened without a policy: a tool wrapped with Wrap has none")
+	_, err := json.Marshal(w)
+	require.NoError(t, err)
+	assert.Equal(t, "object", typed.OutputSchema.Type, "the tool given is unchanged")
+
+	exact := mcpgo.NewTool("exact", mcpgo.WithOutputSchema[report]())
+	assert.Equal(t, exact, off.WidenTool(exact), "SkipOutputSchema")
+	plain := mcpgo.NewTool("plain")
+	assert.Equal(t, plain, off.WidenTool(plain), "no output schema")
+	disabled := newOffloader(t, func(c *lro.Config) { c.Enabled = false })
+	assert.Equal(t, typed, disabled.WidenTool(typed), "offloading disabled")
+}
+
+// The official Go SDK client, which does not validate, gets the descriptor
+// as the structured content of a typed mcp-go tool.
+func TestOutputSchemaGoSDKClientMCPGo(t *testing.T) {
+	off := newOffloader(t, nil, reportPolicy)
+	url := serveHTTP(t, server.NewStreamableHTTPServer(typedServer(t, off, false, false)))
+	c := mcp.NewClient(&mcp.Implementation{Name: "outputschema", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	tools, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, tools.Tools, 1)
+	schema, err := json.Marshal(tools.Tools[0].OutputSchema)
+	require.NoError(t, err)
+	assert.Contains(t, string(schema), `"anyOf"`)
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "report", Arguments: map[string]any{"n": 600}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	sc, ok := res.StructuredContent.(map[string]any)
+	require.True(t, ok, "%T", res.StructuredContent)
+	assert.Equal(t, true, sc["offloaded"])
+	assert.NotEmpty(t, sc["file_path"])
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "report", Arguments: map[string]any{"n": 3}})
+	require.NoError(t, err)
+	sc, ok = res.StructuredContent.(map[string]any)
+	require.True(t, ok, "%T", res.StructuredContent)
+	assert.EqualValues(t, 3, sc["total"])
+}

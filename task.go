@@ -1,0 +1,159 @@
+package lro
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// TaskHandler returns next, the handler of a task tool (registered with
+// (*server.MCPServer).AddTaskTool), with offloading under the policy of the
+// tool called, as [Offloader.Middleware] offloads an ordinary tool: mcp-go
+// applies tool middleware to ordinary tools only, also when they are
+// called as tasks, never to task tools.
+//
+//	s.AddTaskTool(tool, off.TaskHandler(handler))
+//
+// Results pass through on the same terms as the middleware's. An
+// offloaded result keeps the handler's task and _meta; its content,
+// structured content and error flag are replaced, and tasks/result returns
+// the descriptor. mcp-go offers no lookup of a task tool's definition, so
+// a policy's SkipOutputSchema does not apply here: leave a tool whose
+// results must stay inline unwrapped. A task tool left unwrapped whose
+// result is over the threshold is logged once by the hooks of
+// [Offloader.AddHooks].
+func (o *Offloader) TaskHandler(next server.TaskToolHandlerFunc) server.TaskToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+		o.markTaskWrapped(req.Params.Name)
+		return serveMCPGoAs(o, ctx, req, nil, next, fromTaskResult, toTaskResult)
+	}
+}
+
+// WrapTask returns next with offloading under policy, whatever the
+// Offloader's configured tools: [Offloader.Wrap] for task tools.
+func (o *Offloader) WrapTask(policy ToolPolicy, next server.TaskToolHandlerFunc) server.TaskToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+		o.markTaskWrapped(req.Params.Name)
+		return serveMCPGoAs(o, ctx, req, &policy, next, fromTaskResult, toTaskResult)
+	}
+}
+
+// taskWrapped is the key under which o.warned records the task tools a
+// wrapper of this file has served. The hook of AddHooks reads it to tell a
+// result the wrapper left inline on purpose (for a proxy client, a tool
+// without a policy, a failed write: each logged, if at all, by the core)
+// from one that was never offered to it. Its own key type keeps it apart
+// from the core's keys; o.warned holds it because it is the Offloader's
+// per-tool memory of what needs no more warning, and the only one.
+type taskWrapped string
+
+// markTaskWrapped records that tool is served by a wrapper. It runs before
+// the handler, so the record exists by the time tasks/result, which waits
+// for the handler, can return its result.
+func (o *Offloader) markTaskWrapped(tool string) {
+	o.warned.LoadOrStore(taskWrapped(tool), true)
+}
+
+// isTaskWrapped reports whether a wrapper has served tool.
+func (o *Offloader) isTaskWrapped(tool string) bool {
+	_, ok := o.warned.Load(taskWrapped(tool))
+	return ok
+}
+
+// fromTaskResult views a task tool's result in the host-neutral form.
+func fromTaskResult(r *mcp.CreateTaskResult) Result {
+	return fromMCPGoFields(r.Content, r.StructuredContent, r.IsError)
+}
+
+// toTaskResult builds the task result for a replaced result, keeping the
+// original's task and _meta.
+func toTaskResult(orig *mcp.CreateTaskResult, res Result) *mcp.CreateTaskResult {
+	r := &mcp.CreateTaskResult{IsError: res.IsError, Content: toMCPGoContent(res.Content), StructuredContent: res.Structured}
+	if orig != nil {
+		r.Result, r.Task = orig.Result, orig.Task
+	}
+	return r
+}
+
+// maxPendingTasks bounds the tasks addTaskHooks remembers: a client may
+// never fetch a result. Past it, new tasks are not watched, which costs at
+// most a warning.
+const maxPendingTasks = 1024
+
+// pendingTasks names the tool of each watched task from the tools/call
+// that created it to its tasks/result, which names only the task.
+type pendingTasks struct {
+	mu    sync.Mutex
+	tools map[string]string // task ID → tool name
+}
+
+func (p *pendingTasks) add(task, tool string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.tools) < maxPendingTasks {
+		p.tools[task] = tool
+	}
+}
+
+func (p *pendingTasks) take(task string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tool, ok := p.tools[task]
+	delete(p.tools, task)
+	return tool, ok
+}
+
+// addTaskHooks registers the hooks that log an unwrapped task tool's large
+// result (see AddHooks). mcp-go's tasks/result names the task, not the
+// tool: the task's tools/call, whose result carries the task ID, tells
+// which tool it is. tasks/result waits for the handler, so by then a
+// wrapper has recorded the tool if it serves it.
+func (o *Offloader) addTaskHooks(h *server.Hooks) {
+	p := &pendingTasks{tools: make(map[string]string)}
+	h.AddAfterCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest, result any) {
+		if created, ok := result.(*mcp.CreateTaskResult); ok && created != nil && o.watchesTask(ctx, req) {
+			p.add(created.Task.TaskId, req.Params.Name)
+		}
+	})
+	h.AddAfterTaskResult(func(ctx context.Context, _ any, req *mcp.TaskResultRequest, result *mcp.TaskResultResult) {
+		tool, ok := p.take(req.Params.TaskId)
+		if !ok || result == nil || o.isTaskWrapped(tool) {
+			return
+		}
+		why := "is a task tool whose handler is not wrapped (mcp-go's tool middleware does not reach task tools): register it with s.AddTaskTool(tool, off.TaskHandler(handler)) to offload it"
+		if _, ok := o.policyFor(tool); !ok {
+			why += fmt.Sprintf(", and give it a policy with lro.WithTool(%q, lro.ToolPolicy{Generic: true})", tool)
+		}
+		o.warnIfLarge(ctx, tool, fromMCPGoFields(result.Content, result.StructuredContent, result.IsError), why)
+	})
+	h.AddAfterCancelTask(func(_ context.Context, _ any, req *mcp.CancelTaskRequest, _ *mcp.CancelTaskResult) {
+		p.take(req.Params.TaskId)
+	})
+}
+
+// watchesTask reports whether the task-augmented call req is to a task
+// tool that could be offloaded and that no wrapper has served. Ordinary
+// tools called as tasks go through the tool middleware, which warns on its
+// own terms; a proxy client and a disabled Offloader get results inline
+// in any case.
+func (o *Offloader) watchesTask(ctx context.Context, req *mcp.CallToolRequest) bool {
+	tool := req.Params.Name
+	if !o.cfg.Enabled || tool == ExtractToolName || o.isTaskWrapped(tool) || o.IsProxyClient(ctx, *req) {
+		return false
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil || srv.GetTool(tool) != nil {
+		return false
+	}
+	// A session's own tool takes precedence over a task tool of that name,
+	// as in mcp-go's routing.
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithTools); ok {
+		if _, own := s.GetSessionTools()[tool]; own {
+			return false
+		}
+	}
+	return true
+}
