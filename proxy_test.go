@@ -118,7 +118,7 @@ func TestProxyKeepsToolsExactly(t *testing.T) {
 	for _, tl := range list.Tools {
 		names = append(names, tl.Name)
 	}
-	assert.ElementsMatch(t, []string{"recall_memories", "inject_context", "list_memories", "exotic"}, names)
+	assert.ElementsMatch(t, []string{"recall_memories", "inject_context", "list_memories", "export_memories", "audit_log", "memory_graph", "exotic"}, names)
 
 	got := p.Server().GetTool("exotic")
 	require.NotNil(t, got)
@@ -229,12 +229,13 @@ func TestProxyHangingRemote(t *testing.T) {
 func TestProxyFollowsBurstsOfChanges(t *testing.T) {
 	rem := startRemote(t)
 	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	want := len(rem.mcp.ListTools()) + 40
 	for i := range 40 {
 		rem.mcp.AddTool(mcp.NewTool(fmt.Sprintf("tool_%02d", i)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("ok"), nil
 		})
 	}
-	require.Eventually(t, func() bool { return len(p.Server().ListTools()) == 43 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(p.Server().ListTools()) == want }, 10*time.Second, 20*time.Millisecond)
 }
 
 // A remote on the official SDK's stateful transport answers

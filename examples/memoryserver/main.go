@@ -48,11 +48,14 @@ func run() error {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: memoryserver [flags]
 
-An MCP memory server with the tools recall_memories, inject_context and
-list_memories over an in-memory store of MIF memories, and lro_extract to
-query offloaded results. Results larger than the offload threshold are
-written to JSONL files and replaced by a compact descriptor (Large Result
-Offloading). The same tools are served on mcp-go (the default) or on the
+An MCP memory server over an in-memory store of MIF memories, with a tool
+of every result shape: recall_memories, inject_context and list_memories
+(the specification's), export_memories (typed, with an output schema),
+audit_log (plain text) and memory_graph (an object with two large arrays),
+and lro_extract to query offloaded results. Results larger than the
+offload threshold are written to JSONL files and replaced by a compact
+descriptor (Large Result Offloading). The same tools are served on mcp-go
+(the default, where recall_memories may also run as a task) or on the
 official Go SDK (-sdk official), over stdio or streamable HTTP (-http).
 
 Flags:
@@ -92,7 +95,7 @@ Environment (the [prompt.offload] configuration):
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	off, err := lro.New(cfg, lro.WithLogger(logger))
+	off, err := lro.New(cfg, append(memserver.Policies(), lro.WithLogger(logger))...)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package memserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -11,10 +12,13 @@ import (
 )
 
 // NewOfficial returns a server on the official Go SDK with the same tools
-// as [New]. Results go through off's middleware; off may be nil to serve
-// without offloading.
+// as [New]; the SDK has no tasks, so every call runs at once. Results go
+// through off's middleware; off may be nil to serve without offloading.
+// Give off the options of [Policies], or only the specification's tools
+// are offloaded.
 func NewOfficial(store *memstore.Store, off *lro.Offloader) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: Version}, nil)
+	s.AddReceivingMiddleware(nullArguments)
 	if off != nil {
 		gosdk.Install(s, off)
 	}
@@ -41,7 +45,41 @@ func NewOfficial(store *memstore.Store, off *lro.Offloader) *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.text}}}, nil
 		})
 	}
+	addTypedOfficial(s, t, exportTool)
 	return s
+}
+
+// addTypedOfficial registers a typed tool with [mcp.AddTool]: the SDK
+// infers the output schema from Out, checks each output against it and
+// sends it as the structured content. The text is set here: the SDK would
+// encode the output checked, through a map, with its keys sorted, where
+// this keeps the order of Out's fields (a memory's id first), byte for
+// byte the text of mcp-go's structured handler.
+func addTypedOfficial[Out any](s *mcp.Server, t tools, tl typedTool[Out]) {
+	def := &mcp.Tool{Name: tl.name, Description: tl.description, InputSchema: tl.schema}
+	mcp.AddTool(s, def, func(ctx context.Context, _ *mcp.CallToolRequest, args map[string]any) (*mcp.CallToolResult, Out, error) {
+		out, err := tl.run(t, ctx, args)
+		if err != nil {
+			return nil, out, err
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, out, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, out, nil
+	})
+}
+
+// nullArguments is receiving middleware that reads "arguments": null in a
+// tools/call as no arguments: the SDK's typed tools (v1.8.0) apply the
+// defaults of the input schema to a nil map then, and the server panics.
+func nullArguments(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && string(bytes.TrimSpace(r.Params.Arguments)) == "null" {
+			r.Params.Arguments = nil
+		}
+		return next(ctx, method, req)
+	}
 }
 
 func errorResult(msg string) *mcp.CallToolResult {

@@ -14,15 +14,31 @@ type prop struct {
 
 type props map[string]prop
 
-// schema returns the input schema of a tool with the given arguments, plus
-// detail, which every memory tool takes.
+// property is an argument as an input schema states it.
+type property struct {
+	Type        string   `json:"type"`
+	Description string   `json:"description"`
+	Default     any      `json:"default,omitempty"`
+	Enum        []string `json:"enum,omitempty"`
+}
+
+// detailProperty is the detail argument that every tool returning
+// memories takes.
+var detailProperty = property{Type: "string", Enum: []string{"light", "medium", "full"},
+	Description: "Detail level of each memory: light (ids, titles, namespaces, tags, dates), medium (adds content, summary, confidence) or full (the complete MIF object)."}
+
+// schema returns the input schema of a tool with the given arguments.
 func schema(p props, required ...string) json.RawMessage {
-	type property struct {
-		Type        string   `json:"type"`
-		Description string   `json:"description"`
-		Default     any      `json:"default,omitempty"`
-		Enum        []string `json:"enum,omitempty"`
-	}
+	return schemaOf(p, nil, required)
+}
+
+// memorySchema returns the input schema of a tool that returns memories:
+// its arguments plus detail.
+func memorySchema(p props, required ...string) json.RawMessage {
+	return schemaOf(p, map[string]property{"detail": detailProperty}, required)
+}
+
+func schemaOf(p props, extra map[string]property, required []string) json.RawMessage {
 	s := struct {
 		Type       string              `json:"type"`
 		Properties map[string]property `json:"properties"`
@@ -31,8 +47,9 @@ func schema(p props, required ...string) json.RawMessage {
 	for name, a := range p {
 		s.Properties[name] = property{Type: a.typ, Description: a.description, Default: a.def}
 	}
-	s.Properties["detail"] = property{Type: "string", Enum: []string{"light", "medium", "full"},
-		Description: "Detail level of each memory: light (ids, titles, namespaces, tags, dates), medium (adds content, summary, confidence) or full (the complete MIF object)."}
+	for name, a := range extra {
+		s.Properties[name] = a
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		panic(err) // the schemas are literals of this package

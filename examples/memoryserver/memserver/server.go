@@ -1,12 +1,3 @@
-// Package memserver is the example memory server: the specification's
-// recall_memories, inject_context and list_memories tools over an
-// in-memory store of MIF memories, with Large Result Offloading added by
-// one line, on either Go SDK: mcp-go ([New]) or the official SDK
-// ([NewOfficial]). The tools are written once (tools.go) and registered on
-// each.
-//
-// It is a package, not only a command, so that the quickstart and the
-// tests can run the very same server in process.
 package memserver
 
 import (
@@ -24,19 +15,28 @@ const (
 	Version = "0.1.0"
 )
 
-// New returns an mcp-go server with the memory tools over store. Results
-// go through off's middleware; off may be nil to serve without offloading.
-// Extra server options are applied after the offloader's.
+// New returns an mcp-go server with the memory tools over store, and the
+// task capabilities (recall_memories may run as a task). Results go
+// through off's middleware; off may be nil to serve without offloading.
+// Give off the options of [Policies], or only the specification's tools
+// are offloaded. Extra server options are applied after the offloader's.
 func New(store *memstore.Store, off *lro.Offloader, opts ...server.ServerOption) *server.MCPServer {
-	var all []server.ServerOption
-	all = append(all, server.WithToolCapabilities(true), server.WithRecovery())
+	all := []server.ServerOption{
+		server.WithToolCapabilities(true),
+		server.WithRecovery(),
+		server.WithTaskCapabilities(true, true, true),
+	}
 	if off != nil {
 		all = append(all, off.ServerOption())
 	}
 	s := server.NewMCPServer(Name, Version, append(all, opts...)...)
 	t := tools{store: store}
 	for _, tl := range catalog {
-		s.AddTool(mcp.NewToolWithRawSchema(tl.name, tl.description, tl.schema), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		def := mcp.NewToolWithRawSchema(tl.name, tl.description, tl.schema)
+		if tl.task {
+			def.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+		}
+		s.AddTool(def, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			out := tl.run(t, ctx, req.GetArguments())
 			switch {
 			case out.err != nil:
@@ -47,5 +47,17 @@ func New(store *memstore.Store, off *lro.Offloader, opts ...server.ServerOption)
 			return mcp.NewToolResultText(out.text), nil
 		})
 	}
+	addTyped(s, t, exportTool)
 	return s
+}
+
+// addTyped registers a typed tool the way mcp-go has for it: an output
+// schema inferred from Out, and a structured handler whose value becomes
+// the structured content and, encoded, the text.
+func addTyped[Out any](s *server.MCPServer, t tools, tl typedTool[Out]) {
+	def := mcp.NewToolWithRawSchema(tl.name, tl.description, tl.schema)
+	mcp.WithOutputSchema[Out]()(&def)
+	s.AddTool(def, mcp.NewStructuredToolHandler(func(ctx context.Context, _ mcp.CallToolRequest, args map[string]any) (Out, error) {
+		return tl.run(t, ctx, args)
+	}))
 }

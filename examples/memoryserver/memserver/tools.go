@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/mcplro/lro"
@@ -17,7 +16,10 @@ type tool struct {
 	name        string
 	description string
 	schema      json.RawMessage // the input schema
-	run         func(t tools, ctx context.Context, args map[string]any) output
+	// task says the tool may also run as a task, on an SDK that has tasks
+	// (mcp-go; see the package doc).
+	task bool
+	run  func(t tools, ctx context.Context, args map[string]any) output
 }
 
 // output is what a tool returns: a JSON value (sent as text and as
@@ -30,27 +32,61 @@ type output struct {
 
 func failed(err error) output { return output{err: err} }
 
-// catalog lists the server's tools.
-var catalog = []tool{
-	{"recall_memories", "Recall the memories most relevant to a query, best first, with their relevance scores.",
-		schema(props{
-			"query":     {"string", "What to look for.", nil},
-			"limit":     {"number", "How many memories to return (default 20, at most 100000).", 20},
-			"namespace": {"string", "Only memories whose namespace starts with this, e.g. _semantic or _episodic/incidents.", nil},
-		}, "query"), tools.recall},
-	{"inject_context", "Format the memories relevant to a query as a context block for a prompt, within a token budget.",
-		schema(props{
-			"query":        {"string", "What the context is for.", nil},
-			"limit":        {"number", "How many memories to consider before budgeting (default 50).", 50},
-			"token_budget": {"number", "Largest size of the context block in tokens (default 2000).", 2000},
-		}, "query"), tools.inject},
-	{"list_memories", "List memories, newest first, a page at a time.",
-		schema(props{
-			"namespace": {"string", "Only memories whose namespace starts with this.", nil},
-			"limit":     {"number", "Page size (default 50).", 50},
-			"cursor":    {"string", "The next_cursor of the previous page.", nil},
-		}), tools.list},
+// A typedTool is a tool whose result is a value of type Out, which each
+// SDK turns into the tool's output schema and its structured content
+// (see addTyped in server.go and official.go).
+type typedTool[Out any] struct {
+	name        string
+	description string
+	schema      json.RawMessage // the input schema
+	run         func(t tools, ctx context.Context, args map[string]any) (Out, error)
 }
+
+// catalog lists the server's tools, but for the typed export_memories
+// (export.go).
+var catalog = []tool{{
+	name:        "recall_memories",
+	description: `Recall the memories most relevant to a query, best first. Returns {"query", "count", "results": [{"score", "memory"}]}: each hit's relevance score and the memory at the requested detail.`,
+	schema: memorySchema(props{
+		"query":     {"string", "What to look for.", nil},
+		"limit":     {"number", "How many memories to return (default 20, at most 100000).", 20},
+		"namespace": {"string", "Only memories whose namespace starts with this, e.g. _semantic or _episodic/incidents.", nil},
+	}, "query"),
+	task: true,
+	run:  tools.recall,
+}, {
+	name:        "inject_context",
+	description: "Format the memories relevant to a query as a context block for a prompt, within a token budget. Returns plain text: one section a memory, best first, as many as fit the budget.",
+	schema: memorySchema(props{
+		"query":        {"string", "What the context is for.", nil},
+		"limit":        {"number", "How many memories to consider before budgeting (default 50).", 50},
+		"token_budget": {"number", "Largest size of the context block in tokens (default 2000).", 2000},
+	}, "query"),
+	run: tools.inject,
+}, {
+	name:        "list_memories",
+	description: `List memories, newest first, a page at a time. Returns {"total", "memories", "next_cursor"}: the page at the requested detail, and the cursor of the next page while there is one.`,
+	schema: memorySchema(props{
+		"namespace": {"string", "Only memories whose namespace starts with this.", nil},
+		"limit":     {"number", "Page size (default 50).", 50},
+		"cursor":    {"string", "The next_cursor of the previous page.", nil},
+	}),
+	run: tools.list,
+}, {
+	name:        "audit_log",
+	description: auditDescription,
+	schema: schema(props{
+		"lines": {"number", fmt.Sprintf("How many events to return, the most recent (default %d, at most %d).", auditLines, maxAuditLines), auditLines},
+	}),
+	run: tools.audit,
+}, {
+	name:        "memory_graph",
+	description: graphDescription,
+	schema: schema(props{
+		"limit": {"number", fmt.Sprintf("How many memories the graph spans, newest first (default %d, at most %d).", graphLimit, maxGraphLimit), graphLimit},
+	}),
+	run: tools.graph,
+}}
 
 type tools struct{ store *memstore.Store }
 
@@ -177,52 +213,3 @@ func project(mems []*memstore.Memory, detail string) []any {
 	}
 	return out
 }
-
-// detailOf validates the detail argument; the offload middleware checks it
-// too, but the tool must stand on its own without it.
-func detailOf(args map[string]any, def string) (string, error) {
-	v, ok := args["detail"]
-	if !ok {
-		return def, nil
-	}
-	s, _ := v.(string)
-	switch s {
-	case "light", "medium", "full":
-		return s, nil
-	}
-	b, _ := json.Marshal(v)
-	return "", fmt.Errorf("invalid detail %s: want \"light\", \"medium\" or \"full\"", b)
-}
-
-// stringArg reads a string argument, refusing what is not one.
-func stringArg(args map[string]any, key string, required bool) (string, error) {
-	v, ok := args[key]
-	if !ok || v == nil {
-		if required {
-			return "", fmt.Errorf("required argument %q not found", key)
-		}
-		return "", nil
-	}
-	s, isString := v.(string)
-	if !isString {
-		b, _ := json.Marshal(v)
-		return "", fmt.Errorf("invalid %s %s: want a string", key, b)
-	}
-	return s, nil
-}
-
-// intArg reads a whole-number argument, refusing what is not one.
-func intArg(args map[string]any, key string, def, lo, hi int) (int, error) {
-	v, ok := args[key]
-	if !ok || v == nil {
-		return def, nil
-	}
-	f, isNum := v.(float64)
-	if !isNum || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
-		b, _ := json.Marshal(v)
-		return 0, fmt.Errorf("invalid %s %s: want a whole number from %d to %d", key, b, lo, hi)
-	}
-	return int(f), nil
-}
-
-func round(f float64) float64 { return math.Round(f*1000) / 1000 }
