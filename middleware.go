@@ -224,11 +224,27 @@ func fromMCPGoFields(content []mcp.Content, structured any, isError bool) Result
 			res.Content[i] = TextContent(t.Text)
 		case *mcp.TextContent:
 			res.Content[i] = TextContent(t.Text)
+		case mcp.EmbeddedResource:
+			res.Content[i] = embeddedMCPGo(t.Resource, c)
+		case *mcp.EmbeddedResource:
+			res.Content[i] = embeddedMCPGo(t.Resource, c)
 		default:
 			res.Content[i] = Content{Other: c}
 		}
 	}
 	return res
+}
+
+// embeddedMCPGo views an embedded resource: a text resource is text to
+// judge, a binary one an item kept as it is.
+func embeddedMCPGo(r mcp.ResourceContents, item mcp.Content) Content {
+	switch t := r.(type) {
+	case mcp.TextResourceContents:
+		return Content{Text: t.Text, URI: t.URI, MIMEType: t.MIMEType, Other: item}
+	case *mcp.TextResourceContents:
+		return Content{Text: t.Text, URI: t.URI, MIMEType: t.MIMEType, Other: item}
+	}
+	return Content{Other: item}
 }
 
 // toMCPGo builds the mcp-go result for a replaced result, keeping the
@@ -245,7 +261,7 @@ func toMCPGo(orig *mcp.CallToolResult, res Result) *mcp.CallToolResult {
 func toMCPGoContent(content []Content) []mcp.Content {
 	out := make([]mcp.Content, len(content))
 	for i, c := range content {
-		if other, ok := c.Other.(mcp.Content); ok {
+		if other, ok := c.Other.(mcp.Content); ok && c.Other != nil {
 			out[i] = other
 		} else {
 			out[i] = mcp.NewTextContent(c.Text)

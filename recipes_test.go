@@ -29,7 +29,7 @@ type recipeOutput struct {
 func runShell(t *testing.T, command string, raw bool) recipeOutput {
 	t.Helper()
 	if _, err := exec.LookPath("jq"); err != nil {
-		t.Fatal("the recipe tests need the jq binary (apt-get install jq); .ci/run installs it")
+		t.Skip("the recipe tests need the jq binary (apt-get install jq); .ci/run installs it")
 	}
 	out, err := exec.Command("bash", "-o", "pipefail", "-c", command).Output()
 	var ee *exec.ExitError

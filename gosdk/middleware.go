@@ -172,9 +172,16 @@ func widen(off *lro.Offloader, tools []*mcp.Tool) []*mcp.Tool {
 func fromSDK(r *mcp.CallToolResult) lro.Result {
 	res := lro.Result{IsError: r.IsError, NeedsInput: r.NeedsInput(), Structured: r.StructuredContent, Content: make([]lro.Content, len(r.Content))}
 	for i, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
+		switch t := c.(type) {
+		case *mcp.TextContent:
 			res.Content[i] = lro.TextContent(t.Text)
-		} else {
+		case *mcp.EmbeddedResource:
+			// A text resource is text to judge; a binary one is kept.
+			res.Content[i] = lro.Content{Other: c}
+			if r := t.Resource; r != nil && r.Blob == nil && r.Text != "" {
+				res.Content[i] = lro.Content{Text: r.Text, URI: r.URI, MIMEType: r.MIMEType, Other: c}
+			}
+		default:
 			res.Content[i] = lro.Content{Other: c}
 		}
 	}
