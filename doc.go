@@ -69,6 +69,17 @@
 // [HeuristicEstimator] for the rule and [WithEstimator] to plug in a real
 // tokenizer.
 //
+// # Result shapes
+//
+// What is judged is the result's structured content, or its text items and
+// embedded text resources; images and other items stay as they are. The
+// records are a JSON array, the large fields of a JSON object (nested ones
+// too: "data.items", see [ToolPolicy].RecordsField), the items themselves,
+// or the lines of a text. A result with several large fields is written
+// one file per field, all or none, listed in [OffloadResponse].Sections.
+// A page with an active cursor stays inline unless the handler hands the
+// full set to [Collect].
+//
 // # Files
 //
 // Files are private (0600), created exclusively under a temporary name,
