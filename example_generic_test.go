@@ -40,6 +40,6 @@ func ExampleWithTool() {
 	}
 	// Output:
 	// false 0 0 recipes
-	// true 500 6 recipes
-	// true 500 6 recipes
+	// true 500 10 recipes
+	// true 500 10 recipes
 }

@@ -1,13 +1,13 @@
 package lro
 
 import (
-	"cmp"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/jsonscan"
+	"hash/maphash"
 	"slices"
 	"strings"
-
-	"github.com/mcplro/lro/internal/jsonscan"
 )
 
 // inferSample is how many records inference reads. Fields that appear only
@@ -25,11 +25,20 @@ type shape struct {
 
 type field struct {
 	name    string
-	seen    int
+	seen    int            // records that have the field
+	last    int            // the last record that had it, counted from 1
 	types   map[string]int // JSON type -> count
 	strLen  int            // total length of string values
-	values  map[string]int // distinct short string values, while few
 	elemStr bool           // an array whose elements are strings
+	// values counts the distinct values of a string, integer or boolean
+	// field (strings decoded, others as JSON text) while they are few and
+	// short; nil once they are not.
+	values map[string]*int
+	// distinct holds a hash of each of the first maxKeySample values, the
+	// same way, while no two are equal and all are short; nil once not. A
+	// field whose values differ is a key that finds one record.
+	distinct map[uint64]struct{}
+	first    string // the first value, as values holds it
 }
 
 func jsonType(v []byte) string {
@@ -54,63 +63,129 @@ func jsonType(v []byte) string {
 	return "integer"
 }
 
-const maxDistinct = 50
+const (
+	maxDistinct  = 50  // values a field may have to be counted by
+	maxValueLen  = 64  // length of a value worth counting or filtering by
+	maxKeySample = 256 // values that must all differ in a key
+)
 
 func inferShape(records []json.RawMessage) *shape {
 	s := &shape{fields: make(map[string]*field)}
 	for _, r := range records[:min(len(records), inferSample)] {
 		s.n++
 		t := jsonType(r)
-		if s.kind == "" {
+		switch {
+		case s.kind == "":
 			s.kind = t
-		} else if s.kind != t {
+		case s.kind != t && numeric(s.kind) && numeric(t):
+			s.kind = "number"
+		case s.kind != t:
 			s.kind = "mixed"
 		}
 		if t != "object" {
 			continue
 		}
 		_ = jsonscan.Fields(r, func(kv jsonscan.Field) bool {
-			name := string(kv.Key)
-			if strings.IndexByte(name, '\\') >= 0 {
-				return true // escaped keys would need decoding; leave them out
+			name, ok := decodeKey(kv.Key)
+			if !ok {
+				return true
 			}
 			f := s.fields[name]
 			if f == nil {
-				f = &field{name: name, types: map[string]int{}, values: map[string]int{}}
+				f = &field{name: name, types: map[string]int{}, values: map[string]*int{}, distinct: map[uint64]struct{}{}}
 				s.fields[name] = f
 				s.order = append(s.order, name)
 			}
-			f.seen++
-			ft := jsonType(kv.Value)
-			f.types[ft]++
-			switch ft {
-			case "string":
-				f.strLen += len(kv.Value) - 2
-				if f.values != nil {
-					if str, ok := jsonscan.String(kv.Value); ok && len(str) <= 64 {
-						f.values[string(str)]++
-					}
-					if len(f.values) > maxDistinct {
-						f.values = nil
-					}
-				}
-			case "array":
-				if el, err := jsonscan.Elements(kv.Value); err == nil && len(el) > 0 && jsonType(el[0]) == "string" {
-					f.elemStr = true
-				}
+			if f.last != s.n {
+				f.seen++
+				f.last = s.n
 			}
+			f.add(kv.Value)
 			return true
 		})
 	}
 	return s
 }
 
-// only reports the single type f has, or "".
+func numeric(t string) bool { return t == "integer" || t == "number" }
+
+// decodeKey returns the text of an object key as it appears between quotes.
+func decodeKey(raw []byte) (string, bool) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true
+	}
+	var name string
+	err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &name)
+	return name, err == nil
+}
+
+// add records one value of f.
+func (f *field) add(v []byte) {
+	t := jsonType(v)
+	f.types[t]++
+	first := len(f.types) == 1 && f.types[t] == 1
+	var text []byte // the value as values and distinct hold it
+	countable := false
+	switch t {
+	case "string":
+		f.strLen += len(v) - 2
+		if !first && f.values == nil && f.distinct == nil {
+			return
+		}
+		if str, ok := jsonscan.String(v); ok {
+			text, countable = str, true
+		} else {
+			var s string
+			countable = json.Unmarshal(v, &s) == nil
+			text = []byte(s)
+		}
+		countable = countable && len(text) <= maxValueLen
+	case "integer", "boolean":
+		text, countable = v, len(v) <= maxValueLen
+	case "array":
+		if el, err := jsonscan.Elements(v); err == nil && len(el) > 0 && jsonType(el[0]) == "string" {
+			f.elemStr = true
+		}
+	}
+	if first {
+		f.first = string(text)
+	}
+	if !countable {
+		f.values, f.distinct = nil, nil
+		return
+	}
+	if f.values != nil {
+		if n := f.values[string(text)]; n != nil {
+			*n++
+		} else if len(f.values) < maxDistinct {
+			one := 1
+			f.values[string(text)] = &one
+		} else {
+			f.values = nil
+		}
+	}
+	if f.distinct != nil && len(f.distinct) < maxKeySample {
+		h := maphash.Bytes(hashSeed, text)
+		if _, dup := f.distinct[h]; dup {
+			f.distinct = nil
+		} else {
+			f.distinct[h] = struct{}{}
+		}
+	}
+}
+
+var hashSeed = maphash.MakeSeed()
+
+// only reports the single type f has, or "". Integers and other numbers
+// are one type, "number", when both occur.
 func (f *field) only() string {
-	if len(f.types) == 1 {
+	switch {
+	case len(f.types) == 1:
 		for t := range f.types {
 			return t
 		}
+	case len(f.types) == 2 && f.types["integer"] > 0 && f.types["number"] > 0:
+		return "number"
 	}
 	return ""
 }
@@ -161,136 +236,4 @@ func (s *shape) schema() json.RawMessage {
 	}
 	b.WriteString(`}`)
 	return json.RawMessage(b.String())
-}
-
-// jqPath returns the jq path of a top-level field.
-func jqPath(name string) string {
-	if isIdent(name) {
-		return "." + name
-	}
-	lit, _ := marshalText(name)
-	return ".[" + string(lit) + "]"
-}
-
-// placeholder is the default of a parameter only the caller can fill (a
-// search term, a tag): its name in capitals, as the memory recipes spell
-// theirs (templates/recipes.tmpl). Parameters with a useful real default
-// (the most common value of a field, a line range) keep it.
-func placeholder(name string) string { return strings.ToUpper(name) }
-
-// recipes returns up to ten recipes that use only fields every sampled
-// record has with a single type, so each one runs on every line.
-func (s *shape) recipes() []Recipe {
-	out := []Recipe{
-		{Description: "Show the first 10 records", Filter: ".[:10]", Slurp: true},
-		{Description: "Count the records", Filter: "length", Slurp: true},
-	}
-	if s.kind != "object" {
-		out = append(out, Recipe{Description: "Search records by keyword", Filter: `select(tostring | test($keyword; "i"))`,
-			Params: []RecipeParam{{"keyword", placeholder("keyword")}}})
-		return finish(out)
-	}
-	var scalars, texts, categories, numbers, tagLists []*field
-	for _, name := range s.order {
-		f := s.fields[name]
-		if f.seen != s.n {
-			continue
-		}
-		switch f.only() {
-		case "string":
-			scalars = append(scalars, f)
-			if len(f.values) > 1 && len(f.values) <= max(2, s.n/2) {
-				categories = append(categories, f)
-			} else {
-				texts = append(texts, f)
-			}
-		case "integer", "number":
-			scalars = append(scalars, f)
-			numbers = append(numbers, f)
-		case "boolean":
-			scalars = append(scalars, f)
-		case "array":
-			if f.elemStr {
-				tagLists = append(tagLists, f)
-			}
-		}
-	}
-	if s.isLines() {
-		return finish(append(out,
-			Recipe{Description: "Search lines by keyword, with line numbers", Filter: `select(.text | test($keyword; "i")) | "\(.line): \(.text)"`,
-				Raw: true, Params: []RecipeParam{{"keyword", placeholder("keyword")}}},
-			Recipe{Description: "Print a range of lines", Filter: `select(.line >= ($from | tonumber) and .line <= ($to | tonumber)) | .text`,
-				Raw: true, Params: []RecipeParam{{"from", "1"}, {"to", "50"}}},
-		))
-	}
-	if len(scalars) > 1 {
-		var keys []string
-		for _, f := range scalars[:min(3, len(scalars))] {
-			keys = append(keys, objectKey(f.name))
-		}
-		out = append(out, Recipe{Description: "Project the first fields: " + fieldList(scalars[:min(3, len(scalars))]),
-			Filter: "{" + strings.Join(keys, ", ") + "}"})
-	}
-	// The longest strings are the ones worth searching.
-	slices.SortStableFunc(texts, func(a, b *field) int { return cmp.Compare(b.strLen, a.strLen) })
-	for _, f := range texts[:min(2, len(texts))] {
-		out = append(out, Recipe{Description: "Search " + f.name + " by keyword",
-			Filter: "select(" + jqPath(f.name) + ` | test($keyword; "i"))`, Params: []RecipeParam{{"keyword", placeholder("keyword")}}})
-	}
-	for _, f := range categories[:min(2, len(categories))] {
-		p := jqPath(f.name)
-		out = append(out,
-			Recipe{Description: "Count by " + f.name, Slurp: true,
-				Filter: "group_by(" + p + ") | map({" + objectKey(f.name) + ": .[0]" + p + ", count: length})"},
-			Recipe{Description: "Filter by " + f.name, Filter: "select(" + p + " == $value)",
-				Params: []RecipeParam{{"value", mostCommon(f.values)}}})
-	}
-	for _, f := range tagLists[:min(1, len(tagLists))] {
-		out = append(out, Recipe{Description: "Filter by an element of " + f.name,
-			Filter: "select(" + jqPath(f.name) + " | index($value))", Params: []RecipeParam{{"value", placeholder("value")}}})
-	}
-	for _, f := range numbers[:min(2, len(numbers))] {
-		out = append(out, Recipe{Description: "Top 10 by " + f.name + ", highest first", Slurp: true,
-			Filter: "sort_by(" + jqPath(f.name) + ") | reverse | .[:10]"})
-	}
-	return finish(out)
-}
-
-func (s *shape) isLines() bool {
-	return len(s.order) == 2 && s.fields["line"] != nil && s.fields["text"] != nil &&
-		s.fields["line"].only() == "integer" && s.fields["text"].only() == "string"
-}
-
-func objectKey(name string) string {
-	if isIdent(name) {
-		return name
-	}
-	lit, _ := marshalText(name)
-	return string(lit) + ": " + jqPath(name)
-}
-
-func fieldList(fs []*field) string {
-	names := make([]string, len(fs))
-	for i, f := range fs {
-		names[i] = f.name
-	}
-	return strings.Join(names, ", ")
-}
-
-func mostCommon(values map[string]int) string {
-	best, n := "", -1
-	for v, c := range values {
-		if c > n || c == n && v < best {
-			best, n = v, c
-		}
-	}
-	return best
-}
-
-func finish(rs []Recipe) []Recipe {
-	rs = rs[:min(len(rs), RecipeCount)]
-	for i := range rs {
-		rs[i].command = shellSuffix(rs[i])
-	}
-	return rs
 }

@@ -39,7 +39,8 @@ type RecipeParam struct {
 	Default string
 }
 
-// RecipeCount is the number of recipes in every memory descriptor.
+// RecipeCount is the number of recipes in every descriptor, as the
+// specification requires: memory or generic.
 const RecipeCount = 10
 
 // Recipes returns the recipes of memory descriptors at detail d, numbered
