@@ -338,3 +338,68 @@ func TestSectionsFallBackWhole(t *testing.T) {
 	assert.Contains(t, res.Content[1].Text, "offloading failed")
 	assert.Empty(t, mem2.Names(), "all or none")
 }
+
+// An object of records keyed by id, named by the policy, is one {"key",
+// "value"} record per member; its fallback keeps the leading members.
+func TestKeyedObjectRecords(t *testing.T) {
+	index := map[string]any{}
+	for i := range 400 {
+		index[fmt.Sprintf("T-%04d", i)] = ticket(i)
+	}
+	body := mustJSON(t, map[string]any{"index": index, "version": 3})
+	o := newOffloader(t, nil, lro.WithTool("index", lro.ToolPolicy{Generic: true, RecordsField: "index"}))
+	d, _ := descriptorIn(t, serve(t, o, "index", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}}), 0)
+	assert.Equal(t, "index", d.Section)
+	assert.Equal(t, 400, d.Summary.Count)
+	_, lines := fileRecords(t, d.FilePath)
+	var rec struct {
+		Key   string
+		Value map[string]any
+	}
+	require.NoError(t, json.Unmarshal(lines[0], &rec))
+	assert.Equal(t, "T-0000", rec.Key)
+	assert.Equal(t, "T-0000", rec.Value["id"])
+
+	mem := lro.NewMemFS("/lro")
+	mem.FailCreate(syscall.EACCES)
+	o = newOffloader(t, nil, lro.WithFS(mem), lro.WithTool("index", lro.ToolPolicy{Generic: true, RecordsField: "index"}))
+	res := serve(t, o, "index", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}})
+	require.Len(t, res.Content, 2)
+	var cut struct {
+		Index   map[string]map[string]any `json:"index"`
+		Version int                       `json:"version"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &cut), "%.300s", res.Content[0].Text)
+	assert.Equal(t, 3, cut.Version)
+	require.NotEmpty(t, cut.Index)
+	assert.Less(t, len(cut.Index), 400)
+	assert.Equal(t, "T-0001", cut.Index["T-0001"]["id"], "members are cut whole")
+}
+
+// A long string field is offloaded a line a record; its fallback keeps
+// the leading lines in the same field.
+func TestLongStringField(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "line %d of the build log\n", i+1)
+	}
+	body := mustJSON(t, map[string]any{"log": b.String(), "status": "failed"})
+	o := genericOffloader(t)
+	d, _ := descriptorIn(t, serve(t, o, "build", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}}), 0)
+	assert.Equal(t, "log", d.Section)
+	assert.Equal(t, 2000, d.Summary.Count)
+	assert.Contains(t, d.Guidance, "2000 lines")
+	_, lines := fileRecords(t, d.FilePath)
+	assert.JSONEq(t, `{"line":7,"text":"line 7 of the build log"}`, string(lines[6]))
+
+	mem := lro.NewMemFS("/lro")
+	mem.FailCreate(syscall.EACCES)
+	o = genericOffloader(t, lro.WithFS(mem))
+	res := serve(t, o, "build", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}})
+	var cut struct{ Log, Status string }
+	require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &cut))
+	assert.Equal(t, "failed", cut.Status)
+	assert.True(t, strings.HasPrefix(b.String(), cut.Log), "the leading lines, whole")
+	assert.Less(t, len(cut.Log), b.Len())
+	assert.NotEmpty(t, cut.Log)
+}
