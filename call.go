@@ -50,9 +50,8 @@ type Content struct {
 	// Text is the text of a text item or of an embedded text resource.
 	Text string
 	// URI is set for an embedded text resource: the resource's URI. Its
-	// text is Text and its type MIMEType; Other holds the host's item.
-	URI      string
-	MIMEType string
+	// text is Text; Other holds the host's item.
+	URI string
 	// Other holds the host's own value of an item that is not text (an
 	// image, audio, a binary resource), which offloading keeps as it is.
 	// It is nil for a text item.
@@ -155,8 +154,9 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.cursor+") without handing its full set to lro.Collect, so the page is sent inline: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
 		return res, false, nil
 	}
-	sets := o.sectionSets(set, &l, doc.tokens, policy, call.Tool)
-	out, err := o.offloadSections(ctx, sets, &l, o.keptTokens(res, doc))
+	beside := o.keptTokens(res, doc)
+	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
+	out, err := o.offloadSections(ctx, sets, &l, beside)
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 		return res, false, nil
@@ -177,17 +177,13 @@ func (o *Offloader) serveCollected(ctx context.Context, res Result, set ResultSe
 	out, err := o.offloadSections(ctx, []ResultSet{set}, &l, 0)
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", tool, err)
+	}
+	if err != nil || out.Action == Inline {
 		if !promised {
 			return res, false, nil
 		}
 		// The handler returned a placeholder, trusting Collect: send
 		// the collected records instead, complete.
-		return Result{Content: []Content{TextContent(string(l.sections[0].cut(len(records))))}}, true, nil
-	}
-	if out.Action == Inline {
-		if !promised {
-			return res, false, nil
-		}
 		return Result{Content: []Content{TextContent(string(l.sections[0].cut(len(records))))}}, true, nil
 	}
 	if len(res.Content) == 0 {

@@ -197,6 +197,7 @@ type Offloader struct {
 	closed    atomic.Bool
 	proxies   proxySessions
 	warned    sync.Map     // tools whose large inline results were logged
+	wrapped   sync.Map     // task tools a wrapper of task.go serves
 	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
 	queries   queryCache   // lro_extract's compiled recipes
@@ -340,15 +341,7 @@ func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, pat
 	if sent == nil {
 		sent = rawElements(set.Records)
 	}
-	kept, used := 0, set.overhead
-	for _, r := range sent {
-		t := o.opts.estimator.EstimateTokens(r) + 1 // and its separator
-		if used+t > o.cfg.ThresholdTokens {
-			break
-		}
-		used += t
-		kept++
-	}
+	kept := o.leading(sent, o.cfg.ThresholdTokens-set.overhead)
 	warning := fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, kept, len(set.Records))
 	o.emitWriteFailed(ctx, WriteFailedEvent{
 		Operation: set.Operation,
@@ -359,6 +352,20 @@ func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, pat
 		Err:       err,
 	})
 	return Outcome{Action: Truncated, Tokens: tokens, Kept: kept, Warning: warning, Err: err}
+}
+
+// leading returns how many of the first records, each with a separator,
+// fit budget tokens.
+func (o *Offloader) leading(records [][]byte, budget int) int {
+	used := 0
+	for i, r := range records {
+		t := o.opts.estimator.EstimateTokens(r) + 1 // and its separator
+		if used+t > budget {
+			return i
+		}
+		used += t
+	}
+	return len(records)
 }
 
 // describe builds the descriptor of a published file.

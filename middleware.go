@@ -240,9 +240,9 @@ func fromMCPGoFields(content []mcp.Content, structured any, isError bool) Result
 func embeddedMCPGo(r mcp.ResourceContents, item mcp.Content) Content {
 	switch t := r.(type) {
 	case mcp.TextResourceContents:
-		return Content{Text: t.Text, URI: t.URI, MIMEType: t.MIMEType, Other: item}
+		return Content{Text: t.Text, URI: t.URI, Other: item}
 	case *mcp.TextResourceContents:
-		return Content{Text: t.Text, URI: t.URI, MIMEType: t.MIMEType, Other: item}
+		return Content{Text: t.Text, URI: t.URI, Other: item}
 	}
 	return Content{Other: item}
 }

@@ -76,21 +76,6 @@ func listedTools(t *testing.T, s *server.MCPServer) string {
 	return string(b)
 }
 
-// tsStructured checks that the TypeScript client accepted a tool result,
-// and returns its structured content.
-func tsStructured(t *testing.T, r e2e.StepResult) map[string]any {
-	t.Helper()
-	require.True(t, r.OK, "the TypeScript client rejected the result: %s", r.Error)
-	var res struct {
-		IsError           bool           `json:"isError"`
-		StructuredContent map[string]any `json:"structuredContent"`
-	}
-	require.NoError(t, json.Unmarshal(r.Result, &res))
-	require.False(t, res.IsError, "%s", r.Result)
-	require.NotNil(t, res.StructuredContent, "%s", r.Result)
-	return res.StructuredContent
-}
-
 // tsListedSchema returns the output schema of tool in a listTools result
 // of the TypeScript client.
 func tsListedSchema(t *testing.T, r e2e.StepResult, tool string) string {
@@ -130,8 +115,8 @@ func TestOutputSchemaTypeScriptMCPGo(t *testing.T) {
 	schema := tsListedSchema(t, got[0], "report")
 	assert.Contains(t, schema, `"anyOf"`)
 	assert.Contains(t, schema, `"lro offload descriptor"`)
-	assert.Equal(t, true, tsStructured(t, got[1])["offloaded"], "the large result is a descriptor")
-	small := tsStructured(t, got[2])
+	assert.Equal(t, true, got[1].Structured(t)["offloaded"], "the large result is a descriptor")
+	small := got[2].Structured(t)
 	assert.NotContains(t, small, "offloaded")
 	assert.Len(t, small["rows"], 3, "the small result is the tool's own")
 
@@ -154,7 +139,7 @@ func TestOutputSchemaTypeScriptRejectsUnwidened(t *testing.T) {
 	assert.NotContains(t, tsListedSchema(t, got[0], "report"), "anyOf")
 	require.False(t, got[1].OK)
 	assert.Contains(t, got[1].Error, "Structured content does not match")
-	tsStructured(t, got[2])
+	got[2].Structured(t)
 }
 
 // mcp-go's own validation (server.WithOutputSchemaValidation) checks the

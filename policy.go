@@ -126,9 +126,9 @@ func looksLikeMemories(records []json.RawMessage) bool {
 	return true
 }
 
-// genericFallback returns the policy a detecting policy becomes when the
-// records are not memories: the WithAnyTool policy's operation if it names
-// one, else the tool's own name.
+// genericFallback returns the operation of a detecting policy's records
+// when they are not memories: the WithAnyTool policy's operation if it
+// names one, else the tool's own name.
 func (o *Offloader) genericFallback(tool string) string {
 	if p := o.opts.anyTool; p != nil && p.Operation != "" {
 		return p.Operation

@@ -35,7 +35,9 @@ const (
 
 // sectionSets makes one result set of each section of l: the first under
 // the call's operation, the others under the operation and their path.
-func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens int, policy ToolPolicy, tool string) []ResultSet {
+// beside is the estimate of what the result sends next to the sets (small
+// texts kept inline), which an inline fallback must leave room for.
+func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens, beside int, policy ToolPolicy, tool string) []ResultSet {
 	sets := make([]ResultSet, len(l.sections))
 	for i := range l.sections {
 		s := &l.sections[i]
@@ -56,8 +58,9 @@ func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens int, policy To
 		// The whole result's estimate, and what the inline fallback sends.
 		sets[0].Tokens = tokens
 		sets[0].sent = l.sections[0].elements
+		sets[0].overhead = beside
 		if !l.items {
-			sets[0].overhead = o.EstimateTokens(l.truncated([]int{0}))
+			sets[0].overhead += o.EstimateTokens(l.truncated([]int{0}))
 		}
 		return sets
 	}
@@ -69,11 +72,9 @@ func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens int, policy To
 
 // offloadSections writes each set to its own file, all or none, and
 // describes them in one descriptor: the first set's, listing the others.
-// A set of one is [Offloader.Offload]. beside is the estimate of what the
-// result sends next to the sets, which the inline fallback must leave room
-// for.
+// A set of one is [Offloader.Offload]. beside is as for sectionSets.
 func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
-	if len(sets) == 1 && beside == 0 {
+	if len(sets) == 1 {
 		out, err := o.Offload(ctx, sets[0])
 		switch {
 		case err != nil:

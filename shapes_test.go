@@ -119,7 +119,7 @@ func TestEmbeddedResourceAndOtherItems(t *testing.T) {
 	image := struct{ Data string }{"iVBORw0KGgo="}
 	res := serve(t, o, "export", nil, lro.Result{Content: []lro.Content{
 		{Other: image},
-		{URI: "file:///export.json", MIMEType: "application/json", Text: mustJSON(t, tickets(400)), Other: "the host's resource item"},
+		{URI: "file:///export.json", Text: mustJSON(t, tickets(400)), Other: "the host's resource item"},
 	}})
 	require.Len(t, res.Content, 2)
 	assert.Equal(t, image, res.Content[0].Other, "an image stays as it was, where it was")

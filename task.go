@@ -41,25 +41,19 @@ func (o *Offloader) WrapTask(policy ToolPolicy, next server.TaskToolHandlerFunc)
 	}
 }
 
-// taskWrapped is the key under which o.warned records the task tools a
-// wrapper of this file has served. The hook of AddHooks reads it to tell a
-// result the wrapper left inline on purpose (for a proxy client, a tool
-// without a policy, a failed write: each logged, if at all, by the core)
-// from one that was never offered to it. Its own key type keeps it apart
-// from the core's keys; o.warned holds it because it is the Offloader's
-// per-tool memory of what needs no more warning, and the only one.
-type taskWrapped string
-
-// markTaskWrapped records that tool is served by a wrapper. It runs before
-// the handler, so the record exists by the time tasks/result, which waits
-// for the handler, can return its result.
+// markTaskWrapped records that tool is served by a wrapper, so that the
+// hook of AddHooks tells a result the wrapper left inline on purpose (for
+// a proxy client, a tool without a policy, a failed write: each logged, if
+// at all, by the core) from one that was never offered to it. It runs
+// before the handler, so the record exists by the time tasks/result,
+// which waits for the handler, can return its result.
 func (o *Offloader) markTaskWrapped(tool string) {
-	o.warned.LoadOrStore(taskWrapped(tool), true)
+	o.wrapped.LoadOrStore(tool, true)
 }
 
 // isTaskWrapped reports whether a wrapper has served tool.
 func (o *Offloader) isTaskWrapped(tool string) bool {
-	_, ok := o.warned.Load(taskWrapped(tool))
+	_, ok := o.wrapped.Load(tool)
 	return ok
 }
 

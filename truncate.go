@@ -130,15 +130,7 @@ func (o *Offloader) fit(l *layout, extraTokens int) []int {
 		if len(l.sections) > 1 {
 			share = int(int64(budget) * int64(max(s.bytes, 1)) / int64(total))
 		}
-		used := 0
-		for _, e := range s.elements {
-			t := o.EstimateTokens(e) + 1 // and its separator
-			if used+t > share {
-				break
-			}
-			used += t
-			kept[i]++
-		}
+		kept[i] = o.leading(s.elements, share)
 	}
 	return kept
 }

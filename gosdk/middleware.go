@@ -179,7 +179,7 @@ func fromSDK(r *mcp.CallToolResult) lro.Result {
 			// A text resource is text to judge; a binary one is kept.
 			res.Content[i] = lro.Content{Other: c}
 			if r := t.Resource; r != nil && r.Blob == nil && r.Text != "" {
-				res.Content[i] = lro.Content{Text: r.Text, URI: r.URI, MIMEType: r.MIMEType, Other: c}
+				res.Content[i] = lro.Content{Text: r.Text, URI: r.URI, Other: c}
 			}
 		default:
 			res.Content[i] = lro.Content{Other: c}

@@ -93,11 +93,11 @@ func TestOutputSchemaTypeScript(t *testing.T) {
 			assert.Contains(t, string(tl.OutputSchema), "lro offload descriptor")
 		}
 	}
-	assert.Equal(t, true, tsStructured(t, got[1])["offloaded"], "the large result is a descriptor")
-	small := tsStructured(t, got[2])
+	assert.Equal(t, true, got[1].Structured(t)["offloaded"], "the large result is a descriptor")
+	small := got[2].Structured(t)
 	assert.NotContains(t, small, "offloaded")
 	assert.EqualValues(t, 3, small["count"], "the small result is the tool's own")
-	assert.Equal(t, true, tsStructured(t, got[3])["offloaded"])
+	assert.Equal(t, true, got[3].Structured(t)["offloaded"])
 	assert.JSONEq(t, reportSchema, string(raw.OutputSchema.(json.RawMessage)), "the server's own tool is unchanged")
 }
 
@@ -142,19 +142,4 @@ func TestOutputSchemaListedAsDeclared(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(b), "anyOf", tl.Name)
 	}
-}
-
-// tsStructured checks that the TypeScript client accepted a tool result,
-// and returns its structured content.
-func tsStructured(t *testing.T, r e2e.StepResult) map[string]any {
-	t.Helper()
-	require.True(t, r.OK, "the TypeScript client rejected the result: %s", r.Error)
-	var res struct {
-		IsError           bool           `json:"isError"`
-		StructuredContent map[string]any `json:"structuredContent"`
-	}
-	require.NoError(t, json.Unmarshal(r.Result, &res))
-	require.False(t, res.IsError, "%s", r.Result)
-	require.NotNil(t, res.StructuredContent, "%s", r.Result)
-	return res.StructuredContent
 }

@@ -162,3 +162,23 @@ func (ts *TS) run(t testing.TB, args []string, steps []Step) []StepResult {
 	}
 	return results
 }
+
+// Structured checks that the client accepted a tool result that is not a
+// tool error and has structured content, and returns that content.
+func (r StepResult) Structured(t testing.TB) map[string]any {
+	t.Helper()
+	if !r.OK {
+		t.Fatalf("the TypeScript client rejected the result: %s", r.Error)
+	}
+	var res struct {
+		IsError           bool           `json:"isError"`
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatalf("decoding the result: %v", err)
+	}
+	if res.IsError || res.StructuredContent == nil {
+		t.Fatalf("want a successful result with structured content, got %s", r.Result)
+	}
+	return res.StructuredContent
+}
