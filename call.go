@@ -72,7 +72,7 @@ func TextContent(text string) Content { return Content{Text: text} }
 // or a tool error (an invalid detail argument). A handler error is
 // returned as it is.
 func (o *Offloader) Serve(ctx context.Context, call Call, next func(context.Context) (Result, error)) (res Result, replaced bool, err error) {
-	if !o.cfg.Enabled || call.FromProxy {
+	if !o.cfg.IsEnabled() || call.FromProxy {
 		res, err = next(ctx)
 		return res, false, err
 	}
@@ -89,7 +89,7 @@ func (o *Offloader) Serve(ctx context.Context, call Call, next func(context.Cont
 
 // serveWith is Serve under policy, whatever the tools configured.
 func (o *Offloader) serveWith(ctx context.Context, call Call, policy ToolPolicy, next func(context.Context) (Result, error)) (Result, bool, error) {
-	if !o.cfg.Enabled || call.FromProxy {
+	if !o.cfg.IsEnabled() || call.FromProxy {
 		res, err := next(ctx)
 		return res, false, err
 	}

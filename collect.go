@@ -61,7 +61,7 @@ func Collect[T any](ctx context.Context, records []T, scores []float64) bool {
 		raw[i] = b
 	}
 	tokens := c.o.estimateRecords(raw)
-	promise := c.o.cfg.Enabled && !c.o.closed.Load() && tokens > c.threshold
+	promise := c.o.cfg.IsEnabled() && !c.o.closed.Load() && tokens > c.threshold
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.set, c.records, c.scores, c.tokens, c.err, c.promise = true, raw, scores, tokens, nil, promise

@@ -20,6 +20,12 @@ const (
 
 // Config is the [prompt.offload] section of the specification.
 //
+// A field left at its zero value takes its default, so that a literal
+// such as lro.Config{ThresholdTokens: 2000} offloads with the other
+// defaults; [New] fills them in, and [Offloader.Config] shows the result.
+// MaxDirBytes and SessionBudgetTokens are the exceptions: there 0 means
+// none, and [DefaultConfig] sets the quota's default.
+//
 // Its tags let you decode the section with your own TOML, JSON or YAML
 // decoder. Start from [DefaultConfig] so that keys the file leaves out keep
 // their defaults:
@@ -27,32 +33,84 @@ const (
 //	cfg := lro.DefaultConfig()
 //	err := toml.Unmarshal(data["prompt"]["offload"], &cfg)
 type Config struct {
-	// Enabled turns offloading on. When false every result stays inline.
-	Enabled bool `json:"enabled" toml:"enabled" yaml:"enabled"`
+	// Enabled turns offloading on or off. Nil, the zero value, means on,
+	// the specification's default: only an explicit false, as in a
+	// decoded "enabled = false", keeps every result inline.
+	Enabled *bool `json:"enabled,omitempty" toml:"enabled,omitempty" yaml:"enabled,omitempty"`
 	// ThresholdTokens is the largest estimated size, in tokens, of a result
-	// set that stays inline. Larger sets are offloaded.
+	// set that stays inline. Larger sets are offloaded. 0 means
+	// DefaultThresholdTokens.
 	ThresholdTokens int `json:"threshold_tokens" toml:"threshold_tokens" yaml:"threshold_tokens"`
 	// TTLSeconds is how long an offloaded file lives before the janitor
-	// deletes it.
+	// deletes it. 0 means DefaultTTLSeconds.
 	TTLSeconds int64 `json:"ttl_seconds" toml:"ttl_seconds" yaml:"ttl_seconds"`
 	// OutputDir is where files are written. Empty means a private
 	// directory (0700, owned by this user) inside the system temporary
 	// directory; see [DefaultOutputDir].
 	OutputDir string `json:"output_dir" toml:"output_dir" yaml:"output_dir"`
 	// FilePrefix starts every file name: {prefix}-{operation}-{ULID}.jsonl.
-	// The janitor deletes only names with this prefix.
+	// The janitor deletes only names with this prefix. Empty means
+	// DefaultFilePrefix.
 	FilePrefix string `json:"file_prefix" toml:"file_prefix" yaml:"file_prefix"`
+	// Delivery is how an offloaded result reaches the model: "descriptor"
+	// (the default), "compact" or "truncate"; see [Delivery]. A
+	// [WithDelivery] option may choose per tool and client instead.
+	Delivery Delivery `json:"delivery,omitempty" toml:"delivery,omitempty" yaml:"delivery,omitempty"`
+	// SessionBudgetTokens bounds the tokens of results one session may
+	// receive inline: once a session's inline results would pass it,
+	// further results are offloaded even when each is under the
+	// threshold. 0 means no budget.
+	SessionBudgetTokens int `json:"session_budget_tokens,omitempty" toml:"session_budget_tokens,omitempty" yaml:"session_budget_tokens,omitempty"`
+	// MaxDirBytes bounds the bytes of this offloader's files in OutputDir:
+	// over it, its oldest files are deleted first, and a result that
+	// cannot fit gets the truncated fallback. 0 means no quota;
+	// DefaultConfig sets DefaultMaxDirBytes.
+	MaxDirBytes int64 `json:"max_dir_bytes" toml:"max_dir_bytes" yaml:"max_dir_bytes"`
+}
+
+// DefaultMaxDirBytes is the quota of DefaultConfig: enough for thousands
+// of offloaded results, small enough that a flood of calls cannot fill a
+// temporary file system.
+const DefaultMaxDirBytes = 1 << 30
+
+// IsEnabled reports whether offloading is on: Enabled is nil or true.
+func (c Config) IsEnabled() bool { return c.Enabled == nil || *c.Enabled }
+
+// Bool returns a pointer to v, for [Config.Enabled].
+func Bool(v bool) *bool { return &v }
+
+// withDefaults returns c with its zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.Enabled == nil {
+		c.Enabled = Bool(true)
+	}
+	if c.ThresholdTokens == 0 {
+		c.ThresholdTokens = DefaultThresholdTokens
+	}
+	if c.TTLSeconds == 0 {
+		c.TTLSeconds = DefaultTTLSeconds
+	}
+	if c.FilePrefix == "" {
+		c.FilePrefix = DefaultFilePrefix
+	}
+	if c.Delivery == "" {
+		c.Delivery = DeliveryDescriptor
+	}
+	return c
 }
 
 // DefaultConfig returns the specification's defaults: enabled, a threshold
 // of 1600 tokens, a one-hour TTL, the system temporary directory and the
-// "atlatl" prefix.
+// "atlatl" prefix; and this package's: descriptor delivery, no session
+// budget, a quota of DefaultMaxDirBytes.
 func DefaultConfig() Config {
 	return Config{
-		Enabled:         true,
+		Enabled:         Bool(true),
 		ThresholdTokens: DefaultThresholdTokens,
 		TTLSeconds:      DefaultTTLSeconds,
 		FilePrefix:      DefaultFilePrefix,
+		Delivery:        DeliveryDescriptor,
+		MaxDirBytes:     DefaultMaxDirBytes,
 	}
 }
 
@@ -71,19 +129,30 @@ func (e *ConfigError) Error() string {
 }
 
 // Validate reports the first key whose value is out of range as a
-// *[ConfigError].
+// *[ConfigError]. Zero values are valid: they mean the defaults.
 func (c Config) Validate() error {
-	if c.ThresholdTokens <= 0 {
-		return &ConfigError{"threshold_tokens", strconv.Itoa(c.ThresholdTokens), "must be a positive number of tokens"}
+	if c.ThresholdTokens < 0 {
+		return &ConfigError{"threshold_tokens", strconv.Itoa(c.ThresholdTokens), "must be a positive number of tokens (0 for the default)"}
 	}
-	if c.TTLSeconds <= 0 {
-		return &ConfigError{"ttl_seconds", strconv.FormatInt(c.TTLSeconds, 10), "must be a positive number of seconds"}
+	if c.TTLSeconds < 0 {
+		return &ConfigError{"ttl_seconds", strconv.FormatInt(c.TTLSeconds, 10), "must be a positive number of seconds (0 for the default)"}
 	}
 	if c.TTLSeconds > maxTTLSeconds {
 		return &ConfigError{"ttl_seconds", strconv.FormatInt(c.TTLSeconds, 10), "must be at most 10 years"}
 	}
-	if err := checkName(c.FilePrefix); err != nil {
-		return &ConfigError{"file_prefix", c.FilePrefix, err.Error()}
+	if c.FilePrefix != "" {
+		if err := checkName(c.FilePrefix); err != nil {
+			return &ConfigError{"file_prefix", c.FilePrefix, err.Error()}
+		}
+	}
+	if _, err := ParseDelivery(string(c.Delivery)); c.Delivery != "" && err != nil {
+		return &ConfigError{"delivery", string(c.Delivery), "want \"descriptor\", \"compact\" or \"truncate\""}
+	}
+	if c.SessionBudgetTokens < 0 {
+		return &ConfigError{"session_budget_tokens", strconv.Itoa(c.SessionBudgetTokens), "must be a number of tokens, or 0 for none"}
+	}
+	if c.MaxDirBytes < 0 {
+		return &ConfigError{"max_dir_bytes", strconv.FormatInt(c.MaxDirBytes, 10), "must be a number of bytes, or 0 for no quota"}
 	}
 	if strings.ContainsRune(c.OutputDir, 0) {
 		return &ConfigError{"output_dir", c.OutputDir, "contains a NUL byte"}
@@ -95,7 +164,8 @@ const maxTTLSeconds = 10 * 365 * 24 * 3600
 
 // ApplyEnv overrides c with the environment variables
 // {prefix}_PROMPT__OFFLOAD__ENABLED, _THRESHOLD_TOKENS, _TTL_SECONDS,
-// _OUTPUT_DIR and _FILE_PREFIX that are set. An empty prefix means
+// _OUTPUT_DIR, _FILE_PREFIX, _DELIVERY, _SESSION_BUDGET_TOKENS and
+// _MAX_DIR_BYTES that are set. An empty prefix means
 // [DefaultEnvPrefix]. A variable that is set but malformed is an error that
 // names it; it never falls back to a default silently. ApplyEnv does not
 // validate the result: call [Config.Validate], or let [New] do it.
@@ -113,7 +183,7 @@ func (c *Config) applyEnv(prefix string, lookup func(string) (string, bool)) err
 		if err != nil {
 			return &ConfigError{base + "ENABLED", v, "want true or false"}
 		}
-		c.Enabled = b
+		c.Enabled = Bool(b)
 	}
 	if v, ok := lookup(base + "THRESHOLD_TOKENS"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -134,6 +204,27 @@ func (c *Config) applyEnv(prefix string, lookup func(string) (string, bool)) err
 	}
 	if v, ok := lookup(base + "FILE_PREFIX"); ok {
 		c.FilePrefix = v
+	}
+	if v, ok := lookup(base + "DELIVERY"); ok {
+		d, err := ParseDelivery(strings.TrimSpace(v))
+		if err != nil {
+			return &ConfigError{base + "DELIVERY", v, "want descriptor, compact or truncate"}
+		}
+		c.Delivery = d
+	}
+	if v, ok := lookup(base + "SESSION_BUDGET_TOKENS"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return &ConfigError{base + "SESSION_BUDGET_TOKENS", v, "want a whole number of tokens"}
+		}
+		c.SessionBudgetTokens = n
+	}
+	if v, ok := lookup(base + "MAX_DIR_BYTES"); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return &ConfigError{base + "MAX_DIR_BYTES", v, "want a whole number of bytes"}
+		}
+		c.MaxDirBytes = n
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 
 func TestDefaultConfigMatchesSpec(t *testing.T) {
 	cfg := lro.DefaultConfig()
-	assert.True(t, cfg.Enabled)
+	assert.True(t, cfg.IsEnabled())
 	assert.Equal(t, 1600, cfg.ThresholdTokens)
 	assert.Equal(t, int64(3600), cfg.TTLSeconds)
 	assert.Equal(t, "", cfg.OutputDir)
@@ -26,7 +26,7 @@ func TestConfigDecodesOverDefaults(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"threshold_tokens": 800, "output_dir": "/srv/lro"}`), &cfg))
 	assert.Equal(t, 800, cfg.ThresholdTokens)
 	assert.Equal(t, "/srv/lro", cfg.OutputDir)
-	assert.True(t, cfg.Enabled, "keys the section leaves out keep their defaults")
+	assert.True(t, cfg.IsEnabled(), "keys the section leaves out keep their defaults")
 	assert.Equal(t, int64(3600), cfg.TTLSeconds)
 }
 
@@ -36,10 +36,11 @@ func TestValidateNamesKeyAndValue(t *testing.T) {
 		key    string
 		value  string
 	}{
-		{func(c *lro.Config) { c.ThresholdTokens = 0 }, "threshold_tokens", "0"},
 		{func(c *lro.Config) { c.ThresholdTokens = -5 }, "threshold_tokens", "-5"},
-		{func(c *lro.Config) { c.TTLSeconds = 0 }, "ttl_seconds", "0"},
-		{func(c *lro.Config) { c.FilePrefix = "" }, "file_prefix", ""},
+		{func(c *lro.Config) { c.TTLSeconds = -1 }, "ttl_seconds", "-1"},
+		{func(c *lro.Config) { c.Delivery = "pointer" }, "delivery", "pointer"},
+		{func(c *lro.Config) { c.SessionBudgetTokens = -1 }, "session_budget_tokens", "-1"},
+		{func(c *lro.Config) { c.MaxDirBytes = -1 }, "max_dir_bytes", "-1"},
 		{func(c *lro.Config) { c.FilePrefix = "../etc" }, "file_prefix", "../etc"},
 		{func(c *lro.Config) { c.FilePrefix = "a-b" }, "file_prefix", "a-b"},
 		{func(c *lro.Config) { c.OutputDir = "a\x00b" }, "output_dir", "a\x00b"},
@@ -62,9 +63,13 @@ func TestApplyEnv(t *testing.T) {
 	t.Setenv("ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS", " 3200 ")
 	t.Setenv("ATLATL_PROMPT__OFFLOAD__TTL_SECONDS", "60")
 	t.Setenv("ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR", "/var/tmp/lro")
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__DELIVERY", "compact")
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__SESSION_BUDGET_TOKENS", "20000")
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__MAX_DIR_BYTES", "5000000")
 	cfg := lro.DefaultConfig()
 	require.NoError(t, cfg.ApplyEnv(""))
-	assert.Equal(t, lro.Config{Enabled: false, ThresholdTokens: 3200, TTLSeconds: 60, OutputDir: "/var/tmp/lro", FilePrefix: "atlatl"}, cfg)
+	assert.Equal(t, lro.Config{Enabled: lro.Bool(false), ThresholdTokens: 3200, TTLSeconds: 60, OutputDir: "/var/tmp/lro", FilePrefix: "atlatl",
+		Delivery: lro.DeliveryCompact, SessionBudgetTokens: 20000, MaxDirBytes: 5000000}, cfg)
 }
 
 func TestApplyEnvCustomPrefix(t *testing.T) {
@@ -80,6 +85,8 @@ func TestApplyEnvMalformedIsNamedError(t *testing.T) {
 		"ATLATL_PROMPT__OFFLOAD__ENABLED":          "yes please",
 		"ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS": "16k",
 		"ATLATL_PROMPT__OFFLOAD__TTL_SECONDS":      "1h",
+		"ATLATL_PROMPT__OFFLOAD__DELIVERY":         "pointer",
+		"ATLATL_PROMPT__OFFLOAD__MAX_DIR_BYTES":    "1GiB",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -94,4 +101,26 @@ func TestApplyEnvMalformedIsNamedError(t *testing.T) {
 			assert.Equal(t, before, cfg, "no silent default: nothing is changed")
 		})
 	}
+}
+
+func TestConfigLiteralTakesDefaults(t *testing.T) {
+	// A literal that leaves Enabled out offloads: zero fields are defaults.
+	o, err := lro.New(lro.Config{ThresholdTokens: 2000, OutputDir: t.TempDir()}, lro.WithoutJanitor())
+	require.NoError(t, err)
+	defer o.Close()
+	cfg := o.Config()
+	assert.True(t, cfg.IsEnabled())
+	assert.Equal(t, 2000, cfg.ThresholdTokens)
+	assert.Equal(t, int64(lro.DefaultTTLSeconds), cfg.TTLSeconds)
+	assert.Equal(t, lro.DefaultFilePrefix, cfg.FilePrefix)
+	assert.Equal(t, lro.DeliveryDescriptor, cfg.Delivery)
+
+	out, err := o.Offload(t.Context(), lro.ResultSet{Operation: "recall", Records: memories(t, 40, lro.DetailFull)})
+	require.NoError(t, err)
+	assert.Equal(t, lro.Offloaded, out.Action)
+
+	off, err := lro.New(lro.Config{Enabled: lro.Bool(false), OutputDir: t.TempDir()}, lro.WithoutJanitor())
+	require.NoError(t, err)
+	defer off.Close()
+	assert.False(t, off.Config().IsEnabled(), "only an explicit false disables")
 }

@@ -242,7 +242,7 @@ var confCases = []confCase{
 			samePlain(t, env, r)
 		}},
 	{name: "disabled", tool: "recall_memories", args: map[string]any{"query": "cache", "limit": 200},
-		config: func(c *lro.Config) { c.Enabled = false }, check: samePlain},
+		config: func(c *lro.Config) { c.Enabled = lro.Bool(false) }, check: samePlain},
 	{name: "a failed write falls back to a truncated result", tool: "recall_memories", args: map[string]any{"query": "cache", "limit": 200},
 		options: func() []lro.Option {
 			fs := lro.NewMemFS("/offload")

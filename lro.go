@@ -211,6 +211,7 @@ type Offloader struct {
 // [Config.Validate]). Unless [WithoutJanitor] is given, it starts the
 // janitor goroutine; [Offloader.Close] stops it.
 func New(cfg Config, opts ...Option) (*Offloader, error) {
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -292,7 +293,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 	if tokens <= 0 {
 		tokens = o.estimateRecords(set.Records)
 	}
-	if !o.cfg.Enabled || tokens <= o.cfg.ThresholdTokens {
+	if !o.cfg.IsEnabled() || tokens <= o.cfg.ThresholdTokens {
 		return Outcome{Action: Inline, Tokens: tokens}, nil
 	}
 

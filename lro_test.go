@@ -61,7 +61,7 @@ func TestTokensOverrideEstimate(t *testing.T) {
 }
 
 func TestDisabledStaysInline(t *testing.T) {
-	o := newOffloader(t, func(c *lro.Config) { c.Enabled = false })
+	o := newOffloader(t, func(c *lro.Config) { c.Enabled = lro.Bool(false) })
 	out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: memories(t, 500, lro.DetailFull)})
 	require.NoError(t, err)
 	assert.Equal(t, lro.Inline, out.Action)

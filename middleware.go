@@ -79,7 +79,7 @@ func (o *Offloader) ServerOption() server.ServerOption {
 // [Offloader.Wrap] has none; widening admits more and rejects nothing.
 // The tool filter of [Offloader.ServerOption] does not widen it again.
 func (o *Offloader) WidenTool(t mcp.Tool) mcp.Tool {
-	if !o.cfg.Enabled || t.Name == ExtractToolName {
+	if !o.cfg.IsEnabled() || t.Name == ExtractToolName {
 		return t
 	}
 	if p, ok := o.policyFor(t.Name); ok && p.SkipOutputSchema {

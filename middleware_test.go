@@ -304,7 +304,7 @@ func TestPassThrough(t *testing.T) {
 	assert.False(t, isDescriptor(t, callTool(t, connect(t, plain), "audit_log", nil)))
 
 	// Disabled: nothing is offloaded.
-	off, _ := memServer(t, func(c *lro.Config) { c.Enabled = false })
+	off, _ := memServer(t, func(c *lro.Config) { c.Enabled = lro.Bool(false) })
 	assert.False(t, isDescriptor(t, callTool(t, connect(t, off), "recall_memories", map[string]any{"query": "x", "limit": 300})))
 }
 

@@ -192,7 +192,7 @@ func (o *Offloader) ListedOutputSchema(tool string, schema json.RawMessage) json
 // widens reports whether the listed output schema of tool is widened.
 func (o *Offloader) widens(tool string) bool {
 	p, ok := o.policyFor(tool)
-	return ok && o.cfg.Enabled && !p.SkipOutputSchema
+	return ok && o.cfg.IsEnabled() && !p.SkipOutputSchema
 }
 
 // widenCache memoizes WidenOutputSchema, a pure function of the bytes:

@@ -190,7 +190,7 @@ func TestWidenTool(t *testing.T) {
 	assert.Equal(t, exact, off.WidenTool(exact), "SkipOutputSchema")
 	plain := mcpgo.NewTool("plain")
 	assert.Equal(t, plain, off.WidenTool(plain), "no output schema")
-	disabled := newOffloader(t, func(c *lro.Config) { c.Enabled = false })
+	disabled := newOffloader(t, func(c *lro.Config) { c.Enabled = lro.Bool(false) })
 	assert.Equal(t, typed, disabled.WidenTool(typed), "offloading disabled")
 }
 

@@ -176,6 +176,6 @@ func TestListedOutputSchema(t *testing.T) {
 	bad := json.RawMessage(`[1]`)
 	assert.Equal(t, string(bad), string(o.ListedOutputSchema("report", bad)), "a schema that cannot be widened is listed as it is")
 
-	off := newOffloader(t, func(c *lro.Config) { c.Enabled = false }, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
+	off := newOffloader(t, func(c *lro.Config) { c.Enabled = lro.Bool(false) }, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
 	assert.Equal(t, string(schema), string(off.ListedOutputSchema("report", schema)), "nothing is offloaded when disabled")
 }

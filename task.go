@@ -135,7 +135,7 @@ func (o *Offloader) addTaskHooks(h *server.Hooks) {
 // in any case.
 func (o *Offloader) watchesTask(ctx context.Context, req *mcp.CallToolRequest) bool {
 	tool := req.Params.Name
-	if !o.cfg.Enabled || tool == ExtractToolName || o.isTaskWrapped(tool) || o.IsProxyClient(ctx, *req) {
+	if !o.cfg.IsEnabled() || tool == ExtractToolName || o.isTaskWrapped(tool) || o.IsProxyClient(ctx, *req) {
 		return false
 	}
 	srv := server.ServerFromContext(ctx)
