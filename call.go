@@ -56,6 +56,20 @@ type Content struct {
 	// image, audio, a binary resource), which offloading keeps as it is.
 	// It is nil for a text item.
 	Other any
+	// Link is set for a resource link this package adds: a pointer to an
+	// offloaded file that the client reads with resources/read. Adapters
+	// turn it into their SDK's resource_link item.
+	Link *ResourceLink
+}
+
+// A ResourceLink points at an offloaded file as an MCP resource, which any
+// client can read through the server, wherever its disk is.
+type ResourceLink struct {
+	URI         string // lro:// URI the server answers resources/read for
+	Name        string // the file's name
+	Description string
+	MIMEType    string // "application/jsonl", or "text/plain" for lines of text
+	Size        int64  // the file's size in bytes
 }
 
 // TextContent returns a text item.

@@ -263,6 +263,11 @@ func toMCPGoContent(content []Content) []mcp.Content {
 	for i, c := range content {
 		if other, ok := c.Other.(mcp.Content); ok && c.Other != nil {
 			out[i] = other
+		} else if l := c.Link; l != nil {
+			link := mcp.NewResourceLink(l.URI, l.Name, l.Description, l.MIMEType)
+			size := l.Size
+			link.Size = &size
+			out[i] = link
 		} else {
 			out[i] = mcp.NewTextContent(c.Text)
 		}

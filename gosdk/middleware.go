@@ -204,6 +204,9 @@ func toSDK(req *mcp.CallToolRequest, orig *mcp.CallToolResult, res lro.Result) *
 	for i, c := range res.Content {
 		if other, ok := c.Other.(mcp.Content); ok {
 			r.Content[i] = other
+		} else if l := c.Link; l != nil {
+			size := l.Size
+			r.Content[i] = &mcp.ResourceLink{URI: l.URI, Name: l.Name, Description: l.Description, MIMEType: l.MIMEType, Size: &size}
 		} else {
 			r.Content[i] = &mcp.TextContent{Text: c.Text}
 		}
