@@ -27,6 +27,15 @@ type Call struct {
 	// NativeExtract says the server handling the call serves lro_extract,
 	// so that guidance points to it instead of the shell.
 	NativeExtract bool
+	// Resources says the server handling the call answers resources/read
+	// for offloaded files, so that results carry a resource link.
+	Resources bool
+	// Session identifies the MCP session, or else the client connection,
+	// for Config.SessionBudgetTokens; empty when there is neither. Call
+	// [Offloader.EndSession] when it ends.
+	Session string
+	// Client describes the client, for a [WithDelivery] function.
+	Client ClientInfo
 }
 
 // A Result is a tool result reduced to what offloading reads and writes:
@@ -154,14 +163,23 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		return res, false, nil
 	}
 	if collected {
-		return o.serveCollected(ctx, res, set, records, scores, tokens, promised, call.Tool)
+		return o.serveCollected(ctx, call, res, set, records, scores, tokens, promised)
 	}
-	if o.surelySmall(res) {
+	// Under a session budget every result is measured: one under the
+	// threshold may still have to be offloaded.
+	small := o.surelySmall(res) && !o.sessionBudgeted(call)
+	if small {
 		return res, false, nil
 	}
 	doc, ok := o.documentOf(res)
-	if !ok || doc.tokens <= o.cfg.ThresholdTokens {
+	if !ok {
 		return res, false, nil
+	}
+	if doc.tokens <= o.cfg.ThresholdTokens {
+		if !o.mustOffload(call, doc.tokens) {
+			return res, false, nil
+		}
+		set.force = true
 	}
 	l := doc.layoutOf(policy.RecordsField)
 	if l.cursor != "" {
@@ -170,16 +188,28 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 	}
 	beside := o.keptTokens(res, doc)
 	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
+	d := o.deliveryFor(call)
+	if d.Mode == DeliveryTruncate {
+		return o.respond(res, doc, &l, o.truncateInline(sets, &l, beside), call, d, sets[0]), true, nil
+	}
 	out, err := o.offloadSections(ctx, sets, &l, beside)
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 		return res, false, nil
 	}
-	return o.respond(res, doc, &l, out), true, nil
+	if out.Action == Inline {
+		return res, false, nil
+	}
+	return o.respond(res, doc, &l, out, call, d, sets[0]), true, nil
+}
+
+// sessionBudgeted reports whether call counts against a session budget.
+func (o *Offloader) sessionBudgeted(call Call) bool {
+	return o.cfg.SessionBudgetTokens > 0 && call.Session != ""
 }
 
 // serveCollected offloads the set a handler handed to Collect.
-func (o *Offloader) serveCollected(ctx context.Context, res Result, set ResultSet, records []json.RawMessage, scores []float64, tokens int, promised bool, tool string) (Result, bool, error) {
+func (o *Offloader) serveCollected(ctx context.Context, call Call, res Result, set ResultSet, records []json.RawMessage, scores []float64, tokens int, promised bool) (Result, bool, error) {
 	set.Records, set.Scores, set.Tokens, set.Validated = records, scores, tokens, true
 	l := layout{root: []byte("[]"), sections: []section{{found: found{records: records, elements: rawElements(records)}}}}
 	// The handler's own result is a rendering of the set, or a
@@ -188,9 +218,23 @@ func (o *Offloader) serveCollected(ctx context.Context, res Result, set ResultSe
 	for i := range doc.replace {
 		doc.replace[i] = i
 	}
-	out, err := o.offloadSections(ctx, []ResultSet{set}, &l, 0)
-	if err != nil {
-		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", tool, err)
+	if len(res.Content) == 0 {
+		doc.replace = []int{0}
+	}
+	if tokens <= o.cfg.ThresholdTokens && o.mustOffload(call, tokens) {
+		set.force = true
+	}
+	over := tokens > o.cfg.ThresholdTokens || set.force
+	d := o.deliveryFor(call)
+	var out Outcome
+	var err error
+	if over && d.Mode == DeliveryTruncate {
+		out = o.truncateInline([]ResultSet{set}, &l, 0)
+	} else {
+		out, err = o.offloadSections(ctx, []ResultSet{set}, &l, 0)
+		if err != nil {
+			o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
+		}
 	}
 	if err != nil || out.Action == Inline {
 		if !promised {
@@ -201,11 +245,10 @@ func (o *Offloader) serveCollected(ctx context.Context, res Result, set ResultSe
 		return Result{Content: []Content{TextContent(string(l.sections[0].cut(len(records))))}}, true, nil
 	}
 	if len(res.Content) == 0 {
-		doc.replace = []int{0}
 		res.Content = []Content{{}}
 	}
 	res.Structured = nil
-	return o.respond(res, doc, &l, out), true, nil
+	return o.respond(res, doc, &l, out, call, d, set), true, nil
 }
 
 // keptTokens estimates the items that stay beside the document: small
@@ -222,21 +265,38 @@ func (o *Offloader) keptTokens(res Result, doc document) int {
 }
 
 // respond builds the result to send: the descriptor (or the truncated
-// document and its warning) in place of the document's first item and of
-// the structured content, when they were part of it. Items that were not
-// part of the document stay where they were.
-func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome) Result {
+// document and its notice) in place of the document's first item and of
+// the structured content, when they were part of it, followed by a
+// resource link to each file and the preview the delivery asks for. Items
+// that were not part of the document stay where they were. first is the
+// set the descriptor's file holds.
+func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome, call Call, d DeliveryChoice, first ResultSet) Result {
 	var body []byte
 	var r Result
+	var after []Content
 	switch out.Action {
 	case Offloaded:
-		b, err := marshalText(out.Response)
+		var links []Content
+		for _, f := range out.files {
+			if link := o.linkFor(call, f); link != nil {
+				links = append(links, Content{Link: link})
+			}
+		}
+		var v any = out.Response
+		if d.Mode == DeliveryCompact {
+			v = o.compact(out.Response, call.NativeExtract, len(links) > 0, isLines(first))
+		}
+		b, err := marshalText(v)
 		if err != nil {
 			return Result{IsError: true, Content: []Content{TextContent("lro: encoding the descriptor: " + err.Error())}}
 		}
 		body = b
 		if doc.structured {
 			r.Structured = json.RawMessage(b)
+		}
+		after = links
+		if p := o.preview(first, d.PreviewTokens); p != "" {
+			after = append(after, TextContent(p))
 		}
 	case Truncated:
 		if !l.items {
@@ -245,8 +305,9 @@ func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome) Re
 				r.Structured = json.RawMessage(body)
 			}
 		}
+		after = []Content{TextContent(out.Warning)}
 	}
-	first := true
+	placed := false
 	kept := 0
 	for i, c := range res.Content {
 		if !slices.Contains(doc.replace, i) {
@@ -260,14 +321,12 @@ func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome) Re
 			kept++
 			continue
 		}
-		if first {
+		if !placed {
 			r.Content = append(r.Content, TextContent(string(body)))
-			first = false
+			placed = true
 		}
 	}
-	if out.Action == Truncated {
-		r.Content = append(r.Content, TextContent(out.Warning))
-	}
+	r.Content = append(r.Content, after...)
 	return r
 }
 

@@ -1,6 +1,9 @@
 package lro
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Delivery is how an offloaded result reaches the model.
 type Delivery string
@@ -11,12 +14,11 @@ const (
 	// field, ten recipes. It is the default.
 	DeliveryDescriptor Delivery = "descriptor"
 	// DeliveryCompact sends a bare pointer and what a model needs to act
-	// on it: the file path, the summary, one line of guidance, the
-	// resource link and a short preview.
+	// on it (a [CompactResponse]), with a short preview of the records.
 	DeliveryCompact Delivery = "compact"
 	// DeliveryTruncate writes no file: whole records up to the threshold
-	// go inline, with a notice of how many were left out. It is for
-	// clients that can follow nothing.
+	// go inline, with a notice of how many were left out and how to
+	// narrow the call. It is for clients that can follow nothing.
 	DeliveryTruncate Delivery = "truncate"
 )
 
@@ -27,4 +29,97 @@ func ParseDelivery(s string) (Delivery, error) {
 		return d, nil
 	}
 	return "", fmt.Errorf("lro: unknown delivery %q: want \"descriptor\", \"compact\" or \"truncate\"", s)
+}
+
+// A DeliveryRequest is what a [WithDelivery] function chooses from: the
+// tool, the client, and what the server offers to follow a file with.
+type DeliveryRequest struct {
+	Tool   string
+	Client ClientInfo
+	// NativeExtract says the server serves lro_extract.
+	NativeExtract bool
+	// Resources says the server answers resources/read for offloaded
+	// files, so that a resource link can be followed.
+	Resources bool
+	// Default is Config.Delivery.
+	Default Delivery
+}
+
+// ClientInfo describes the client of a call, as it introduced itself.
+type ClientInfo struct {
+	Name    string // clientInfo.name of initialize, e.g. "claude-code"
+	Version string
+	// Capabilities are the client's capabilities as JSON, or nil when
+	// unknown. Adapters fill them only when a [WithDelivery] function is
+	// set, since nothing else reads them.
+	Capabilities json.RawMessage
+}
+
+// DeliveryChoice is how one offloaded result is delivered.
+type DeliveryChoice struct {
+	// Mode is the delivery mode; empty means Config.Delivery.
+	Mode Delivery
+	// PreviewTokens is the budget of the preview that rides along with
+	// a file's pointer: the first records, as many as fit. 0 means the
+	// mode's default (DefaultPreviewTokens for compact, none for
+	// descriptor); negative means none. Truncate ignores it.
+	PreviewTokens int
+}
+
+// DefaultPreviewTokens is the preview budget of DeliveryCompact: a few
+// records, enough that a model sees what the file holds instead of
+// imagining it.
+const DefaultPreviewTokens = 200
+
+// WithDelivery chooses the delivery of each offloaded result, per tool and
+// per client. Without it every result gets Config.Delivery, whoever the
+// client: descriptor unless configured otherwise. A function returning
+// the zero DeliveryChoice keeps that default. It is called once per result
+// over the threshold (or over the session budget), concurrently.
+//
+// For example, compact pointers for a client known to read resources,
+// and inline truncation for one that has neither a shell nor a way to
+// follow a pointer:
+//
+//	lro.WithDelivery(func(r lro.DeliveryRequest) lro.DeliveryChoice {
+//		switch {
+//		case r.Client.Name == "web-chat" && !r.NativeExtract && !r.Resources:
+//			return lro.DeliveryChoice{Mode: lro.DeliveryTruncate}
+//		case r.Client.Name == "claude-code":
+//			return lro.DeliveryChoice{Mode: lro.DeliveryCompact}
+//		}
+//		return lro.DeliveryChoice{}
+//	})
+func WithDelivery(choose func(DeliveryRequest) DeliveryChoice) Option {
+	return func(o *options) { o.delivery = choose }
+}
+
+// WantsClientCapabilities reports whether a host adapter should fill
+// Call.Client.Capabilities: only a [WithDelivery] function reads them, and
+// encoding them on every call would cost for nothing.
+func (o *Offloader) WantsClientCapabilities() bool { return o.opts.delivery != nil }
+
+// deliveryFor returns the delivery of an offloaded result of call.
+func (o *Offloader) deliveryFor(call Call) DeliveryChoice {
+	c := DeliveryChoice{Mode: o.cfg.Delivery}
+	if choose := o.opts.delivery; choose != nil {
+		got := choose(DeliveryRequest{Tool: call.Tool, Client: call.Client, NativeExtract: call.NativeExtract, Resources: call.Resources, Default: o.cfg.Delivery})
+		if _, err := ParseDelivery(string(got.Mode)); err == nil {
+			c.Mode = got.Mode
+		}
+		c.PreviewTokens = got.PreviewTokens
+	}
+	if c.PreviewTokens == 0 && c.Mode == DeliveryCompact {
+		c.PreviewTokens = DefaultPreviewTokens
+	}
+	return c
+}
+
+// linkFor returns the resource link of an offloaded file, or nil when
+// the server handling call does not answer resources/read.
+func (o *Offloader) linkFor(call Call, f offloadedFile) *ResourceLink {
+	if !call.Resources {
+		return nil
+	}
+	return nil // wired to resource.go next
 }

@@ -23,7 +23,8 @@ type proxySessions struct{ ids sync.Map }
 // the initialize request of a proxy client, whose clientInfo.proxy field
 // the SDK's typed client info drops, and the results of task tools, so
 // that a task tool whose handler is not wrapped by [Offloader.TaskHandler]
-// is logged once when its result goes out inline over the threshold.
+// is logged once when its result goes out inline over the threshold; and
+// the end of sessions, whose session budget it forgets.
 // [Offloader.ServerOption] does this for you when the server already has
 // hooks (server.WithHooks given before it) or has none.
 func (o *Offloader) AddHooks(h *server.Hooks) {
@@ -40,6 +41,7 @@ func (o *Offloader) AddHooks(h *server.Hooks) {
 	})
 	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		o.proxies.ids.Delete(s.SessionID())
+		o.EndSession(s.SessionID())
 	})
 }
 

@@ -1,7 +1,6 @@
 package lro
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,6 +75,7 @@ type ResultSet struct {
 
 	sent     [][]byte // each record as the inline result sends it, if different
 	overhead int      // tokens of the inline result besides the records
+	force    bool     // offload even under the threshold (the session budget)
 }
 
 // Action is what Offload did with a result set.
@@ -121,7 +121,15 @@ type Outcome struct {
 	// Err is why the file could not be written, when Action is Truncated.
 	Err error
 
-	kept []int // Kept of each section of a result that had several
+	kept  []int           // Kept of each section of a result that had several
+	files []offloadedFile // the files written, the descriptor's first
+}
+
+// offloadedFile is a file an Outcome points to, for its resource link.
+type offloadedFile struct {
+	path  string
+	bytes int64
+	lines bool // the lines of a text result
 }
 
 // OffloadResponse is the compact descriptor returned in place of an
@@ -200,7 +208,8 @@ type Offloader struct {
 	wrapped   sync.Map     // task tools a wrapper of task.go serves
 	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
-	queries   queryCache   // lro_extract's compiled recipes
+	sessions  sessionBudget
+	queries   queryCache // lro_extract's compiled recipes
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -293,7 +302,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 	if tokens <= 0 {
 		tokens = o.estimateRecords(set.Records)
 	}
-	if !o.cfg.IsEnabled() || tokens <= o.cfg.ThresholdTokens {
+	if !o.cfg.IsEnabled() || tokens <= o.cfg.ThresholdTokens && !set.force {
 		return Outcome{Action: Inline, Tokens: tokens}, nil
 	}
 
@@ -315,7 +324,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 		Bytes:     w.bytes,
 		Duration:  time.Since(start),
 	})
-	return Outcome{Action: Offloaded, Tokens: tokens, Response: resp}, nil
+	return Outcome{Action: Offloaded, Tokens: tokens, Response: resp, files: []offloadedFile{{w.path, w.bytes, isLines(set)}}}, nil
 }
 
 // estimateRecords estimates the records as a JSON array would send them.
@@ -406,7 +415,7 @@ func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, 
 		Path:     path,
 		Detail:   set.Detail,
 		Memories: !set.Generic,
-		Lines:    set.Generic && len(set.Records) > 0 && bytes.HasPrefix(set.Records[0], []byte(`{"line":`)),
+		Lines:    isLines(set),
 		Section:  section,
 		Sections: sections,
 		TTL:      o.cfg.TTL(),

@@ -169,6 +169,16 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 		Arguments: req.GetArguments(),
 		FromProxy: o.IsProxyClient(ctx, req),
 	}
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		call.Session = cs.SessionID()
+		if ci, ok := cs.(server.SessionWithClientInfo); ok {
+			info := ci.GetClientInfo()
+			call.Client = ClientInfo{Name: info.Name, Version: info.Version}
+			if o.WantsClientCapabilities() {
+				call.Client.Capabilities, _ = json.Marshal(ci.GetClientCapabilities())
+			}
+		}
+	}
 	if srv := server.ServerFromContext(ctx); srv != nil {
 		// GetTool knows ordinary tools only: a task tool's output schema
 		// is not seen (see TaskHandler).

@@ -21,6 +21,7 @@ type options struct {
 	anyTool       *ToolPolicy
 	builtinTools  bool
 	extractLimits ExtractLimits
+	delivery      func(DeliveryRequest) DeliveryChoice
 }
 
 func defaultOptions() options {

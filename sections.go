@@ -140,7 +140,11 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 			Duration:  time.Since(start),
 		})
 	}
-	return Outcome{Action: Offloaded, Tokens: total, Response: resp}, nil
+	out := Outcome{Action: Offloaded, Tokens: total, Response: resp}
+	for i, f := range files {
+		out.files = append(out.files, offloadedFile{f.path, f.bytes, isLines(sets[i])})
+	}
+	return out, nil
 }
 
 // sectionRecipes returns the line schema and first recipes of a section

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/mcplro/lro"
@@ -33,7 +34,7 @@ func Install(s *mcp.Server, off *lro.Offloader) {
 //
 // Give each server its own Middleware: it remembers the server's tools.
 func Middleware(off *lro.Offloader) mcp.Middleware {
-	a := &adapter{off: off, schemas: map[string]bool{}}
+	a := &adapter{off: off, schemas: map[string]bool{}, sessions: map[*mcp.ServerSession]string{}}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
@@ -59,9 +60,40 @@ func Middleware(off *lro.Offloader) mcp.Middleware {
 type adapter struct {
 	off *lro.Offloader
 
-	mu      sync.Mutex
-	schemas map[string]bool // tool name: declares an output schema
-	native  bool            // the server lists lro_extract
+	mu       sync.Mutex
+	schemas  map[string]bool // tool name: declares an output schema
+	native   bool            // the server lists lro_extract
+	sessions map[*mcp.ServerSession]string
+}
+
+// session returns the key of ss for the session budget: its ID, or, for
+// a connection without one (stdio), the connection itself. The first
+// time a session is seen while a session budget is set, a goroutine waits
+// for its end to forget it.
+func (a *adapter) session(ss *mcp.ServerSession) string {
+	id := ss.ID()
+	if id == "" {
+		id = fmt.Sprintf("conn-%p", ss)
+	}
+	if a.off.Config().SessionBudgetTokens <= 0 {
+		return id
+	}
+	a.mu.Lock()
+	_, seen := a.sessions[ss]
+	if !seen {
+		a.sessions[ss] = id
+	}
+	a.mu.Unlock()
+	if !seen {
+		go func() {
+			_ = ss.Wait()
+			a.off.EndSession(id)
+			a.mu.Lock()
+			delete(a.sessions, ss)
+			a.mu.Unlock()
+		}()
+	}
+	return id
 }
 
 func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
@@ -74,6 +106,15 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 		}
 	}
 	call.OutputSchema, call.NativeExtract = a.tool(ctx, req, next, call.Tool)
+	if ss := req.Session; ss != nil {
+		call.Session = a.session(ss)
+		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+			call.Client = lro.ClientInfo{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}
+			if p.Capabilities != nil && a.off.WantsClientCapabilities() {
+				call.Client.Capabilities, _ = json.Marshal(p.Capabilities)
+			}
+		}
+	}
 
 	var orig *mcp.CallToolResult
 	res, replaced, err := a.off.Serve(ctx, call, func(ctx context.Context) (lro.Result, error) {

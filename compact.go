@@ -1,0 +1,132 @@
+package lro
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// CompactResponse is what [DeliveryCompact] sends in place of an offloaded
+// result: the paper's bare pointer, which did as well as the full
+// descriptor, and what a model needs to act on it. It is a subset of
+// [OffloadResponse], so a client that validates structured content
+// against a widened output schema accepts it too.
+type CompactResponse struct {
+	Offloaded bool           `json:"offloaded"` // always true
+	FilePath  string         `json:"file_path"`
+	Summary   CompactSummary `json:"summary"`
+	Guidance  string         `json:"guidance"` // one line
+	// Sections are the result's other large fields, each in a file of
+	// its own, when it had several: their path, count and file.
+	Sections []SectionDescriptor `json:"sections,omitempty"`
+}
+
+// CompactSummary is the summary of a [CompactResponse].
+type CompactSummary struct {
+	Count           int    `json:"count"`
+	EstimatedTokens int    `json:"estimated_tokens"`
+	Operation       string `json:"operation"`
+}
+
+// compact returns the compact form of a descriptor. linked says the
+// result carries a resource link the client can read.
+func (o *Offloader) compact(r *OffloadResponse, native, linked, lines bool) *CompactResponse {
+	c := &CompactResponse{
+		Offloaded: true,
+		FilePath:  r.FilePath,
+		Summary:   CompactSummary{Count: r.Summary.Count, EstimatedTokens: r.Summary.EstimatedTokens, Operation: r.Summary.Operation},
+		Guidance:  compactGuidance(native, linked, lines),
+	}
+	for _, s := range r.Sections {
+		c.Sections = append(c.Sections, SectionDescriptor{Section: s.Section, Count: s.Count, FilePath: s.FilePath})
+	}
+	return c
+}
+
+// compactGuidance is the one line of guidance of a compact pointer: how
+// to follow it with what the client has.
+func compactGuidance(native, linked, lines bool) string {
+	var b strings.Builder
+	what := "one JSON record"
+	if lines {
+		what = `one {"line": text} record`
+	}
+	fmt.Fprintf(&b, "Line 1 of the file is a header, then %s per line; ", what)
+	switch {
+	case native && lines:
+		b.WriteString("query it with lro_extract (grep, lines or a jq filter)")
+	case native:
+		b.WriteString("query it with lro_extract (a jq filter, or recipe 1-10)")
+	default:
+		b.WriteString("extract what you need with tail -n +2 and jq")
+	}
+	if linked {
+		b.WriteString(", or read the linked resource")
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// preview returns the text that rides along with a pointer: the first
+// records, as many as fit budget tokens, and how many there are. A first
+// record larger than the whole budget is shown cut, so that the model
+// still sees what a record looks like.
+func (o *Offloader) preview(set ResultSet, budget int) string {
+	if budget <= 0 || len(set.Records) == 0 {
+		return ""
+	}
+	var body bytes.Buffer
+	shown, used := 0, 0
+	for _, r := range set.Records {
+		t := o.EstimateTokens(r) + 1
+		if used+t > budget {
+			break
+		}
+		body.Write(r)
+		body.WriteByte('\n')
+		used += t
+		shown++
+	}
+	if shown == 0 {
+		r := set.Records[0]
+		n := min(len(r), 4*budget)
+		body.Write(bytes.ToValidUTF8(r[:n], nil))
+		body.WriteString(" [cut]\n")
+	}
+	noun := "records"
+	if isLines(set) {
+		noun = "lines"
+	}
+	return fmt.Sprintf("Preview: the first %d of %d %s of the file (line 2 on); it holds them all.\n%s", max(shown, 1), len(set.Records), noun, body.String())
+}
+
+// truncateInline is the response of DeliveryTruncate: as many leading
+// records as fit the threshold, of each section, and a notice. No file
+// is written.
+func (o *Offloader) truncateInline(sets []ResultSet, l *layout, beside int) Outcome {
+	var kept []int
+	if len(sets) == 1 {
+		s := sets[0]
+		sent := s.sent
+		if sent == nil {
+			sent = rawElements(s.Records)
+		}
+		kept = []int{o.leading(sent, o.cfg.ThresholdTokens-s.overhead)}
+	} else {
+		kept = o.fit(l, beside)
+	}
+	n, count, tokens := 0, 0, 0
+	for i, s := range sets {
+		n += kept[i]
+		count += len(s.Records)
+		tokens += s.Tokens
+	}
+	notice := fmt.Sprintf("lro: this result is cut to its first %d of %d records (about %d tokens in all) to fit the context; "+
+		"narrow the call (a filter, a smaller limit or a lower detail level) to see the others.", n, count, tokens)
+	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: notice, kept: kept}
+}
+
+// isLines reports whether set holds the lines of a text result.
+func isLines(set ResultSet) bool {
+	return set.Generic && len(set.Records) > 0 && bytes.HasPrefix(set.Records[0], []byte(`{"line":`))
+}

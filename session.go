@@ -1,0 +1,115 @@
+package lro
+
+import (
+	"container/list"
+	"sync"
+)
+
+// maxSessions bounds the sessions whose inline tokens are counted. Past
+// it the least recently seen session is forgotten (and starts over at
+// zero), so that clients which never end their sessions cannot grow the
+// state without bound.
+const maxSessions = 4096
+
+// sessionBudget counts, per session, the tokens of the results sent
+// inline: the headroom gate of Config.SessionBudgetTokens.
+type sessionBudget struct {
+	mu    sync.Mutex
+	used  map[string]*list.Element // of *sessionUse
+	order *list.List               // most recently seen first
+}
+
+type sessionUse struct {
+	id     string
+	tokens int
+}
+
+// admit charges tokens to session when they fit budget, or when they are
+// at most floor() (a result no pointer would make smaller), and reports
+// whether the result may go inline. A result refused is not charged: it
+// is offloaded instead. floor, which may call the user's WithDelivery
+// function, is called only when the budget is passed, and not under the
+// lock.
+func (s *sessionBudget) admit(session string, tokens, budget int, floor func() int) bool {
+	if s.add(session, 0)+tokens > budget && tokens > floor() {
+		return false
+	}
+	s.add(session, tokens)
+	return true
+}
+
+// add charges tokens to session and returns its total.
+func (s *sessionBudget) add(session string, tokens int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used == nil {
+		s.used, s.order = map[string]*list.Element{}, list.New()
+	}
+	el, ok := s.used[session]
+	if !ok {
+		if s.order.Len() >= maxSessions {
+			oldest := s.order.Back()
+			s.order.Remove(oldest)
+			delete(s.used, oldest.Value.(*sessionUse).id)
+		}
+		el = s.order.PushFront(&sessionUse{id: session})
+		s.used[session] = el
+	}
+	s.order.MoveToFront(el)
+	u := el.Value.(*sessionUse)
+	u.tokens += tokens
+	return u.tokens
+}
+
+// end forgets session.
+func (s *sessionBudget) end(session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.used[session]; ok {
+		s.order.Remove(el)
+		delete(s.used, session)
+	}
+}
+
+// len returns how many sessions are counted.
+func (s *sessionBudget) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.used)
+}
+
+// EndSession forgets what the session budget counted for session, when
+// the MCP session ends. The adapters of this module call it; an adapter
+// for another host should too (the state is bounded regardless).
+func (o *Offloader) EndSession(session string) { o.sessions.end(session) }
+
+// mustOffload reports whether a result of tokens that would go inline
+// must be offloaded instead, because the session's inline results would
+// pass Config.SessionBudgetTokens; otherwise it charges them.
+func (o *Offloader) mustOffload(call Call, tokens int) bool {
+	budget := o.cfg.SessionBudgetTokens
+	if budget <= 0 || call.Session == "" || tokens <= 0 {
+		return false
+	}
+	return !o.sessions.admit(call.Session, tokens, budget, func() int { return o.pointerTokens(call) })
+}
+
+// pointerTokens is the size of what replaces an offloaded result under
+// the call's delivery, about: a result no larger stays inline, since
+// offloading it would not save anything.
+func (o *Offloader) pointerTokens(call Call) int {
+	switch o.deliveryFor(call).Mode {
+	case DeliveryCompact:
+		return compactBudgetTokens
+	case DeliveryTruncate:
+		return o.cfg.ThresholdTokens // truncation cannot make it smaller
+	}
+	return descriptorBudgetTokens
+}
+
+// The sizes that descriptors stay within, with a 60-character path (the
+// tests hold them to it).
+const (
+	descriptorBudgetTokens = 650
+	compactBudgetTokens    = 150
+)
