@@ -108,7 +108,14 @@ var genericPolicies = []lro.Option{lro.WithTool("tickets", lro.ToolPolicy{Generi
 type confResult struct {
 	IsError    bool
 	Texts      []string
+	Links      []confLink // resource links, after the texts
 	Structured json.RawMessage
+}
+
+// confLink is a resource_link item as a client saw it.
+type confLink struct {
+	URI, Name, MIMEType string
+	Size                int64
 }
 
 type callFunc func(tool string, args map[string]any) confResult
@@ -118,15 +125,24 @@ type callFunc func(tool string, args map[string]any) confResult
 type confClient struct {
 	name    string
 	connect func(t *testing.T, url string, proxy bool) callFunc
+	// connectAs connects as a client of the given name.
+	connectAs func(t *testing.T, url, name string, proxy bool) callFunc
+}
+
+func init() {
+	for i := range confClients {
+		as := confClients[i].connectAs
+		confClients[i].connect = func(t *testing.T, url string, proxy bool) callFunc { return as(t, url, "conformance", proxy) }
+	}
 }
 
 var confClients = []confClient{
-	{"go-sdk client", func(t *testing.T, url string, proxy bool) callFunc {
+	{name: "go-sdk client", connectAs: func(t *testing.T, url, name string, proxy bool) callFunc {
 		opts := &mcp.ClientOptions{}
 		if proxy {
 			opts.Capabilities = &mcp.ClientCapabilities{Experimental: map[string]any{lro.ProxyCapability: map[string]any{}}}
 		}
-		c := mcp.NewClient(&mcp.Implementation{Name: "conformance", Version: "1"}, opts)
+		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
 		require.NoError(t, err)
 		t.Cleanup(func() { cs.Close() })
@@ -137,7 +153,14 @@ var confClients = []confClient{
 			require.NoError(t, err)
 			r := confResult{IsError: res.IsError}
 			for _, c := range res.Content {
-				r.Texts = append(r.Texts, c.(*mcp.TextContent).Text)
+				switch c := c.(type) {
+				case *mcp.TextContent:
+					r.Texts = append(r.Texts, c.Text)
+				case *mcp.ResourceLink:
+					r.Links = append(r.Links, confLink{c.URI, c.Name, c.MIMEType, *c.Size})
+				default:
+					t.Fatalf("unexpected content %T", c)
+				}
 			}
 			if res.StructuredContent != nil {
 				r.Structured, err = json.Marshal(res.StructuredContent)
@@ -146,13 +169,13 @@ var confClients = []confClient{
 			return r
 		}
 	}},
-	{"mcp-go client", func(t *testing.T, url string, proxy bool) callFunc {
+	{name: "mcp-go client", connectAs: func(t *testing.T, url, name string, proxy bool) callFunc {
 		c, err := mcpclient.NewStreamableHttpClient(url)
 		require.NoError(t, err)
 		require.NoError(t, c.Start(context.Background()))
 		t.Cleanup(func() { c.Close() })
 		init := mcpgo.InitializeRequest{}
-		init.Params.ClientInfo = mcpgo.Implementation{Name: "conformance", Version: "1"}
+		init.Params.ClientInfo = mcpgo.Implementation{Name: name, Version: "1"}
 		// The session protocol: the go-sdk client covers 2026-07-28.
 		init.Params.ProtocolVersion = mcpgo.ProtocolVersion20251125
 		if proxy {
@@ -169,7 +192,14 @@ var confClients = []confClient{
 			require.NoError(t, err)
 			r := confResult{IsError: res.IsError}
 			for _, c := range res.Content {
-				r.Texts = append(r.Texts, c.(mcpgo.TextContent).Text)
+				switch c := c.(type) {
+				case mcpgo.TextContent:
+					r.Texts = append(r.Texts, c.Text)
+				case mcpgo.ResourceLink:
+					r.Links = append(r.Links, confLink{c.URI, c.Name, c.MIMEType, *c.Size})
+				default:
+					t.Fatalf("unexpected content %T", c)
+				}
 			}
 			if res.StructuredContent != nil {
 				r.Structured, err = json.Marshal(res.StructuredContent)

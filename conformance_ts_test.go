@@ -65,14 +65,23 @@ func tsResults(t *testing.T, steps []e2e.StepResult) []confResult {
 		require.True(t, s.OK, "step %d: %s", i, s.Error)
 		var r struct {
 			IsError           bool `json:"isError"`
-			Content           []struct{ Type, Text string }
+			Content           []struct {
+				Type, Text, URI, Name, MIMEType string
+				Size                            int64
+			}
 			StructuredContent json.RawMessage `json:"structuredContent"`
 		}
 		require.NoError(t, json.Unmarshal(s.Result, &r))
 		out[i] = confResult{IsError: r.IsError, Structured: r.StructuredContent}
 		for _, c := range r.Content {
-			require.Equal(t, "text", c.Type)
-			out[i].Texts = append(out[i].Texts, c.Text)
+			switch c.Type {
+			case "text":
+				out[i].Texts = append(out[i].Texts, c.Text)
+			case "resource_link":
+				out[i].Links = append(out[i].Links, confLink{c.URI, c.Name, c.MIMEType, c.Size})
+			default:
+				t.Fatalf("step %d: unexpected content type %q", i, c.Type)
+			}
 		}
 	}
 	return out

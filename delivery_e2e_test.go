@@ -1,0 +1,167 @@
+package lro_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/internal/e2e"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// byClientName is a delivery choice such as a server would make: compact
+// pointers for one client, inline truncation for another that can follow
+// nothing, the configured default for the rest.
+func byClientName(r lro.DeliveryRequest) lro.DeliveryChoice {
+	switch r.Client.Name {
+	case "compact-client":
+		return lro.DeliveryChoice{Mode: lro.DeliveryCompact}
+	case "web-client":
+		return lro.DeliveryChoice{Mode: lro.DeliveryTruncate}
+	}
+	return lro.DeliveryChoice{}
+}
+
+var recall200 = map[string]any{"query": "cache", "limit": 200}
+
+// checkDelivered checks a recall of 200 memories delivered as mode.
+func checkDelivered(t *testing.T, mode lro.Delivery, r confResult) {
+	t.Helper()
+	require.False(t, r.IsError, "%v", r.Texts)
+	require.NotEmpty(t, r.Texts)
+	switch mode {
+	case lro.DeliveryDescriptor:
+		var d lro.OffloadResponse
+		require.NoError(t, json.Unmarshal([]byte(r.Texts[0]), &d))
+		assert.Len(t, d.JQRecipes, 10)
+		assert.Equal(t, 200, d.Summary.Count)
+		assert.Len(t, r.Texts, 1, "no preview by default")
+	case lro.DeliveryCompact:
+		var c lro.CompactResponse
+		dec := json.NewDecoder(strings.NewReader(r.Texts[0]))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&c), r.Texts[0])
+		assert.Equal(t, 200, c.Summary.Count)
+		_, lines := readJSONL(t, mustRead(t, c.FilePath))
+		assert.Len(t, lines, 200)
+		require.Len(t, r.Texts, 2, "the pointer and its preview")
+		assert.Contains(t, r.Texts[1], string(lines[0]), "the preview shows the file's first record")
+	case lro.DeliveryTruncate:
+		var page struct{ Results []json.RawMessage }
+		require.NoError(t, json.Unmarshal([]byte(r.Texts[0]), &page), r.Texts[0])
+		assert.NotEmpty(t, page.Results)
+		assert.Less(t, len(page.Results), 200)
+		assert.Contains(t, r.Texts[len(r.Texts)-1], "of 200 records")
+		assert.Empty(t, r.Links, "no file, no link")
+	}
+	if r.Structured != nil && mode != lro.DeliveryTruncate {
+		assert.JSONEq(t, r.Texts[0], string(r.Structured), "the same pointer in both representations")
+	}
+}
+
+// TestDeliveryByClientName runs each delivery mode, chosen by the client's
+// name, on both hosts through both Go clients.
+func TestDeliveryByClientName(t *testing.T) {
+	for _, h := range confHosts[:2] {
+		t.Run(h.name, func(t *testing.T) {
+			off := newOffloader(t, nil, lro.WithDelivery(byClientName))
+			url := h.serve(t, off, true)
+			for _, c := range confClients {
+				for name, mode := range map[string]lro.Delivery{"compact-client": lro.DeliveryCompact, "web-client": lro.DeliveryTruncate, "claude": lro.DeliveryDescriptor} {
+					t.Run(c.name+"/"+name, func(t *testing.T) {
+						checkDelivered(t, mode, c.connectAs(t, url, name, false)("recall_memories", recall200))
+					})
+				}
+			}
+		})
+	}
+}
+
+// TestDeliveryByConfig runs each mode set by Config.Delivery.
+func TestDeliveryByConfig(t *testing.T) {
+	for _, mode := range []lro.Delivery{lro.DeliveryCompact, lro.DeliveryTruncate} {
+		t.Run(string(mode), func(t *testing.T) {
+			for _, h := range confHosts[:2] {
+				off := newOffloader(t, func(c *lro.Config) { c.Delivery = mode })
+				checkDelivered(t, mode, confClients[0].connect(t, h.serve(t, off, true), false)("recall_memories", recall200))
+			}
+		})
+	}
+}
+
+// TestSessionBudgetEndToEnd turns the N-th small call of a session into an
+// offload, on both hosts through both Go clients, while another session
+// keeps its own budget. The go-sdk client speaks protocol 2026-07-28 to
+// mcp-go, which serves it statelessly: without a session there is no
+// budget, and every call stays inline.
+func TestSessionBudgetEndToEnd(t *testing.T) {
+	const budget = 3000
+	small := map[string]any{"query": "cache", "limit": 12}
+	for _, h := range confHosts[:2] {
+		for _, c := range confClients {
+			t.Run(h.name+"/"+c.name, func(t *testing.T) {
+				off := newOffloader(t, func(c *lro.Config) { c.SessionBudgetTokens = budget })
+				url := h.serve(t, off, true)
+				call := c.connectAs(t, url, "budgeted", false)
+				first := call("recall_memories", small)
+				require.False(t, first.IsError)
+				tokens := len(first.Texts[0]) / 4
+				require.Greater(t, tokens, 650, "a result larger than a descriptor")
+				inline := budget / tokens
+				if h.name == "mcp-go" && c.name == "go-sdk client" {
+					inline = 2 * inline // stateless: no session, no budget
+				}
+				for i := 2; i <= inline; i++ {
+					r := call("recall_memories", small)
+					assert.Equal(t, first.Texts[0], r.Texts[0], "call %d is within the budget", i)
+				}
+				if inline > budget/tokens {
+					return
+				}
+				var d lro.OffloadResponse
+				r := call("recall_memories", small)
+				require.NoError(t, json.Unmarshal([]byte(r.Texts[0]), &d), "call %d passes the budget: %.200s", inline+1, r.Texts[0])
+				assert.True(t, d.Offloaded)
+				assert.Equal(t, 12, d.Summary.Count)
+
+				other := c.connectAs(t, url, "budgeted", false)("recall_memories", small)
+				assert.Equal(t, first.Texts[0], other.Texts[0], "a new session starts with the whole budget")
+			})
+		}
+	}
+}
+
+// TestDeliveryTypeScript chooses the mode by the TypeScript client's name,
+// and counts its session's budget; the client validates the structured
+// pointer against the widened output schema.
+func TestDeliveryTypeScript(t *testing.T) {
+	ts := e2e.TSClient(t)
+	for _, h := range confHosts[:2] {
+		t.Run(h.name, func(t *testing.T) {
+			off := newOffloader(t, nil, append(memserver.Policies(), lro.WithDelivery(byClientName))...)
+			url := h.serve(t, off, true)
+			for name, mode := range map[string]lro.Delivery{"compact-client": lro.DeliveryCompact, "web-client": lro.DeliveryTruncate, "claude": lro.DeliveryDescriptor} {
+				steps := []e2e.Step{e2e.CallTool("recall_memories", recall200), e2e.CallTool("export_memories", map[string]any{"limit": 200})}
+				got := tsResults(t, ts.RunHTTP(t, url, name, steps))
+				checkDelivered(t, mode, got[0])
+				if mode != lro.DeliveryTruncate {
+					require.NotNil(t, got[1].Structured, "export_memories declares an output schema")
+				}
+			}
+
+			budgeted := newOffloader(t, func(c *lro.Config) { c.SessionBudgetTokens = 3000 })
+			small := e2e.CallTool("recall_memories", map[string]any{"query": "cache", "limit": 12})
+			got := tsResults(t, ts.RunHTTP(t, h.serve(t, budgeted, false), "budgeted", []e2e.Step{small, small, small, small, small, small}))
+			tokens := len(got[0].Texts[0]) / 4
+			n := 3000/tokens + 1
+			require.Less(t, n, len(got))
+			for i := range n - 1 {
+				assert.Equal(t, got[0].Texts[0], got[i].Texts[0], "call %d is within the budget", i+1)
+			}
+			assert.Contains(t, got[n-1].Texts[0], `"offloaded":true`, "call %d passes the budget", n)
+		})
+	}
+}
