@@ -95,9 +95,12 @@ func TextContent(text string) Content { return Content{Text: text} }
 // or a tool error (an invalid detail argument). A handler error is
 // returned as it is.
 func (o *Offloader) Serve(ctx context.Context, call Call, next func(context.Context) (Result, error)) (res Result, replaced bool, err error) {
-	if !o.cfg.IsEnabled() || call.FromProxy {
+	if !o.cfg.IsEnabled() {
 		res, err = next(ctx)
 		return res, false, err
+	}
+	if call.FromProxy {
+		return o.serveProxy(ctx, next)
 	}
 	policy, ok := o.policyFor(call.Tool)
 	if !ok {
@@ -112,9 +115,12 @@ func (o *Offloader) Serve(ctx context.Context, call Call, next func(context.Cont
 
 // serveWith is Serve under policy, whatever the tools configured.
 func (o *Offloader) serveWith(ctx context.Context, call Call, policy ToolPolicy, next func(context.Context) (Result, error)) (Result, bool, error) {
-	if !o.cfg.IsEnabled() || call.FromProxy {
+	if !o.cfg.IsEnabled() {
 		res, err := next(ctx)
 		return res, false, err
+	}
+	if call.FromProxy {
+		return o.serveProxy(ctx, next)
 	}
 	return o.serve(ctx, call, policy, next)
 }
@@ -201,6 +207,26 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		return res, false, nil
 	}
 	return o.respond(res, doc, &l, out, call, d, sets[0]), true, nil
+}
+
+// serveProxy serves a proxy client, which offloads on its own side: it
+// gets the result inline, and, when the handler handed a set over the
+// threshold to Collect, the full set in place of the handler's rendering
+// of it (a budgeted text, one page), so that the proxy judges and offloads
+// what a direct client would have had offloaded.
+func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (Result, error)) (Result, bool, error) {
+	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
+	res, err := next(context.WithValue(ctx, collectorKey{}, c))
+	if err != nil || res.IsError || res.NeedsInput {
+		return res, false, err
+	}
+	records, _, tokens, collected, _, cerr := c.collected()
+	if cerr != nil || !collected || tokens <= o.cfg.ThresholdTokens {
+		return res, false, nil
+	}
+	var b bytes.Buffer
+	writeArray(&b, rawElements(records))
+	return Result{Content: []Content{TextContent(b.String())}}, true, nil
 }
 
 // sessionBudgeted reports whether call counts against a session budget.

@@ -253,3 +253,32 @@ func TestProxyFallsBackToTheRemotesProtocol(t *testing.T) {
 	assert.Equal(t, off.Config().OutputDir, filepathDir(d.FilePath), "offloaded by the proxy")
 	assert.True(t, dirEmpty(t, remoteOff.Config().OutputDir), "the remote returned the full result")
 }
+
+// TestProxyGetsFullSets: a server using lro returns the set its handler
+// handed to Collect (the pre-budget memories of inject_context, every page
+// of list_memories) to a proxy, so the proxy offloads what a direct client
+// would have had offloaded.
+func TestProxyGetsFullSets(t *testing.T) {
+	rem := startRemote(t)
+	direct := connect(t, rem.mcp)
+	p, off := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	c := connect(t, p.Server())
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"inject_context", map[string]any{"query": "cache", "limit": 200, "token_budget": 300}},
+		{"list_memories", map[string]any{"limit": 10}},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			want := descriptor(t, callTool(t, direct, tc.tool, tc.args))
+			got := descriptor(t, callTool(t, c, tc.tool, tc.args))
+			assert.Equal(t, off.Config().OutputDir, filepathDir(got.FilePath), "offloaded by the proxy")
+			assert.Equal(t, want.Summary.Count, got.Summary.Count)
+			assert.Equal(t, want.Summary.Operation, got.Summary.Operation)
+			_, wantLines := readJSONL(t, readFile(t, want.FilePath))
+			_, gotLines := readJSONL(t, readFile(t, got.FilePath))
+			assert.Equal(t, wantLines, gotLines, "the same records")
+		})
+	}
+}
