@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os/exec"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func TestPlaceholdersHaveOneSpelling(t *testing.T) {
 	for _, r := range o.Recipes(lro.DetailFull) {
 		commands = append(commands, r.ShellFilter())
 	}
-	assert.Contains(t, strings.Join(commands, "\n"), `test("KEYWORD"; "i")`)
+	assert.Contains(t, strings.Join(commands, "\n"), `test("KEYWORD";"i")`)
 	assert.Contains(t, strings.Join(commands, "\n"), `index("TAG")`)
 
 	g := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
@@ -157,5 +158,36 @@ func TestJSONIsNotHTMLEscaped(t *testing.T) {
 		for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
 			assert.NotContains(t, text, esc)
 		}
+	}
+}
+
+// TestLineSchemaNamesEveryField: the line schema of each detail level is a
+// valid JSON Schema that every line of the file satisfies, and it names
+// exactly the fields the lines have. It gives fewer types than it could
+// (full detail names most fields only, for the descriptor's budget), but
+// what it says is true.
+func TestLineSchemaNamesEveryField(t *testing.T) {
+	o := newOffloader(t, nil)
+	for _, d := range []lro.Detail{lro.DetailLight, lro.DetailMedium, lro.DetailFull} {
+		out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Detail: d, Records: memories(t, 200, d)})
+		require.NoError(t, err)
+		schema := compileSchema(t, out.Response.LineSchema)
+		var named struct {
+			Properties map[string]any `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(out.Response.LineSchema, &named))
+		fields := map[string]any{}
+		refused := ""
+		_, lines := readJSONL(t, readFile(t, out.Response.FilePath))
+		for i, l := range lines {
+			if refused == "" && !admits(t, schema, string(l)) {
+				refused = fmt.Sprintf("line %d: %s", i+2, l)
+			}
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(l, &m))
+			maps.Copy(fields, m)
+		}
+		assert.Empty(t, refused, "%s: a line the schema does not admit", d)
+		assert.ElementsMatch(t, mapKeys(fields), mapKeys(named.Properties), "%s: the fields of the lines, and those the schema names", d)
 	}
 }

@@ -232,11 +232,10 @@ func TestGuidance(t *testing.T) {
 	out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: memories(t, 50, lro.DetailFull)})
 	require.NoError(t, err)
 	g := out.Response.Guidance
-	assert.Contains(t, g, "Results offloaded to JSONL (50 memories, ~")
-	assert.Contains(t, g, "File: "+out.Response.FilePath)
-	assert.Contains(t, g, "Detail level: full")
+	assert.Contains(t, g, "50 memories at full detail", "the count and the detail level")
+	assert.NotContains(t, g, out.Response.FilePath, "file_path carries it")
 	assert.Contains(t, g, "Use the jq recipes above", "advisory, not imperative")
-	assert.Contains(t, g, "memory objects start at line 2")
+	assert.Contains(t, g, "line 1 is a header")
 }
 
 func TestTemplatesOverride(t *testing.T) {
