@@ -48,8 +48,39 @@ type rawResult struct {
 		Text     string          `json:"text"`
 		Data     string          `json:"data"`
 		Resource json.RawMessage `json:"resource"`
+		URI      string          `json:"uri"`
+		Size     int64           `json:"size"`
 	} `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+// checkShape runs the shape's check on r without its trailing resource
+// links, after checking that each links to a file the result's
+// descriptor names, with the file's size.
+func checkShape(t *testing.T, st shapeTool, r rawResult) {
+	t.Helper()
+	var files []string
+	for len(r.Content) > 0 && r.Content[len(r.Content)-1].Type == "resource_link" {
+		link := r.Content[len(r.Content)-1]
+		r.Content = r.Content[:len(r.Content)-1]
+		name := strings.TrimPrefix(link.URI, "lro://files/")
+		files = append(files, name)
+		found := strings.Contains(string(r.StructuredContent), "/"+name+`"`)
+		for _, c := range r.Content {
+			found = found || c.Type == "text" && strings.Contains(c.Text, "/"+name+`"`)
+		}
+		assert.True(t, found, "the link %s names a file of the descriptor", link.URI)
+		assert.Positive(t, link.Size)
+	}
+	st.check(t, r)
+	for _, c := range r.Content {
+		if c.Type != "text" || !strings.HasPrefix(c.Text, `{"offloaded":true`) {
+			continue
+		}
+		var d lro.OffloadResponse
+		require.NoError(t, json.Unmarshal([]byte(c.Text), &d))
+		assert.Len(t, files, 1+len(d.Sections), "one link a file")
+	}
 }
 
 func (r rawResult) descriptor(t *testing.T, i int) lro.OffloadResponse {
@@ -268,7 +299,7 @@ func TestConformanceShapes(t *testing.T) {
 				off := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
 				call := c.connect(t, h.serve(t, off))
 				for _, st := range shapeTools {
-					t.Run(st.name, func(t *testing.T) { st.check(t, call(st.name)) })
+					t.Run(st.name, func(t *testing.T) { checkShape(t, st, call(st.name)) })
 				}
 			})
 		}
@@ -292,7 +323,7 @@ func TestConformanceShapesTypeScript(t *testing.T) {
 					require.True(t, got[i].OK, got[i].Error)
 					var r rawResult
 					require.NoError(t, json.Unmarshal(got[i].Result, &r))
-					st.check(t, r)
+					checkShape(t, st, r)
 				})
 			}
 		})

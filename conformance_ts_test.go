@@ -64,8 +64,8 @@ func tsResults(t *testing.T, steps []e2e.StepResult) []confResult {
 	for i, s := range steps {
 		require.True(t, s.OK, "step %d: %s", i, s.Error)
 		var r struct {
-			IsError           bool `json:"isError"`
-			Content           []struct {
+			IsError bool `json:"isError"`
+			Content []struct {
 				Type, Text, URI, Name, MIMEType string
 				Size                            int64
 			}

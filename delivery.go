@@ -121,5 +121,5 @@ func (o *Offloader) linkFor(call Call, f offloadedFile) *ResourceLink {
 	if !call.Resources {
 		return nil
 	}
-	return nil // wired to resource.go next
+	return o.resourceLink(f.path, f.bytes, f.lines)
 }

@@ -1,13 +1,16 @@
 package lro_test
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/internal/e2e"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -162,6 +165,66 @@ func TestDeliveryTypeScript(t *testing.T) {
 				assert.Equal(t, got[0].Texts[0], got[i].Texts[0], "call %d is within the budget", i+1)
 			}
 			assert.Contains(t, got[n-1].Texts[0], `"offloaded":true`, "call %d passes the budget", n)
+		})
+	}
+}
+
+// TestResourceLinkFollowed: an offloaded result carries a resource link to
+// its file, which the same client reads back exactly through
+// resources/read, by lines, and, past the read limit, gets an error that
+// points to line ranges and lro_extract; on both hosts through the go-sdk
+// client and the TypeScript client.
+func TestResourceLinkFollowed(t *testing.T) {
+	ts := e2e.TSClient(t)
+	for _, h := range confHosts[:2] {
+		t.Run(h.name, func(t *testing.T) {
+			off := newOffloader(t, nil, lro.WithResourceMaxBytes(100_000))
+			url := h.serve(t, off, true)
+			ctx := context.Background()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "linker", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+			require.NoError(t, err)
+			defer cs.Close()
+			link := func(tool string, args map[string]any) (lro.OffloadResponse, *mcp.ResourceLink) {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+				require.NoError(t, err)
+				require.Len(t, res.Content, 2, "the descriptor and the link")
+				var d lro.OffloadResponse
+				require.NoError(t, json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &d))
+				l, ok := res.Content[1].(*mcp.ResourceLink)
+				require.True(t, ok, "%T", res.Content[1])
+				return d, l
+			}
+
+			small, sl := link("recall_memories", map[string]any{"query": "cache", "limit": 60})
+			data := mustRead(t, small.FilePath)
+			assert.Equal(t, "lro://files/"+filepath.Base(small.FilePath), sl.URI)
+			assert.Equal(t, "application/jsonl", sl.MIMEType)
+			assert.Equal(t, int64(len(data)), *sl.Size)
+			got, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: sl.URI})
+			require.NoError(t, err)
+			assert.Equal(t, string(data), got.Contents[0].Text, "exactly the file")
+
+			large, ll := link("recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"})
+			_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: ll.URI})
+			require.Error(t, err, "over the read limit")
+			assert.Contains(t, err.Error(), "/lines/")
+			assert.Contains(t, err.Error(), "lro_extract")
+			lines, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: ll.URI + "/lines/3-5"})
+			require.NoError(t, err)
+			file := strings.SplitAfter(string(mustRead(t, large.FilePath)), "\n")
+			assert.Equal(t, strings.Join(file[2:5], ""), lines.Contents[0].Text, "as sed -n 3,5p prints them")
+
+			steps := []e2e.Step{e2e.CallTool("recall_memories", map[string]any{"query": "cache", "limit": 60}), e2e.ReadResource(sl.URI), e2e.ReadResource(ll.URI + "/lines/3-5")}
+			tsGot := ts.RunHTTP(t, url, "linker-ts", steps)
+			r := tsResults(t, tsGot[:1])[0]
+			require.Len(t, r.Links, 1, "the TypeScript client sees the link")
+			assert.True(t, strings.HasPrefix(r.Links[0].URI, "lro://files/atlatl-recall-"))
+			require.True(t, tsGot[1].OK, tsGot[1].Error)
+			assert.Contains(t, string(tsGot[1].Result), `\"type\":\"lro_header\"`, "the file, header first")
+			require.True(t, tsGot[2].OK, tsGot[2].Error)
+			var rr struct{ Contents []struct{ Text string } }
+			require.NoError(t, json.Unmarshal(tsGot[2].Result, &rr))
+			assert.Equal(t, strings.Join(file[2:5], ""), rr.Contents[0].Text)
 		})
 	}
 }

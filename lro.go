@@ -202,6 +202,7 @@ type Offloader struct {
 	opts      options
 	templates *templates
 	native    atomic.Bool // AddExtractTool was called (see nativeGuidance)
+	resources atomic.Bool // ServeResources was called (see ServesResources)
 	closed    atomic.Bool
 	proxies   proxySessions
 	warned    sync.Map     // tools whose large inline results were logged
@@ -209,6 +210,7 @@ type Offloader struct {
 	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
 	sessions  sessionBudget
+	metrics   *instruments
 	queries   queryCache // lro_extract's compiled recipes
 
 	stop      chan struct{}
@@ -240,6 +242,9 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 		return nil, err
 	}
 	o.templates = t
+	if o.metrics, err = newInstruments(o.opts.meterProvider); err != nil {
+		return nil, fmt.Errorf("lro: creating metric instruments: %w", err)
+	}
 	cache := o.opts.extractLimits.CacheBytes
 	if cache == 0 {
 		cache = DefaultExtractCacheBytes
@@ -457,6 +462,7 @@ func scoreRange(scores []float64) *[2]float64 {
 }
 
 func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
+	o.metrics.offloaded(ctx, e)
 	if h := o.opts.hooks.OnOffload; h != nil {
 		h(e)
 	}
@@ -469,6 +475,7 @@ func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
 }
 
 func (o *Offloader) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
+	o.metrics.writeFailed(ctx, e)
 	if h := o.opts.hooks.OnWriteFailed; h != nil {
 		h(e)
 	}

@@ -35,7 +35,9 @@ func (o *Offloader) Middleware() server.ToolHandlerMiddleware {
 }
 
 // ServerOption returns a server.ServerOption that adds
-// [Offloader.Middleware], the hooks of [Offloader.AddHooks], and a tool
+// [Offloader.Middleware], the hooks of [Offloader.AddHooks], the resource
+// templates of [Offloader.AddResources] (so that offloaded results link to
+// their file, unless [WithoutResourceLinks]), and a tool
 // filter that lists the output schema of each tool the Offloader may
 // offload widened to admit the descriptor too (see
 // [Offloader.ListedOutputSchema]), so that clients which validate
@@ -56,6 +58,7 @@ func (o *Offloader) ServerOption() server.ServerOption {
 	return func(s *server.MCPServer) {
 		mw(s)
 		filter(s)
+		o.AddResources(s)
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}
@@ -168,6 +171,7 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 		Tool:      req.Params.Name,
 		Arguments: req.GetArguments(),
 		FromProxy: o.IsProxyClient(ctx, req),
+		Resources: o.ServesResources(),
 	}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
 		call.Session = cs.SessionID()

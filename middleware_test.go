@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,14 +55,24 @@ func textOf(t *testing.T, res *mcp.CallToolResult, i int) string {
 }
 
 // descriptor returns the descriptor of an offloaded result, checking that
-// text and structured content agree.
+// it is the only text and that any item after it is the resource link to
+// its file (a server with ServerOption serves them).
 func descriptor(t *testing.T, res *mcp.CallToolResult) lro.OffloadResponse {
 	t.Helper()
 	require.False(t, res.IsError, textOf(t, res, 0))
-	require.Len(t, res.Content, 1)
 	var d lro.OffloadResponse
 	require.NoError(t, json.Unmarshal([]byte(textOf(t, res, 0)), &d), textOf(t, res, 0)[:min(200, len(textOf(t, res, 0)))])
 	require.True(t, d.Offloaded)
+	files := []string{d.FilePath}
+	for _, s := range d.Sections {
+		files = append(files, s.FilePath)
+	}
+	require.LessOrEqual(t, len(res.Content), 1+len(files))
+	for i, c := range res.Content[1:] {
+		link, ok := c.(mcp.ResourceLink)
+		require.True(t, ok, "after the descriptor only the resource links to its files, got %T", c)
+		assert.Equal(t, "lro://files/"+filepath.Base(files[i]), link.URI)
+	}
 	return d
 }
 

@@ -2,6 +2,7 @@ package lro
 
 import (
 	"fmt"
+	"go.opentelemetry.io/otel/metric"
 	"io/fs"
 	"log/slog"
 )
@@ -22,6 +23,10 @@ type options struct {
 	builtinTools  bool
 	extractLimits ExtractLimits
 	delivery      func(DeliveryRequest) DeliveryChoice
+	meterProvider metric.MeterProvider
+	// resource_option.go
+	resourcesOff     bool
+	resourceMaxBytes int64 // 0: DefaultResourceMaxBytes
 }
 
 func defaultOptions() options {

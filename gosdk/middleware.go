@@ -12,9 +12,12 @@ import (
 )
 
 // Install adds the offload middleware to s, as
-// s.AddReceivingMiddleware(Middleware(off)) does.
+// s.AddReceivingMiddleware(Middleware(off)) does, and the resource
+// templates of [AddResources], so that offloaded results link to their
+// file and any client can read it (unless [lro.WithoutResourceLinks]).
 func Install(s *mcp.Server, off *lro.Offloader) {
 	s.AddReceivingMiddleware(Middleware(off))
+	AddResources(s, off)
 }
 
 // Middleware returns receiving middleware for
@@ -97,7 +100,7 @@ func (a *adapter) session(ss *mcp.ServerSession) string {
 }
 
 func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
-	call := lro.Call{FromProxy: IsProxyClient(req)}
+	call := lro.Call{FromProxy: IsProxyClient(req), Resources: a.off.ServesResources()}
 	if req.Params != nil {
 		call.Tool = req.Params.Name
 		if len(req.Params.Arguments) > 0 {

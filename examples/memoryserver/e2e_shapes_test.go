@@ -29,6 +29,7 @@ import (
 type toolResult struct {
 	IsError    bool
 	Texts      []string
+	Links      []string        // URIs of resource links
 	Structured json.RawMessage // nil when the result had none
 }
 
@@ -58,6 +59,10 @@ func connectShapes(t *testing.T, client, sdk, out string, env ...string) shapeCl
 				require.NoError(t, err)
 				r := toolResult{IsError: res.IsError}
 				for _, c := range res.Content {
+					if l, ok := c.(*mcp.ResourceLink); ok {
+						r.Links = append(r.Links, l.URI)
+						continue
+					}
 					r.Texts = append(r.Texts, c.(*mcp.TextContent).Text)
 				}
 				if res.StructuredContent != nil {
@@ -118,6 +123,10 @@ func mcpGoResult(t *testing.T, content []mcpgo.Content, structured any, isError 
 	t.Helper()
 	r := toolResult{IsError: isError}
 	for _, c := range content {
+		if l, ok := c.(mcpgo.ResourceLink); ok {
+			r.Links = append(r.Links, l.URI)
+			continue
+		}
 		r.Texts = append(r.Texts, c.(mcpgo.TextContent).Text)
 	}
 	if structured != nil {

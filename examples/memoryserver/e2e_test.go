@@ -61,11 +61,14 @@ func callSDK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 func sdkDescriptor(t *testing.T, res *mcp.CallToolResult) lro.OffloadResponse {
 	t.Helper()
 	require.False(t, res.IsError)
-	require.Len(t, res.Content, 1)
+	require.Len(t, res.Content, 2, "the descriptor and the resource link to its file")
 	text := res.Content[0].(*mcp.TextContent).Text
 	var d lro.OffloadResponse
 	require.NoError(t, json.Unmarshal([]byte(text), &d), "%.200s", text)
 	require.True(t, d.Offloaded)
+	link, ok := res.Content[1].(*mcp.ResourceLink)
+	require.True(t, ok, "%T", res.Content[1])
+	require.Equal(t, "lro://files/"+filepath.Base(d.FilePath), link.URI)
 	return d
 }
 

@@ -67,6 +67,11 @@ Environment (the [prompt.offload] configuration):
   ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS   offload above this many tokens (default 1600)
   ATLATL_PROMPT__OFFLOAD__TTL_SECONDS        delete files after this long (default 3600)
   ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR         where files go (default %s)
+  ATLATL_PROMPT__OFFLOAD__DELIVERY           descriptor, compact or truncate (default descriptor)
+  ATLATL_PROMPT__OFFLOAD__SESSION_BUDGET_TOKENS  offload once a session's inline results pass this (default 0: off)
+  ATLATL_PROMPT__OFFLOAD__MAX_DIR_BYTES      quota of the output directory (default 1 GiB; 0: none)
+
+With -http, GET /metrics serves the offloader's metrics for Prometheus.
 `, lro.DefaultOutputDir())
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -95,7 +100,9 @@ Environment (the [prompt.offload] configuration):
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	off, err := lro.New(cfg, append(memserver.Policies(), lro.WithLogger(logger))...)
+	mp, reader := newMetrics()
+	defer shutdownMetrics(mp)
+	off, err := lro.New(cfg, append(memserver.Policies(), lro.WithLogger(logger), lro.WithMeterProvider(mp))...)
 	if err != nil {
 		return err
 	}
@@ -112,7 +119,7 @@ Environment (the [prompt.offload] configuration):
 		if *httpAddr == "" {
 			return s.Run(ctx, &mcp.StdioTransport{})
 		}
-		return serveHTTP(ctx, officialHTTP(s), *httpAddr)
+		return serveHTTP(ctx, officialHTTP(s), metricsHandler(reader), *httpAddr)
 	}
 	s := memserver.New(store, off)
 	if *extract {
@@ -121,7 +128,7 @@ Environment (the [prompt.offload] configuration):
 	if *httpAddr == "" {
 		return server.ServeStdio(s)
 	}
-	return serveHTTP(ctx, server.NewStreamableHTTPServer(s), *httpAddr)
+	return serveHTTP(ctx, server.NewStreamableHTTPServer(s), metricsHandler(reader), *httpAddr)
 }
 
 func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
@@ -152,11 +159,19 @@ func officialHTTP(s *mcp.Server) http.Handler {
 	})
 }
 
-// serveHTTP serves h at http://addr/mcp until ctx is done.
-func serveHTTP(ctx context.Context, h http.Handler, addr string) error {
+// maxRequestBytes bounds a request body: the largest tool call this
+// server takes is a few KB of arguments.
+const maxRequestBytes = 4 << 20
+
+// serveHTTP serves h at http://addr/mcp, and metrics at /metrics, until
+// ctx is done. Request bodies are bounded, and a connection that idles or
+// sends its request too slowly is closed; responses have no write timeout,
+// since an SSE stream stays open for as long as the client listens.
+func serveHTTP(ctx context.Context, h, metrics http.Handler, addr string) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle("/mcp", http.MaxBytesHandler(h, maxRequestBytes))
+	mux.Handle("GET /metrics", metrics)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Fprintf(os.Stderr, "memoryserver: serving streamable HTTP at http://%s/mcp\n", addr)

@@ -1,0 +1,51 @@
+package gosdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/mcplro/lro"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// AddResources registers on s the resource templates of offloaded files,
+// as [lro.Offloader.AddResources] does on an mcp-go server: clients read a
+// file, or a range of its lines, with resources/read, wherever their disk
+// is, and offloaded results carry a resource link to their file.
+// Registering a template makes s declare the resources capability. With
+// [lro.WithoutResourceLinks] it does nothing.
+func AddResources(s *mcp.Server, off *lro.Offloader) {
+	for _, t := range off.ServeResources() {
+		s.AddResourceTemplate(&mcp.ResourceTemplate{
+			URITemplate: t.URITemplate,
+			Name:        t.Name,
+			Description: t.Description,
+			MIMEType:    t.MIMEType,
+		}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return readResource(ctx, off, req)
+		})
+	}
+}
+
+func readResource(ctx context.Context, off *lro.Offloader, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := ""
+	if req.Params != nil {
+		uri = req.Params.URI
+	}
+	c, err := off.ReadResource(ctx, uri)
+	switch {
+	case errors.Is(err, lro.ErrResourceNotFound):
+		// The SDK's code for a resource not found, with the message
+		// saying why (ResourceNotFoundError's is only "Resource not
+		// found").
+		data, _ := json.Marshal(map[string]string{"uri": uri})
+		return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: err.Error(), Data: data}
+	case errors.Is(err, lro.ErrResourceTooLarge):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	case err != nil:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}}}, nil
+}

@@ -1,0 +1,104 @@
+package lro
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+)
+
+// MeterName is the instrumentation scope of the Offloader's metrics.
+const MeterName = "github.com/mcplro/lro"
+
+// WithMeterProvider records the Offloader's metrics through mp, the
+// OpenTelemetry metric API: the library depends on the API only, and the
+// MeterProvider you pass picks the SDK and the exporter. Without it
+// nothing is recorded. The instruments, all under [MeterName]:
+//
+//	lro.offloads              results offloaded, by operation
+//	lro.offload.bytes         bytes written to offloaded files
+//	lro.offload.tokens        estimated tokens kept out of the context
+//	lro.offload.duration      time to write and publish a file (s)
+//	lro.fallbacks             writes that failed: truncated inline results
+//	lro.files.removed         files deleted, by reason (expired, evicted)
+//	lro.extract.calls         lro_extract calls, by outcome (ok, refused)
+//	lro.extract.duration      time to answer an lro_extract call (s)
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(o *options) { o.meterProvider = mp }
+}
+
+// instruments are the Offloader's metric instruments; with no provider
+// they are the API's no-op ones.
+type instruments struct {
+	offloads        metric.Int64Counter
+	offloadBytes    metric.Int64Counter
+	offloadTokens   metric.Int64Counter
+	offloadDuration metric.Float64Histogram
+	fallbacks       metric.Int64Counter
+	filesRemoved    metric.Int64Counter
+	extractCalls    metric.Int64Counter
+	extractDuration metric.Float64Histogram
+}
+
+func newInstruments(mp metric.MeterProvider) (*instruments, error) {
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	m := mp.Meter(MeterName)
+	var in instruments
+	var err error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, e := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if err == nil {
+			err = e
+		}
+		return c
+	}
+	histogram := func(name, desc string) metric.Float64Histogram {
+		h, e := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc))
+		if err == nil {
+			err = e
+		}
+		return h
+	}
+	in.offloads = counter("lro.offloads", "{result}", "Results offloaded to a file.")
+	in.offloadBytes = counter("lro.offload.bytes", "By", "Bytes written to offloaded files.")
+	in.offloadTokens = counter("lro.offload.tokens", "{token}", "Estimated tokens kept out of the model's context.")
+	in.offloadDuration = histogram("lro.offload.duration", "Time to write and publish an offloaded file.")
+	in.fallbacks = counter("lro.fallbacks", "{result}", "Offloads whose write failed, sent truncated inline instead.")
+	in.filesRemoved = counter("lro.files.removed", "{file}", "Offloaded files deleted, by reason.")
+	in.extractCalls = counter("lro.extract.calls", "{call}", "lro_extract calls, by outcome.")
+	in.extractDuration = histogram("lro.extract.duration", "Time to answer an lro_extract call.")
+	return &in, err
+}
+
+func (in *instruments) offloaded(ctx context.Context, e OffloadEvent) {
+	op := metric.WithAttributes(attrOperation(e.Operation))
+	in.offloads.Add(ctx, 1, op)
+	in.offloadBytes.Add(ctx, e.Bytes, op)
+	in.offloadTokens.Add(ctx, int64(e.Tokens), op)
+	in.offloadDuration.Record(ctx, e.Duration.Seconds(), op)
+}
+
+func (in *instruments) writeFailed(ctx context.Context, e WriteFailedEvent) {
+	in.fallbacks.Add(ctx, 1, metric.WithAttributes(attrOperation(e.Operation)))
+}
+
+// removed counts a file deleted for reason: "expired" or "evicted".
+func (in *instruments) removed(ctx context.Context, reason string) {
+	in.filesRemoved.Add(ctx, 1, metric.WithAttributes(attrReason(reason)))
+}
+
+// extracted counts an lro_extract call: "ok", or "refused" when it was
+// answered with an error.
+func (in *instruments) extracted(ctx context.Context, outcome string, took time.Duration) {
+	o := metric.WithAttributes(attrOutcome(outcome))
+	in.extractCalls.Add(ctx, 1, o)
+	in.extractDuration.Record(ctx, took.Seconds(), o)
+}
+
+func attrOperation(op string) attribute.KeyValue { return attribute.String("operation", op) }
+func attrReason(r string) attribute.KeyValue     { return attribute.String("reason", r) }
+func attrOutcome(o string) attribute.KeyValue    { return attribute.String("outcome", o) }

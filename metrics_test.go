@@ -1,0 +1,73 @@
+package lro_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/mcplro/lro"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// sums collects the reader's counters: name and attribute value to sum.
+func sums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.Collect(context.Background(), &rm))
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		assert.Equal(t, lro.MeterName, sm.Scope.Name)
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					key := m.Name
+					for _, kv := range p.Attributes.ToSlice() {
+						key += " " + kv.Value.Emit()
+					}
+					out[key] += p.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					out[m.Name+" count"] += int64(p.Count)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	fsys := lro.NewMemFS("/lro")
+	o := newOffloader(t, nil, lro.WithMeterProvider(mp), lro.WithFS(fsys))
+	ctx := context.Background()
+
+	out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: memories(t, 60, lro.DetailFull)})
+	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, out.Action)
+	data, err := fsys.ReadFile(out.Response.FilePath[len("/lro/"):])
+	require.NoError(t, err)
+
+	fsys.FailCreate(errors.New("disk full"))
+	out, err = o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: memories(t, 60, lro.DetailFull)})
+	require.NoError(t, err)
+	require.Equal(t, lro.Truncated, out.Action)
+
+	got := sums(t, reader)
+	assert.Equal(t, int64(1), got["lro.offloads recall"])
+	assert.Equal(t, int64(len(data)), got["lro.offload.bytes recall"], "the file's size")
+	assert.Greater(t, got["lro.offload.tokens recall"], int64(1600))
+	assert.Equal(t, int64(1), got["lro.offload.duration count"])
+	assert.Equal(t, int64(1), got["lro.fallbacks recall"])
+}
+
+func TestNoMeterProviderRecordsNothing(t *testing.T) {
+	o := newOffloader(t, nil)
+	_, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: memories(t, 60, lro.DetailFull)})
+	require.NoError(t, err, "the no-op instruments need no provider")
+}

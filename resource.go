@@ -1,0 +1,316 @@
+package lro
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Offloaded files as MCP resources. A file is named by a URI that does not
+// assume the client shares the server's disk:
+//
+//	lro://files/{name}              the whole file, up to the read limit
+//	lro://files/{name}/lines/{range} lines of it, as sed -n prints them
+//
+// where {name} is the file's name ({prefix}-{operation}-{ULID}.jsonl) and
+// {range} is 100-200, 5 or 100-. The server answers resources/read for
+// these URIs with [Offloader.ReadResource], through the resource
+// templates of [Offloader.ServeResources], and offloaded results carry a
+// resource_link to their file.
+
+// DefaultResourceMaxBytes is the most resources/read returns at once, the
+// whole of a file or a range of its lines, unless [WithResourceMaxBytes]
+// says otherwise.
+const DefaultResourceMaxBytes = 1 << 20
+
+// The errors of [Offloader.ReadResource]. Host adapters answer the first
+// with their SDK's resource-not-found error.
+var (
+	// ErrResourceNotFound: the URI names no offloaded file of this
+	// Offloader, or its file is gone (expired, deleted), or its line
+	// range is malformed or past the end of the file.
+	ErrResourceNotFound = errors.New("lro: resource not found")
+	// ErrResourceTooLarge: the file is larger than the read limit; its
+	// lines can be read in ranges.
+	ErrResourceTooLarge = errors.New("lro: resource too large")
+)
+
+const (
+	resourceRoot    = "lro://files/"
+	resourceLines   = "/lines/"
+	maxResourceURI  = 1024 // far longer than any URI this package makes
+	mimeJSONL       = "application/jsonl"
+	mimeText        = "text/plain"
+	maxResourceRead = 1 << 30 // the highest read limit: a range is built in memory
+)
+
+// A ResourceTemplate is an MCP resource template a host adapter registers
+// so that clients can read offloaded files: the same on every host.
+type ResourceTemplate struct {
+	URITemplate string // RFC 6570, e.g. lro://files/atlatl-{operation}-{id}.jsonl
+	Name        string
+	Description string
+	MIMEType    string // empty when files of either type match
+}
+
+// ResourceContents is what resources/read returns for one URI: one text
+// item.
+type ResourceContents struct {
+	URI      string // the URI read
+	MIMEType string // "application/jsonl", or "text/plain" for a file of text lines
+	Text     string
+}
+
+// ServeResources is for host adapters: it returns the resource templates
+// to register, whose reads [Offloader.ReadResource] answers, and marks the
+// Offloader as serving them, so that offloaded results carry a resource
+// link to their file from then on. It returns nil, and links stay off,
+// when [WithoutResourceLinks] was given.
+//
+// The templates' URIs hold the file prefix: Offloaders with different
+// prefixes can serve resources on one server without their templates
+// overlapping.
+func (o *Offloader) ServeResources() []ResourceTemplate {
+	if o.opts.resourcesOff {
+		return nil
+	}
+	o.resources.Store(true)
+	base := resourceRoot + o.cfg.FilePrefix + "-{operation}-{id}.jsonl"
+	limit := o.resourceMaxBytes()
+	return []ResourceTemplate{
+		{
+			URITemplate: base,
+			Name:        "offloaded_result",
+			Description: fmt.Sprintf("A tool result offloaded to a file: JSON Lines, a header line then one record a line. Returned whole up to %d bytes; read a larger one by lines.", limit),
+		},
+		{
+			URITemplate: base + resourceLines + "{range}",
+			Name:        "offloaded_result_lines",
+			Description: fmt.Sprintf("Lines of an offloaded tool result, as sed -n prints them: range is FROM-TO (numbered from 1, inclusive), a single line N, or FROM- for the rest; at most %d bytes.", limit),
+		},
+	}
+}
+
+// ReadResource answers resources/read for uri, a URI of
+// lro://files/{name} or lro://files/{name}/lines/{range}: the whole file
+// when it is at most the read limit (see [WithResourceMaxBytes]), or the
+// lines in the range, as sed -n prints them, up to the limit (a longer
+// line is cut, with a note).
+//
+// Only files of this Offloader are read: names of its prefix and pattern,
+// regular files, never through a symbolic link. Errors are for the model
+// and wrap [ErrResourceNotFound] or [ErrResourceTooLarge], or say why the
+// file could not be read.
+func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceContents, error) {
+	name, rng, ranged, err := o.parseResourceURI(uri)
+	if err != nil {
+		return ResourceContents{}, err
+	}
+	f, err := o.openResource(name)
+	if err != nil {
+		return ResourceContents{}, o.resourceOpenError(uri, name, err)
+	}
+	defer f.Close()
+	limit := o.resourceMaxBytes()
+	if !ranged {
+		fi, err := f.Stat()
+		if err != nil {
+			return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
+		}
+		if fi.Size() > limit {
+			return ResourceContents{}, o.tooLarge(ctx, uri, name, fi.Size(), limit)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, limit+1))
+		if err != nil {
+			return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
+		}
+		if int64(len(data)) > limit {
+			return ResourceContents{}, o.tooLarge(ctx, uri, name, int64(len(data)), limit)
+		}
+		return ResourceContents{URI: uri, MIMEType: sniffMIME(data), Text: string(data)}, nil
+	}
+	br := bufio.NewReaderSize(f, textBufSize)
+	head, _ := br.Peek(textBufSize) // what there is: the type shows in the first lines
+	mime := sniffMIME(head)
+	out, err := readLines(ctx, br, rng, false, textLimits{Budget: int(limit), MaxLine: int(limit)})
+	if err != nil {
+		return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
+	}
+	if out.Shown == 0 {
+		return ResourceContents{}, fmt.Errorf("%w: %s: the file has %d lines; line %d is past its end", ErrResourceNotFound, uri, out.Lines, rng.From)
+	}
+	return ResourceContents{URI: uri, MIMEType: mime, Text: out.Text}, nil
+}
+
+// resourceLink returns the link to the offloaded file at path, of size
+// bytes, holding lines of text when text is set; nil when this Offloader
+// does not serve resources (see [Offloader.ServeResources]).
+func (o *Offloader) resourceLink(path string, size int64, text bool) *ResourceLink {
+	if !o.ServesResources() {
+		return nil
+	}
+	name := path[strings.LastIndexAny(path, `/\`)+1:]
+	if _, _, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp || o.opts.fs.Path(name) != path {
+		return nil
+	}
+	uri := resourceRoot + name
+	l := &ResourceLink{URI: uri, Name: name, MIMEType: mimeJSONL, Size: size}
+	kind := "JSON Lines: a header line, then one record a line"
+	if text {
+		l.MIMEType = mimeText
+		kind = `JSON Lines: a header line, then one {"line","text"} record a line of text`
+	}
+	if limit := o.resourceMaxBytes(); size > limit {
+		l.Description = fmt.Sprintf("Offloaded result, %s; too large to read whole (over %d bytes): append /lines/1-200 to this URI to read lines 1-200", kind, limit)
+	} else {
+		l.Description = fmt.Sprintf("Offloaded result, %s; append /lines/1-200 to this URI to read lines 1-200", kind)
+	}
+	return l
+}
+
+// ServesResources reports whether resource links go out: ServeResources
+// was called (by [Offloader.AddResources], [Offloader.ServerOption] or the
+// gosdk adapter) and WithoutResourceLinks was not given. Adapters set
+// Call.Resources from it.
+func (o *Offloader) ServesResources() bool {
+	return !o.opts.resourcesOff && o.resources.Load()
+}
+
+// parseResourceURI returns the file name and line range uri names. It
+// decodes nothing: a name of this Offloader holds only letters, digits,
+// '_', '-' and '.', so any other character (an escape, a slash, a NUL)
+// makes the URI one it did not make.
+func (o *Offloader) parseResourceURI(uri string) (name string, rng lineRange, ranged bool, err error) {
+	if len(uri) > maxResourceURI {
+		return "", rng, false, fmt.Errorf("%w: the URI is %d bytes long, longer than any this server makes (%s{name})", ErrResourceNotFound, len(uri), resourceRoot)
+	}
+	rest, ok := strings.CutPrefix(uri, resourceRoot)
+	if !ok {
+		return "", rng, false, fmt.Errorf("%w: %s is not an offloaded file's URI (%s{name})", ErrResourceNotFound, quoteURI(uri), resourceRoot)
+	}
+	name, text, ranged := strings.Cut(rest, resourceLines)
+	if _, _, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp {
+		return "", rng, false, fmt.Errorf("%w: %s does not name an offloaded file of this server (%s%s-{operation}-{ULID}.jsonl)", ErrResourceNotFound, quoteURI(uri), resourceRoot, o.cfg.FilePrefix)
+	}
+	if ranged {
+		if strings.Trim(text, "0123456789-") != "" {
+			return "", rng, false, fmt.Errorf("%w: %s: invalid line range %s; want FROM-TO such as 100-200, a single line such as 5, or FROM- for the rest of the file", ErrResourceNotFound, quoteURI(uri), quoteURI(text))
+		}
+		if rng, err = parseLineRange(text); err != nil {
+			return "", rng, false, fmt.Errorf("%w: %s: %v", ErrResourceNotFound, quoteURI(uri), err)
+		}
+	}
+	return name, rng, ranged, nil
+}
+
+// quoteURI quotes s for an error message, cut to a readable length.
+func quoteURI(s string) string {
+	if len(s) > 200 {
+		return fmt.Sprintf("%q...", s[:200])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// openResource opens the regular file name for reading. Unlike FS.Open of
+// the directory FS it opens without blocking, so that a FIFO swapped in
+// after the check cannot hang the read; every FS's file is checked to be
+// regular.
+func (o *Offloader) openResource(name string) (fs.File, error) {
+	var f fs.File
+	var err error
+	if d, ok := o.opts.fs.(*dirFS); ok {
+		f, err = openRegular(d, name)
+	} else {
+		f, err = o.opts.fs.Open(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
+	}
+	return f, nil
+}
+
+// openRegular opens name in d: refused unless it is a regular file (not a
+// link), opened non-blocking, and still the same file once open.
+func openRegular(d *dirFS, name string) (*os.File, error) {
+	r, err := d.open()
+	if err != nil {
+		return nil, err
+	}
+	before, err := r.Lstat(name)
+	if err != nil {
+		d.forget(r, err) // the directory may have been removed or replaced
+		return nil, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
+	}
+	f, err := r.OpenFile(name, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	after, err := f.Stat()
+	if err != nil || !after.Mode().IsRegular() || !os.SameFile(before, after) {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
+	}
+	return f, nil
+}
+
+// resourceOpenError explains why the file of uri could not be opened.
+func (o *Offloader) resourceOpenError(uri, name string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("lro: cannot read %s: %v", uri, err)
+	}
+	_, id, _, _ := parseFileName(o.cfg.FilePrefix, name)
+	if time.Since(ulid.Time(id.Time())) >= o.cfg.TTL() {
+		return fmt.Errorf("%w: %s has expired: offloaded files are deleted %s after they are written; call the original tool again for a fresh result", ErrResourceNotFound, uri, o.cfg.TTL())
+	}
+	return fmt.Errorf("%w: %s no longer exists; call the original tool again for a fresh result", ErrResourceNotFound, uri)
+}
+
+// tooLarge explains that the file of uri is over the read limit, and how
+// to read it anyway: by lines, or with lro_extract when the server has it
+// (as the host adapter told through the context) or may have it.
+func (o *Offloader) tooLarge(ctx context.Context, uri, name string, size, limit int64) error {
+	extract := ""
+	switch native, known := ctx.Value(nativeKey{}).(bool); {
+	case native || !known && o.native.Load():
+		extract = fmt.Sprintf(", or query it with the %s tool (file_path %q)", ExtractToolName, o.opts.fs.Path(name))
+	case !known:
+		// A host that does not say whether it serves lro_extract.
+		extract = fmt.Sprintf(", or, if the server has the %s tool, query it there (file_path %q)", ExtractToolName, o.opts.fs.Path(name))
+	}
+	return fmt.Errorf("%w: %s is %d bytes, more than the %d that resources/read returns at once; read it by lines with %s%s{range} (a range such as 1-1000, or 1000- for the rest)%s",
+		ErrResourceTooLarge, uri, size, limit, uri, resourceLines, extract)
+}
+
+// sniffMIME returns the type of a file that starts with p: text/plain
+// when its records are the lines of a text result, else JSON Lines.
+func sniffMIME(p []byte) string {
+	if _, rest, ok := bytes.Cut(p, []byte{'\n'}); ok && bytes.HasPrefix(rest, []byte(`{"line":`)) {
+		return mimeText
+	}
+	return mimeJSONL
+}
+
+// resourceMaxBytes returns the read limit.
+func (o *Offloader) resourceMaxBytes() int64 {
+	if n := o.opts.resourceMaxBytes; n > 0 {
+		return n
+	}
+	return DefaultResourceMaxBytes
+}

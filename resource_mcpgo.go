@@ -1,0 +1,37 @@
+package lro
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// AddResources registers on s the resource templates of offloaded files
+// (see [Offloader.ServeResources]): clients read a file, or a range of its
+// lines, with resources/read, wherever their disk is, and offloaded
+// results carry a resource link to their file. Registering a template
+// makes s declare the resources capability. With [WithoutResourceLinks] it
+// does nothing.
+func (o *Offloader) AddResources(s *server.MCPServer) {
+	for _, t := range o.ServeResources() {
+		opts := []mcp.ResourceTemplateOption{mcp.WithTemplateDescription(t.Description)}
+		if t.MIMEType != "" {
+			opts = append(opts, mcp.WithTemplateMIMEType(t.MIMEType))
+		}
+		s.AddResourceTemplate(mcp.NewResourceTemplate(t.URITemplate, t.Name, opts...), o.readMCPGo)
+	}
+}
+
+// readMCPGo answers resources/read on an mcp-go server.
+func (o *Offloader) readMCPGo(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	if srv := server.ServerFromContext(ctx); srv != nil {
+		// The too-large error names lro_extract plainly when s has it.
+		ctx = context.WithValue(ctx, nativeKey{}, srv.GetTool(ExtractToolName) != nil)
+	}
+	c, err := o.ReadResource(ctx, req.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}}, nil
+}
