@@ -3,17 +3,18 @@ package lro_test
 import (
 	"io/fs"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/mcplro/lro"
-	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// countingFS counts directory scans, to see that the janitor sleeps.
+// countingFS counts directory scans, to see that the janitor sleeps and
+// does not read the directory per expiry.
 type countingFS struct {
 	*lro.MemFS
 	scans atomic.Int32
@@ -24,8 +25,16 @@ func (c *countingFS) ReadDir() ([]fs.DirEntry, error) {
 	return c.MemFS.ReadDir()
 }
 
+// nameAt returns a file name written at t by an offloader of the default
+// name, as an earlier process of this server would have written it.
 func nameAt(prefix, op string, t time.Time) string {
-	return prefix + "-" + op + "-" + ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String() + ".jsonl"
+	return prefix + "-" + op + "-" + lro.ULIDOf("", t).String() + ".jsonl"
+}
+
+// foreignNameAt returns a file name written at t by a server of another
+// name sharing the directory.
+func foreignNameAt(prefix, op string, t time.Time) string {
+	return prefix + "-" + op + "-" + lro.ULIDOf("another-server", t).String() + ".jsonl"
 }
 
 func TestJanitorDeletesAtExpiry(t *testing.T) {
@@ -55,18 +64,18 @@ func TestJanitorDeletesAtExpiry(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 		synctest.Wait()
 		assert.Empty(t, mem.Names(), "deleted once created_at + TTL has passed")
-		assert.EqualValues(t, 2, mem.scans.Load())
 		require.Len(t, rec.Expired(), 1)
 		e := rec.Expired()[0]
 		assert.Equal(t, out.Response.FilePath, e.Path)
 		assert.Equal(t, start.Truncate(time.Millisecond), e.Created)
 		assert.Equal(t, time.Hour, e.TTL)
+		assert.Equal(t, start.Add(time.Hour), e.Expires)
 	})
 }
 
 func TestJanitorFollowsNextExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := lro.NewMemFS("/lro")
+		mem := &countingFS{MemFS: lro.NewMemFS("/lro")}
 		var rec recorder
 		cfg := lro.DefaultConfig()
 		cfg.TTLSeconds = 60
@@ -89,6 +98,7 @@ func TestJanitorFollowsNextExpiry(t *testing.T) {
 		synctest.Wait()
 		assert.Empty(t, mem.Names())
 		assert.Len(t, rec.Expired(), 3)
+		assert.EqualValues(t, 2, mem.scans.Load(), "the scan at start and the one a minute later; none per expiry")
 	})
 }
 
@@ -99,17 +109,23 @@ func TestJanitorDeletesOnlyItsOwnExpiredFiles(t *testing.T) {
 		oldFile := nameAt("atlatl", "recall", old)
 		crashed := "." + nameAt("atlatl", "inject", old) + ".tmp"
 		fresh := nameAt("atlatl", "search", time.Now().Add(-time.Minute))
+		writing := "." + nameAt("atlatl", "inject", old) + ".tmp" // another process is writing it
 		keep := []string{
 			fresh,
-			nameAt("other", "recall", old), // another prefix
-			"atlatl-recall-NOTAULID.jsonl", // not our name pattern
-			"atlatl-recall.jsonl",          // no ULID
-			"notes.txt",                    // unrelated
+			writing,
+			nameAt("other", "recall", old),         // another prefix
+			foreignNameAt("atlatl", "recall", old), // another server's
+			"." + foreignNameAt("atlatl", "x", old) + ".tmp", // another server's crashed writer's
+			"atlatl-recall-NOTAULID.jsonl",                   // not our name pattern
+			"atlatl-recall.jsonl",                            // no ULID
+			"notes.txt",                                      // unrelated
 			nameAt("atlatl", "recall", old) + ".bak",
 		}
 		for _, name := range append([]string{oldFile, crashed}, keep...) {
 			mem.WriteFile(name, []byte("{}\n"))
+			require.NoError(t, mem.Chtimes(name, old, old))
 		}
+		require.NoError(t, mem.Chtimes(writing, time.Now(), time.Now()))
 		link := nameAt("atlatl", "list", old)
 		mem.Symlink(link)
 
@@ -120,7 +136,7 @@ func TestJanitorDeletesOnlyItsOwnExpiredFiles(t *testing.T) {
 		require.NoError(t, o.Close())
 
 		assert.ElementsMatch(t, append(keep, link), mem.Names(),
-			"expired files of earlier processes go, crashed writers' temp files too; nothing else, no links")
+			"expired files of earlier processes go, crashed writers' temp files too; nothing else, no links, no other server's")
 		assert.Len(t, rec.Expired(), 2)
 	})
 }
@@ -135,4 +151,46 @@ func TestSweepWithoutJanitor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.Len(t, mem.Names(), 1)
+}
+
+// stuckFS refuses to remove anything while stuck is set.
+type stuckFS struct {
+	*lro.MemFS
+	stuck atomic.Bool
+}
+
+func (s *stuckFS) Remove(name string) error {
+	if s.stuck.Load() {
+		return &fs.PathError{Op: "remove", Path: name, Err: syscall.EBUSY}
+	}
+	return s.MemFS.Remove(name)
+}
+
+// TestJanitorRetriesStuckFile: a file that cannot be deleted stays
+// counted by the quota and is tried again a minute later.
+func TestJanitorRetriesStuckFile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := &stuckFS{MemFS: lro.NewMemFS("/lro")}
+		mem.stuck.Store(true)
+		var rec recorder
+		cfg := lro.DefaultConfig()
+		cfg.TTLSeconds = 10
+		o, err := lro.New(cfg, lro.WithFS(mem), lro.WithHooks(rec.hooks()))
+		require.NoError(t, err)
+		defer o.Close()
+		offloadN(t, o, 1)
+		used := lro.Usage(o)
+
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		assert.Len(t, mem.Names(), 1, "it could not be deleted")
+		assert.Equal(t, used, lro.Usage(o), "so it still counts")
+
+		mem.stuck.Store(false)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Empty(t, mem.Names(), "deleted on the retry")
+		assert.Zero(t, lro.Usage(o))
+		assert.Len(t, rec.Expired(), 1)
+	})
 }

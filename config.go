@@ -61,10 +61,11 @@ type Config struct {
 	// further results are offloaded even when each is under the
 	// threshold. 0 means no budget.
 	SessionBudgetTokens int `json:"session_budget_tokens,omitempty" toml:"session_budget_tokens,omitempty" yaml:"session_budget_tokens,omitempty"`
-	// MaxDirBytes bounds the bytes of this offloader's files in OutputDir:
-	// over it, its oldest files are deleted first, and a result that
-	// cannot fit gets the truncated fallback. 0 means no quota;
-	// DefaultConfig sets DefaultMaxDirBytes.
+	// MaxDirBytes bounds the bytes of the files of this offloader's name
+	// (see [WithName]) in OutputDir: over it, the file that expires first
+	// (the oldest, for one TTL) is deleted first, with an OnFileEvicted
+	// event, and a result that cannot fit gets the truncated fallback.
+	// 0 means no quota; DefaultConfig sets DefaultMaxDirBytes.
 	MaxDirBytes int64 `json:"max_dir_bytes" toml:"max_dir_bytes" yaml:"max_dir_bytes"`
 }
 

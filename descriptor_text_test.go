@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,10 +47,20 @@ func TestExtraDoesNotRepeatTheSummary(t *testing.T) {
 	assert.JSONEq(t, `5000`, string(d.Summary.Extra["count"]), "a total of 5000 beside 300 records is news")
 	assert.Contains(t, d.Summary.Extra, "service")
 
-	// The memory server's recall echoes its query and its count.
+	// The memory server's recall echoes its query, which the file's
+	// header keeps, and its count: nothing is left to repeat, and the
+	// descriptor keeps to the specification's fields.
 	ms, _ := memServer(t, nil)
 	d = descriptor(t, callTool(t, connect(t, ms), "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
-	assert.Equal(t, []string{"query"}, mapKeys(rawKeys(d.Summary.Extra)))
+	assert.Empty(t, d.Summary.Extra)
+	assert.Empty(t, d.Section)
+	// Within the budget as the model reads it, with the path made 60
+	// characters long wherever it appears.
+	text := textOf(t, callTool(t, connect(t, ms), "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}), 0)
+	var got lro.OffloadResponse
+	require.NoError(t, json.Unmarshal([]byte(text), &got))
+	at60 := strings.ReplaceAll(text, got.FilePath, "/"+strings.Repeat("p", 58-len(filepath.Base(got.FilePath)))+"/"+filepath.Base(got.FilePath))
+	assert.LessOrEqual(t, len(at60)/4, 650, "the example's recall at full detail: %d bytes", len(at60))
 }
 
 func rawKeys(m map[string]json.RawMessage) map[string]any {

@@ -11,11 +11,18 @@ type Hooks struct {
 	OnOffload func(OffloadEvent)
 	// OnWriteFailed is called when a file could not be written and the
 	// result falls back to an inline, truncated one (the specification's
-	// OffloadWriteFailed event).
+	// OffloadWriteFailed event). Err says why: a write error, or
+	// [ErrOverQuota], [ErrFileTooLarge] or [ErrLowDiskSpace].
 	OnWriteFailed func(WriteFailedEvent)
 	// OnFileExpired is called after the janitor has deleted a file whose
-	// TTL passed (the specification's OffloadFileExpired event).
+	// TTL passed (the specification's OffloadFileExpired event), or a
+	// temporary file that a crashed writer left behind.
 	OnFileExpired func(FileExpiredEvent)
+	// OnFileEvicted is called after a file was deleted before its TTL
+	// passed, to keep the files of this Offloader's name under
+	// Config.MaxDirBytes. It is called on the goroutine of the offload
+	// that needed the room, before that offload returns.
+	OnFileEvicted func(FileEvictedEvent)
 }
 
 // OffloadEvent describes a file that has just been published.
@@ -42,5 +49,28 @@ type WriteFailedEvent struct {
 type FileExpiredEvent struct {
 	Path    string
 	Created time.Time // from the ULID in the file name
-	TTL     time.Duration
+	// TTL is how long the file was to live: Expires - Created, which for
+	// a file of another process of the same name may differ from this
+	// Offloader's TTL.
+	TTL time.Duration
+	// Expires is when it could be deleted: the expiry recorded in the
+	// file (see [WithName]), never before Created + TTL.
+	Expires time.Time
+}
+
+// FileEvictedEvent describes a file deleted before its TTL passed, and why.
+type FileEvictedEvent struct {
+	Path    string
+	Bytes   int64     // its size, now free
+	Created time.Time // from the ULID in the file name
+	Expires time.Time // when its TTL would have passed
+	// For is the path of the file that needed the room.
+	For string
+	// Reason says why, for a log line: the quota, the bytes in use and
+	// the bytes needed.
+	Reason string
+	// Used is the bytes of this Offloader's files and of files being
+	// written before the eviction; Need the size of the new file; Quota
+	// is Config.MaxDirBytes. Used + Need was over Quota.
+	Used, Need, Quota int64
 }

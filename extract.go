@@ -292,8 +292,12 @@ func (o *Offloader) ownFile(path string) (string, error) {
 	if o.opts.fs.Path(name) != clean {
 		return "", fmt.Errorf("file_path %q is not in the offload directory %s", path, filepath.Dir(o.opts.fs.Path(name)))
 	}
-	if _, _, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp {
+	_, id, temp, ok := parseFileName(o.cfg.FilePrefix, name)
+	if !ok || temp {
 		return "", fmt.Errorf("file_path %q is not an offloaded file (%s-{operation}-{ULID}.jsonl)", path, o.cfg.FilePrefix)
+	}
+	if !o.owns(id) {
+		return "", fmt.Errorf("file_path %q was offloaded by another server sharing the directory, not by %s (see lro.WithName)", path, o.Name())
 	}
 	return name, nil
 }

@@ -214,7 +214,7 @@ func TestExtractRefusals(t *testing.T) {
 
 	outside := filepath.Join(t.TempDir(), "atlatl-recall-01KAQ7Z8M3V4W9X2Y5B6C7D8E9.jsonl")
 	require.NoError(t, os.WriteFile(outside, readFile(t, good), 0o600))
-	link := filepath.Join(dir, "atlatl-recall-01KAQ7Z8M3V4W9X2Y5B6C7D8EA.jsonl")
+	link := filepath.Join(dir, "atlatl-recall-"+nameULID(time.Now())+".jsonl")
 	require.NoError(t, os.Symlink(outside, link))
 	other := filepath.Join(dir, "notes.jsonl")
 	require.NoError(t, os.WriteFile(other, readFile(t, good), 0o600))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // FS is the directory that offloaded files live in. Names are plain file
@@ -16,6 +17,19 @@ import (
 //
 // Implementations must be safe for concurrent use. [DirFS] is the default;
 // [MemFS] keeps files in memory for tests and can inject faults.
+//
+// An FS may also have these methods, which the engine uses when present
+// (DirFS and MemFS have both):
+//
+//   - Chtimes(name string, atime, mtime time.Time) error sets the times
+//     of name. The engine records each file's expiry as its modification
+//     time before publishing it, so that every offloader sharing the
+//     directory knows when the file may go; without Chtimes, they judge
+//     the file by their own TTL.
+//   - DiskSpace() (avail, total int64, err error) reports the bytes free
+//     to this user and the size of the file system the files are on, for
+//     the free-space reserve of [WithMinFreeBytes]; without it, or when it
+//     fails, there is no reserve.
 type FS interface {
 	// Create creates the file name for writing, private to its owner
 	// (0600). It must fail, with an error wrapping fs.ErrExist, when any
@@ -36,6 +50,16 @@ type FS interface {
 	// Path returns the absolute path of name, the one handed to the model.
 	Path(name string) string
 }
+
+// The optional methods of an FS (see [FS]).
+type (
+	chtimesFS interface {
+		Chtimes(name string, atime, mtime time.Time) error
+	}
+	diskSpaceFS interface {
+		DiskSpace() (avail, total int64, err error)
+	}
+)
 
 // File is a file being written by the engine.
 type File interface {
@@ -59,8 +83,12 @@ func DefaultOutputDir() string {
 // DirFS returns the [FS] of the directory dir, reached only through an
 // os.Root: no name can escape it by "..", an absolute path or a symbolic
 // link. The directory is created with mode 0700 when it does not exist. It
-// is opened on first use and reopened if it disappears, so a directory that
-// cannot be created yet makes each offload fall back, not New fail.
+// must be owned by this user and not writable by others (who could
+// otherwise delete, replace or plant files in it); on Unix a directory
+// that is not is refused, with an error that says how to fix it. It is
+// opened on first use and reopened if it disappears or is replaced, so a
+// directory that cannot be used yet makes each offload fall back (with
+// that error in the warning), not New fail.
 func DirFS(dir string) FS {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -73,8 +101,9 @@ type dirFS struct {
 	dir     string
 	private bool // dir is our default directory: insist that it is private
 
-	mu   sync.Mutex
-	root *os.Root
+	mu       sync.Mutex
+	root     *os.Root
+	rootInfo os.FileInfo // of the directory root was opened on
 }
 
 func (d *dirFS) open() (*os.Root, error) {
@@ -86,35 +115,50 @@ func (d *dirFS) open() (*os.Root, error) {
 	if err := os.MkdirAll(d.dir, 0o700); err != nil {
 		return nil, err
 	}
-	if d.private {
-		if err := checkPrivateDir(d.dir); err != nil {
-			return nil, err
-		}
-	}
 	root, err := os.OpenRoot(d.dir)
 	if err != nil {
 		return nil, err
 	}
-	d.root = root
+	// Check what was opened, not only the path: it could have been
+	// swapped between the two.
+	info, err := root.Stat(".")
+	if err == nil {
+		err = checkDir(d.dir, info, d.private)
+	}
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	d.root, d.rootInfo = root, info
 	return root, nil
 }
 
-// forget drops the open root when its directory is gone (a temporary-file
-// cleaner removed it), so that the next call creates it again. It reports
-// whether it did.
+// forget drops the open root when err says a name is missing because the
+// directory itself is gone (a temporary-file cleaner removed it) or was
+// replaced (another process removed and recreated it), so that the next
+// call opens the directory now at the path. It reports whether the caller
+// should try again.
 func (d *dirFS) forget(r *os.Root, err error) bool {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	if _, statErr := os.Stat(d.dir); statErr == nil {
-		return false
-	}
+	return d.reopenIfMoved(r)
+}
+
+// reopenIfMoved drops r when the path no longer leads to its directory,
+// and reports whether it is no longer the current root.
+func (d *dirFS) reopenIfMoved(r *os.Root) bool {
+	fi, statErr := os.Stat(d.dir)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.root == r {
-		d.root = nil
-		r.Close()
+	if d.root != r {
+		return true // another call has reopened it already
 	}
+	if statErr == nil && os.SameFile(fi, d.rootInfo) {
+		return false
+	}
+	d.root, d.rootInfo = nil, nil
+	r.Close()
 	return true
 }
 
@@ -139,13 +183,20 @@ func (d *dirFS) Rename(oldname, newname string) error {
 	if err != nil {
 		return err
 	}
+	err = d.rename(r, oldname, newname)
+	d.forget(r, err)
+	return err
+}
+
+func (d *dirFS) rename(r *os.Root, oldname, newname string) error {
 	// A hard link publishes atomically and, unlike rename, refuses to
 	// replace an existing entry. Filesystems without hard links fall back
 	// to rename after checking that the name is free.
-	err = r.Link(oldname, newname)
+	err := r.Link(oldname, newname)
 	if err == nil {
-		// Published. A temporary name left behind is only clutter, which
-		// the janitor removes after the TTL.
+		// Published. A temporary name left behind is only a second name
+		// of the file (no more bytes), which the janitor removes an hour
+		// after the expiry stamped on both.
 		_ = r.Remove(oldname)
 		return nil
 	}
@@ -163,7 +214,26 @@ func (d *dirFS) Remove(name string) error {
 	if err != nil {
 		return err
 	}
-	return r.Remove(name)
+	err = r.Remove(name)
+	d.forget(r, err)
+	return err
+}
+
+// Chtimes sets the access and modification times of name (see [FS]).
+func (d *dirFS) Chtimes(name string, atime, mtime time.Time) error {
+	r, err := d.open()
+	if err != nil {
+		return err
+	}
+	err = r.Chtimes(name, atime, mtime)
+	d.forget(r, err)
+	return err
+}
+
+// DiskSpace reports the free and total bytes of the directory's file
+// system (see [FS]).
+func (d *dirFS) DiskSpace() (avail, total int64, err error) {
+	return diskSpace(d.dir)
 }
 
 func (d *dirFS) Open(name string) (fs.File, error) {
@@ -173,6 +243,7 @@ func (d *dirFS) Open(name string) (fs.File, error) {
 	}
 	before, err := r.Lstat(name)
 	if err != nil {
+		d.forget(r, err)
 		return nil, err
 	}
 	if !before.Mode().IsRegular() {
@@ -196,6 +267,13 @@ func (d *dirFS) ReadDir() ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A directory removed behind our back still lists, as empty: look at
+	// the path first (a stat a scan is cheap).
+	if d.reopenIfMoved(r) {
+		if r, err = d.open(); err != nil {
+			return nil, err
+		}
+	}
 	f, err := r.Open(".")
 	if err != nil {
 		d.forget(r, err)
@@ -215,30 +293,32 @@ func (d *dirFS) Close() error {
 		return nil
 	}
 	err := d.root.Close()
-	d.root = nil
+	d.root, d.rootInfo = nil, nil
 	return err
 }
 
 var errNotRegular = errors.New("not a regular file")
 
-// checkPrivateDir refuses a default directory that another user could have
-// planted in the shared temporary directory: it must be a real directory
-// (not a link), owned by us, and closed to group and others.
-func checkPrivateDir(dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
+// checkDir refuses an output directory that another user could tamper
+// with. It must be a directory, owned by us, and not writable by others
+// (who could delete or replace our files, or plant their own); the
+// default one, in the shared temporary directory, must moreover be a real
+// directory (not a link another user could have planted) closed to group
+// and others (0700). info describes the directory as opened.
+func checkDir(dir string, info os.FileInfo, private bool) error {
+	if !info.IsDir() {
+		return fmt.Errorf("lro: output directory %s is not a directory", dir)
 	}
-	if !fi.IsDir() {
-		return fmt.Errorf("lro: %s is not a directory", dir)
+	if private {
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() || !os.SameFile(fi, info) {
+			return fmt.Errorf("lro: %s is not a real directory (a symbolic link?); the default output directory must be one", dir)
+		}
 	}
-	if !ownedByMe(fi) {
-		return fmt.Errorf("lro: %s is owned by another user", dir)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("lro: %s is open to other users (mode %v); want 0700", dir, fi.Mode().Perm())
-	}
-	return nil
+	return checkOwner(dir, info, private)
 }
 
 // dirFSFor returns the directory FS that cfg names.

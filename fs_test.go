@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mcplro/lro"
 	"github.com/stretchr/testify/assert"
@@ -61,6 +62,24 @@ func testFSContract(t *testing.T, fsys lro.FS, plant func(name string)) {
 	}
 	assert.Equal(t, fs.FileMode(0), types["a.jsonl"])
 	assert.Equal(t, fs.ModeSymlink, types["link.jsonl"], "ReadDir describes the link, not its target")
+
+	// The optional Chtimes records a time that ReadDir reports back: the
+	// expiry neighbours read.
+	when := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	ch, ok := fsys.(interface {
+		Chtimes(name string, atime, mtime time.Time) error
+	})
+	require.True(t, ok, "has Chtimes")
+	require.NoError(t, ch.Chtimes("a.jsonl", when, when))
+	entries, err = fsys.ReadDir()
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.Name() == "a.jsonl" {
+			info, err := e.Info()
+			require.NoError(t, err)
+			assert.True(t, when.Equal(info.ModTime()), "%v", info.ModTime())
+		}
+	}
 
 	require.NoError(t, fsys.Remove("b.tmp"))
 	assert.ErrorIs(t, fsys.Remove("b.tmp"), fs.ErrNotExist)

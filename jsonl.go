@@ -3,7 +3,7 @@ package lro
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,23 +86,20 @@ func parseFileName(prefix, name string) (op string, id ulid.ULID, temp, ok bool)
 	return op, id, temp, true
 }
 
-// newID returns a ULID for t whose entropy comes from crypto/rand, which is
-// safe for concurrent use: file names are unguessable and never collide.
-func newID(t time.Time) (ulid.ULID, error) {
-	return ulid.New(ulid.Timestamp(t), rand.Reader)
-}
-
 // bufPool holds write buffers: a large buffer turns many records into few
 // system calls, and pooling it keeps an offload's allocations small.
 var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 
-// writeFile writes set to a temporary file and publishes it. On failure the
-// temporary file is removed; the returned written still names the path
-// the file would have had.
+// writeFile writes set to a temporary file and publishes it, within the
+// quota (see reserve). On failure the temporary file is removed; the
+// returned written still names the path the file would have had.
+//
+// The file's expiry is recorded as its modification time before it is
+// published, and its name carries this Offloader's tag (see neighbours.go).
 func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written, error) {
-	id, err := newID(now)
+	id, err := o.newID(now)
 	if err != nil {
-		return written{}, fmt.Errorf("lro: generating a file name: %w", err)
+		return written{}, err
 	}
 	final := fileName(o.cfg.FilePrefix, set.Operation, id)
 	w := written{name: final, path: o.opts.fs.Path(final)}
@@ -129,7 +126,32 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 		return w, err
 	}
 
+	// The size of the file is known before a byte is written, to within
+	// the line breaks that compacting a record removes: take the room
+	// first, so that the directory never holds more than the quota.
+	need := int64(len(header)) + 1
+	for _, r := range set.Records {
+		need += int64(len(r)) + 1
+	}
 	tmp := tempName(final)
+	evicted, expired, err := o.reserve(tmp, w.path, need)
+	ctx := context.Background()
+	for _, e := range expired {
+		o.emitExpired(ctx, e)
+	}
+	for _, e := range evicted {
+		o.emitEvicted(ctx, e)
+	}
+	if err != nil {
+		return w, err
+	}
+	committed := false
+	defer func() {
+		if !committed { // failed, or an FS panicked: never leak the room
+			o.release(tmp, need)
+		}
+	}()
+
 	f, err := o.opts.fs.Create(tmp)
 	if err != nil {
 		return w, err
@@ -137,6 +159,15 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	n, err := writeLines(f, header, set.Records, set.Validated)
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	// The TTL runs from when the file is published, not from when the
+	// call began: a descriptor always has the whole TTL ahead of it,
+	// however long the write took.
+	expires := expiryStamp(time.Now().Add(o.cfg.TTL()))
+	if c, ok := o.opts.fs.(chtimesFS); ok && err == nil {
+		if err = c.Chtimes(tmp, now, expires); err != nil {
+			err = fmt.Errorf("lro: recording the file's expiry: %w", err)
+		}
 	}
 	if err == nil {
 		err = o.opts.fs.Rename(tmp, final)
@@ -147,6 +178,8 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 		}
 		return w, err
 	}
+	o.commit(tmp, final, need, n, ulid.Time(id.Time()), expires)
+	committed = true
 	w.bytes = n
 	return w, nil
 }

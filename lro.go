@@ -212,6 +212,7 @@ type Offloader struct {
 	sessions  sessionBudget
 	metrics   *instruments
 	queries   queryCache // lro_extract's compiled recipes
+	files     fileIndex  // its files in the directory, the quota's tally: quota.go
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -399,7 +400,11 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, pat
 	} else {
 		sum.TopNamespaces = topNamespaces(set.Records, 5)
 	}
-	sum.Extra = withoutStated(set.Extra, sum.stated())
+	stated := sum.stated()
+	if set.Query != nil {
+		stated["query"] = *set.Query // the header keeps it
+	}
+	sum.Extra = withoutStated(set.Extra, stated)
 	return &OffloadResponse{
 		Offloaded:  true,
 		Summary:    sum,

@@ -2,6 +2,7 @@ package lro
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -23,6 +24,9 @@ type MemFS struct {
 	writeErr  error // error for that write
 	createErr error
 	renameErr error
+	avail     int64 // DiskSpace, when spaceSet
+	total     int64
+	spaceSet  bool
 }
 
 type memFile struct {
@@ -154,7 +158,7 @@ func (m *MemFS) Open(name string) (fs.File, error) {
 	if f.symlink {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
 	}
-	return &memReader{Reader: bytes.NewReader(bytes.Clone(f.data)), info: memInfo{name: name, f: f, size: int64(len(f.data))}}, nil
+	return &memReader{Reader: bytes.NewReader(bytes.Clone(f.data)), info: f.info(name)}, nil
 }
 
 // ReadDir implements [FS].
@@ -163,7 +167,7 @@ func (m *MemFS) ReadDir() ([]fs.DirEntry, error) {
 	defer m.mu.Unlock()
 	out := make([]fs.DirEntry, 0, len(m.files))
 	for name, f := range m.files {
-		out = append(out, fs.FileInfoToDirEntry(memInfo{name: name, f: f, size: int64(len(f.data))}))
+		out = append(out, fs.FileInfoToDirEntry(f.info(name)))
 	}
 	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
@@ -171,6 +175,38 @@ func (m *MemFS) ReadDir() ([]fs.DirEntry, error) {
 
 // Path implements [FS].
 func (m *MemFS) Path(name string) string { return path.Join(m.dir, name) }
+
+// Chtimes sets the modification time of name (see [FS]); MemFS keeps no
+// access time.
+func (m *MemFS) Chtimes(name string, _, mtime time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.files[name]
+	if !ok || f.symlink {
+		return &fs.PathError{Op: "chtimes", Path: name, Err: fs.ErrNotExist}
+	}
+	f.modTime = mtime
+	return nil
+}
+
+// SetDiskSpace makes DiskSpace report avail bytes free of total, to test
+// the free-space reserve (see [WithMinFreeBytes]). Until it is called,
+// DiskSpace reports that it cannot tell, and there is no reserve.
+func (m *MemFS) SetDiskSpace(avail, total int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.avail, m.total, m.spaceSet = avail, total, true
+}
+
+// DiskSpace reports what SetDiskSpace set (see [FS]).
+func (m *MemFS) DiskSpace() (avail, total int64, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.spaceSet {
+		return 0, 0, errors.ErrUnsupported
+	}
+	return m.avail, m.total, nil
+}
 
 type memWriter struct {
 	fs     *MemFS
@@ -214,19 +250,27 @@ type memReader struct {
 func (r *memReader) Stat() (fs.FileInfo, error) { return r.info, nil }
 func (r *memReader) Close() error               { return nil }
 
+// memInfo is a snapshot of a file, taken under the MemFS lock: the file
+// may change after.
 type memInfo struct {
-	name string
-	f    *memFile
-	size int64
+	name    string
+	size    int64
+	modTime time.Time
+	symlink bool
+}
+
+// info returns a snapshot of f. The caller holds the MemFS lock.
+func (f *memFile) info(name string) memInfo {
+	return memInfo{name: name, size: int64(len(f.data)), modTime: f.modTime, symlink: f.symlink}
 }
 
 func (i memInfo) Name() string       { return i.name }
 func (i memInfo) Size() int64        { return i.size }
-func (i memInfo) ModTime() time.Time { return i.f.modTime }
+func (i memInfo) ModTime() time.Time { return i.modTime }
 func (i memInfo) IsDir() bool        { return false }
 func (i memInfo) Sys() any           { return nil }
 func (i memInfo) Mode() fs.FileMode {
-	if i.f.symlink {
+	if i.symlink {
 		return fs.ModeSymlink | 0o777
 	}
 	return 0o600

@@ -23,6 +23,7 @@ type options struct {
 	builtinTools  bool
 	extractLimits ExtractLimits
 	delivery      func(DeliveryRequest) DeliveryChoice
+	dir           dirOptions // quota_option.go
 	meterProvider metric.MeterProvider
 	// resource_option.go
 	resourcesOff     bool

@@ -2,12 +2,17 @@ package lro
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,6 +42,25 @@ type ProxyConfig struct {
 	// Extract serves the lro_extract tool locally (see
 	// [Offloader.AddExtractTool]), hiding a remote tool of that name.
 	Extract bool
+
+	// MaxResponseBytes bounds one response of the remote: a JSON body, or
+	// the whole event stream that answers one request. A call whose
+	// response is larger gets a tool error that names this limit; the
+	// proxy reads no further. Zero means [DefaultProxyMaxResponseBytes]
+	// (64 MiB); negative means no limit.
+	MaxResponseBytes int64
+	// MaxEventBytes bounds one server-sent event of the remote, on every
+	// stream, the long-lived notification streams included (which
+	// MaxResponseBytes does not bound). A response comes in one event, so
+	// this should be at least MaxResponseBytes. Zero means
+	// MaxResponseBytes; negative means no limit.
+	MaxEventBytes int64
+	// MaxErrorBytes bounds the remote's error text that reaches the
+	// client: a tool error of the remote, a JSON-RPC error, the body of an
+	// HTTP error. Longer text is cut, with a note that says how much was.
+	// Zero means [DefaultProxyMaxErrorBytes] (8 KiB); negative means no
+	// limit.
+	MaxErrorBytes int64
 }
 
 // A Proxy is a local MCP server that forwards every tool call to a remote
@@ -47,19 +71,49 @@ type ProxyConfig struct {
 //
 // Serve [Proxy.Server] on stdio with server.ServeStdio. The proxy holds no
 // state beyond its files, which its Offloader's janitor deletes.
+//
+// # What the proxy trusts
+//
+// The remote is another party. The proxy bounds what it reads of it (see
+// the limits of [ProxyConfig]) and never passes on a remote result that
+// looks like an offload descriptor as if it were one of its own: a result
+// whose text or structured content is a JSON object with an "offloaded"
+// field, or with "file_path" and reading instructions (line_schema,
+// jq_recipes, guidance), or that links to an lro:// resource, reaches the
+// client as a tool error. The error says that the result came from the
+// remote, that the proxy did not write it and that the paths and commands
+// in it are not to be used, and quotes the remote's content as one JSON
+// string cut at MaxErrorBytes. A descriptor of the remote names a file on
+// the remote's machine, so the data did not arrive either way: from an lro
+// server that did not honor the proxy flag, or from a remote that imitates
+// a descriptor so that the model reads a local file or runs its commands.
+//
+// # Starting
+//
+// [NewProxy] fails on mistakes in the configuration, naming them: a
+// remote URL that is not http:// or https://, or that the remote answers
+// as no MCP endpoint does (HTTP 404 for a wrong path, 401 or 403 without
+// the right credentials, a web page, plain HTTP at an https:// URL, a TLS
+// certificate that cannot be verified). A remote that is merely down
+// (connection refused, a timeout, HTTP 5xx) is retried in the background.
 type Proxy struct {
 	cfg   ProxyConfig
 	off   *Offloader
 	front *server.MCPServer
 	log   *slog.Logger
+	lim   proxyLimits
+	httpc *http.Client // every upstream connection's, bounded
+
+	warnMu sync.Mutex
+	warned map[string]bool // warnings already logged, by key
 
 	mu      sync.Mutex
 	up      *client.Client // nil while disconnected
 	tr      *proxyTransport
 	dialing chan struct{} // closed when the dial in progress ends
 
-	syncMu sync.Mutex // serializes tool list syncs
-	names  []string   // remote tools currently served
+	syncMu sync.Mutex        // serializes tool list syncs
+	served map[string]string // remote tools currently served: name -> raw JSON
 	resync chan struct{}
 
 	ctx    context.Context // ends at Close
@@ -83,14 +137,26 @@ var errProxyClosed = errors.New("lro: proxy is closed")
 // remote is not reachable yet, it keeps trying in the background and serves
 // the tools when it comes up. Close the Proxy to stop it (off is not
 // closed).
+//
+// NewProxy fails, without retrying, on mistakes in cfg: a remote URL that
+// is not http:// or https:// with a host, an unknown ProtocolVersion, or a
+// remote that answers the first connection as no MCP endpoint does (see
+// [Proxy]).
 func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Proxy, error) {
-	if cfg.Remote == "" {
-		return nil, errors.New("lro: proxy: no remote URL")
+	if err := checkRemoteURL(cfg.Remote); err != nil {
+		return nil, err
+	}
+	if v := cfg.ProtocolVersion; v != "" && !mcp.IsValidProtocolVersion(v) {
+		return nil, fmt.Errorf("lro: proxy: unknown protocol version %q; known: %s", v, strings.Join(mcp.ValidProtocolVersions, ", "))
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 5 * time.Minute
 	}
-	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, resync: make(chan struct{}, 1)}
+	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, resync: make(chan struct{}, 1), warned: map[string]bool{}, served: map[string]string{}}
+	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultProxyMaxResponseBytes)
+	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
+	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultProxyMaxErrorBytes)
+	p.httpc = newLimitClient(p.lim)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -103,7 +169,12 @@ func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Pr
 	// A client lists the tools as soon as it starts: have them by then
 	// when the remote is up, and follow them later when it is not.
 	if _, err := p.connect(p.ctx); err != nil {
-		p.log.Warn("lro proxy: remote not reachable yet; retrying", "remote", cfg.Remote, "error", err)
+		if bad := p.misconfigured(err); bad != nil {
+			p.cancel()
+			p.httpc.CloseIdleConnections()
+			return nil, bad
+		}
+		p.log.Warn("lro proxy: remote not reachable yet; retrying", "remote", cfg.Remote, "error", proxyClip(err.Error(), p.lim.errText))
 	}
 	p.done.Add(2)
 	go p.watch()
@@ -125,7 +196,84 @@ func (p *Proxy) Close() error {
 	if c != nil {
 		c.Close()
 	}
+	p.httpc.CloseIdleConnections()
 	return nil
+}
+
+// checkRemoteURL says what is wrong with the remote URL, or nil.
+func checkRemoteURL(raw string) error {
+	if raw == "" {
+		return errors.New("lro: proxy: no remote URL")
+	}
+	// "localhost:8080/mcp" parses with the scheme "localhost"; "127.0.0.1:8080/mcp" does not parse.
+	hint := ""
+	if !strings.Contains(raw, "://") {
+		hint = fmt.Sprintf(" (did you mean http://%s?)", raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("lro: proxy: the remote URL %q is not valid: %v%s", raw, errors.Unwrap(err), hint)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	case "":
+		return fmt.Errorf("lro: proxy: the remote URL %q has no scheme: it must start with http:// or https://%s", raw, hint)
+	default:
+		return fmt.Errorf("lro: proxy: the remote URL %q has the scheme %q: the remote must be a streamable-HTTP server at an http:// or https:// URL%s", raw, u.Scheme, hint)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("lro: proxy: the remote URL %q has no host", raw)
+	}
+	return nil
+}
+
+// misconfigured returns the error NewProxy fails with when err, from the
+// first connection, is the answer of a remote that is up but that no
+// retry would change: a wrong path, missing credentials, no MCP endpoint,
+// a pinned protocol version it does not speak. Anything else (refused,
+// timed out, HTTP 5xx, 408, 429) may be a remote that is merely down: nil.
+func (p *Proxy) misconfigured(err error) error {
+	var unsupported mcp.UnsupportedProtocolVersionError
+	if p.cfg.ProtocolVersion != "" && errors.As(err, &unsupported) {
+		return fmt.Errorf("lro: proxy: the remote %s does not speak protocol %s (ProtocolVersion): %w", p.cfg.Remote, p.cfg.ProtocolVersion, err)
+	}
+	var cert *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &cert):
+		return fmt.Errorf("lro: proxy: the remote %s: its TLS certificate cannot be verified: %w", p.cfg.Remote, cert)
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's text, no type
+		return fmt.Errorf("lro: proxy: the remote %s answers plain HTTP: use an http:// URL", p.cfg.Remote)
+	}
+	var he *remoteHTTPError
+	if !errors.As(err, &he) {
+		return nil
+	}
+	why := ""
+	switch s := he.status; {
+	case he.mediaType != "" || s == http.StatusOK || s == http.StatusAccepted:
+		why = fmt.Sprintf("answered with content type %q, not JSON or an event stream: is this the MCP endpoint?", he.mediaType)
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+		why = fmt.Sprintf("answered HTTP %d %s: it wants credentials (ProxyConfig.Headers; lro-proxy -header-env Authorization=VARIABLE)", s, http.StatusText(s))
+	case s == http.StatusNotFound:
+		why = "answered HTTP 404 Not Found: is the path right? (streamable-HTTP MCP endpoints are often at /mcp)"
+	case s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500:
+		return nil
+	default:
+		why = fmt.Sprintf("answered HTTP %d %s: it is not a streamable-HTTP MCP endpoint (an older HTTP+SSE server, or another service?)", s, http.StatusText(s))
+	}
+	return fmt.Errorf("lro: proxy: the remote %s %s", p.cfg.Remote, why)
+}
+
+// warnOnce logs a warning the first time key is seen in this Proxy's life,
+// so that what happens at every listing or reconnection is said once.
+func (p *Proxy) warnOnce(key, msg string, args ...any) {
+	p.warnMu.Lock()
+	seen := p.warned[key]
+	p.warned[key] = true
+	p.warnMu.Unlock()
+	if !seen {
+		p.log.Warn(msg, args...)
+	}
 }
 
 // connect returns the upstream client, dialing first if there is none.
@@ -213,6 +361,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	topts := []transport.StreamableHTTPCOption{
+		transport.WithHTTPBasicClient(p.httpc),
 		transport.WithHTTPHeaders(p.cfg.Headers),
 		transport.WithHTTPLogger(p.log),
 	}
@@ -303,7 +452,9 @@ func (p *Proxy) syncLoop() {
 
 // syncTools serves the remote's tools, with their schemas exactly as the
 // remote sent them, alongside the proxy's own tools. Syncs are serialized,
-// so an older listing never overwrites a newer one.
+// so an older listing never overwrites a newer one. Only a change touches
+// the front server, in one call, so clients get one tools/list_changed per
+// change and none for a listing that changed nothing (a reconnection).
 func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport) error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
@@ -311,33 +462,85 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 	if err != nil {
 		return err
 	}
-	var tools []server.ServerTool
-	var names []string
+	next := make(map[string]string, len(res.Tools))
+	changed := map[string]server.ServerTool{}
 	for _, t := range res.Tools {
-		if t.Name == ExtractToolName && p.cfg.Extract {
-			p.log.Warn("lro proxy: the remote's own lro_extract is hidden by the local one")
+		switch {
+		case t.Name == "":
+			p.warnOnce("tool without name", "lro proxy: the remote lists a tool without a name; it is not served")
+			continue
+		case t.Name == ExtractToolName && p.cfg.Extract:
+			p.warnOnce("hidden "+ExtractToolName, "lro proxy: the remote's own lro_extract is hidden by the local one")
 			continue
 		}
+		raw := tr.rawTool(t.Name)
 		var schemas struct {
 			InputSchema  json.RawMessage `json:"inputSchema"`
 			OutputSchema json.RawMessage `json:"outputSchema"`
 		}
-		if raw := tr.rawTool(t.Name); raw != nil && json.Unmarshal(raw, &schemas) == nil {
+		if raw != nil && json.Unmarshal(raw, &schemas) == nil {
 			t.InputSchema, t.RawInputSchema = mcp.ToolInputSchema{}, schemas.InputSchema
 			t.OutputSchema, t.RawOutputSchema = mcp.ToolOutputSchema{}, schemas.OutputSchema
 		}
-		tools = append(tools, server.ServerTool{Tool: t, Handler: p.forward(t.Name)})
-		names = append(names, t.Name)
-	}
-	var gone []string
-	for _, n := range p.names {
-		if !slices.Contains(names, n) {
-			gone = append(gone, n)
+		// mcp-go's AddTools panics on these: the remote's mistake must not
+		// stop the proxy.
+		if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
+			p.warnOnce("invalid tool "+t.Name, "lro proxy: a remote tool is not served", "tool", t.Name, "error", err)
+			continue
+		}
+		if raw == nil {
+			raw, _ = json.Marshal(t)
+		}
+		next[t.Name] = string(raw)
+		if p.served[t.Name] != string(raw) {
+			changed[t.Name] = server.ServerTool{Tool: t, Handler: p.forward(t.Name)}
 		}
 	}
-	p.front.DeleteTools(gone...)
-	p.front.AddTools(tools...)
-	p.names = names
+	var gone []string
+	for name := range p.served {
+		if _, ok := next[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if err := p.serve(changed, gone); err != nil {
+		return err
+	}
+	p.served = next
+	return nil
+}
+
+// serve adds (or replaces) the changed tools and deletes the gone ones,
+// with one notification to the clients whatever the change.
+func (p *Proxy) serve(changed map[string]server.ServerTool, gone []string) (err error) {
+	// AddTools and SetTools panic on a name taken by a task tool of the
+	// front server's owner: report it instead.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("lro: proxy: serving the remote's tools: %v", r)
+		}
+	}()
+	add := slices.Collect(maps.Values(changed))
+	switch {
+	case len(gone) > 0 && len(add) > 0:
+		// DeleteTools and AddTools would notify once each. SetTools
+		// replaces them all: the proxy's own tools (and any its owner
+		// added) are carried over.
+		all := p.front.ListTools()
+		for _, name := range gone {
+			delete(all, name)
+		}
+		set := add
+		for name, t := range all {
+			if _, ok := changed[name]; !ok {
+				set = append(set, *t)
+			}
+		}
+		p.front.SetTools(set...)
+	case len(gone) > 0:
+		p.front.DeleteTools(gone...)
+	case len(add) > 0:
+		p.front.AddTools(add...)
+	}
 	return nil
 }
 
@@ -359,26 +562,53 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 			}
 			var res *mcp.CallToolResult
 			if res, err = c.CallTool(ctx, fwd); err == nil {
-				dropServerInfo(res)
-				return res, nil
+				return p.judge(tool, res), nil
 			}
-			if ctx.Err() != nil || !isTransportError(err) {
-				break // this call's own deadline, or the remote's answer
+			var lim *RemoteLimitError
+			if ctx.Err() != nil || !isTransportError(err) || errors.As(err, &lim) {
+				break // this call's own deadline, the remote's answer, or too much of one
 			}
 			p.drop(c)
 			if !neverSent(err) {
 				break // it may have run: never send it twice
 			}
 		}
-		switch {
-		case ctx.Err() != nil:
-			return mcp.NewToolResultError(fmt.Sprintf("remote server %s did not answer %s within %s", p.cfg.Remote, tool, p.cfg.CallTimeout)), nil
-		case isTransportError(err) || errors.Is(err, errProxyClosed):
-			return mcp.NewToolResultError(fmt.Sprintf("remote server %s is unreachable (%v); the proxy reconnects when it is back", p.cfg.Remote, err)), nil
-		default:
-			return mcp.NewToolResultError(fmt.Sprintf("remote %s: %v", tool, err)), nil
-		}
+		return mcp.NewToolResultError(proxyClip(p.failure(ctx, tool, err), p.lim.errText)), nil
 	}
+}
+
+// failure says why a forwarded call of tool failed with err.
+func (p *Proxy) failure(ctx context.Context, tool string, err error) string {
+	var lim *RemoteLimitError
+	switch {
+	case errors.As(err, &lim):
+		return fmt.Sprintf("remote server %s sent a %s for %s larger than the proxy's limit of %s (%s); the proxy stopped reading it. Ask for less (fewer results, a narrower query), or raise the limit.",
+			p.cfg.Remote, lim.what(), tool, proxySize(lim.Bytes), lim.Limit)
+	case ctx.Err() != nil:
+		return fmt.Sprintf("remote server %s did not answer %s within %s", p.cfg.Remote, tool, p.cfg.CallTimeout)
+	case errors.As(err, new(*remoteHTTPError)):
+		return fmt.Sprintf("remote server %s failed %s: %v", p.cfg.Remote, tool, err)
+	case isTransportError(err) || errors.Is(err, errProxyClosed):
+		return fmt.Sprintf("remote server %s is unreachable (%v); the proxy reconnects when it is back", p.cfg.Remote, err)
+	default:
+		return fmt.Sprintf("remote %s: %v", tool, err)
+	}
+}
+
+// judge returns what the client gets of the remote's result of tool: a
+// descriptor look-alike becomes a tool error that says so, and an error is
+// cut to MaxErrorBytes (see [Proxy]). The rest goes on untouched, for the
+// offload middleware to judge.
+func (p *Proxy) judge(tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
+	dropServerInfo(res)
+	if why := lookalike(res); why != "" {
+		p.warnOnce("lookalike "+tool, "lro proxy: a remote result looks like an offload descriptor; the client gets a tool error instead", "tool", tool, "why", why)
+		return lookalikeResult(p.cfg.Remote, tool, why, res, p.lim.errText)
+	}
+	if res.IsError {
+		return boundError(res, p.lim.errText)
+	}
+	return res
 }
 
 // neverSent reports whether a call certainly did not reach the remote, so

@@ -15,7 +15,11 @@ import (
 //   - clientInfo.proxy = true, in initialize and in the per-request client
 //     info of protocol 2026-07-28 (mcp.Implementation has no such field);
 //   - the raw tools/list result, so that remote tools are re-served with
-//     their schemas byte for byte (mcp.Tool drops what it does not model).
+//     their schemas byte for byte (mcp.Tool drops what it does not model);
+//   - what its HTTP client saw of each request (see proxy_limits.go): the
+//     limit that stopped a response, which mcp-go does not report for an
+//     event stream, and the HTTP status or content type of a failure,
+//     which tells a misconfigured remote from one that is down.
 type proxyTransport struct {
 	*transport.StreamableHTTP
 
@@ -29,8 +33,12 @@ func newProxyTransport(t *transport.StreamableHTTP) *proxyTransport {
 
 func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	req.Params = markProxy(req.Method, req.Params)
-	resp, err := p.StreamableHTTP.SendRequest(ctx, req)
-	if err == nil && resp != nil && resp.Error == nil && req.Method == string(mcp.MethodToolsList) {
+	call := &remoteCall{longLived: req.Method == string(mcp.MethodSubscriptionsListen)}
+	resp, err := p.StreamableHTTP.SendRequest(withRemoteCall(ctx, call), req)
+	if err = call.outcome(err); err != nil {
+		return nil, err
+	}
+	if resp != nil && resp.Error == nil && req.Method == string(mcp.MethodToolsList) {
 		p.capture(resp.Result)
 	}
 	return resp, err

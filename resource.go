@@ -198,7 +198,7 @@ func (o *Offloader) parseResourceURI(uri string) (name string, rng lineRange, ra
 		return "", rng, false, fmt.Errorf("%w: %s is not an offloaded file's URI (%s{name})", ErrResourceNotFound, quoteURI(uri), resourceRoot)
 	}
 	name, text, ranged := strings.Cut(rest, resourceLines)
-	if _, _, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp {
+	if _, id, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp || !o.owns(id) {
 		return "", rng, false, fmt.Errorf("%w: %s does not name an offloaded file of this server (%s%s-{operation}-{ULID}.jsonl)", ErrResourceNotFound, quoteURI(uri), resourceRoot, o.cfg.FilePrefix)
 	}
 	if ranged {

@@ -54,7 +54,7 @@ func uriOf(path string) string { return resourceRoot + filepath.Base(path) }
 
 func TestParseResourceURI(t *testing.T) {
 	o := resourceOffloader(t)
-	name := fileName(o.cfg.FilePrefix, "recall", ulid.Make())
+	name := fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now()))
 	good := map[string]struct {
 		rng    lineRange
 		ranged bool
@@ -213,11 +213,11 @@ func TestReadResourceRefuses(t *testing.T) {
 	path, _ := offloadTickets(t, o, 50)
 
 	// Gone, and expired.
-	gone := fileName(o.cfg.FilePrefix, "recall", ulid.Make())
+	gone := fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now()))
 	_, err := o.ReadResource(ctx, resourceRoot+gone)
 	assert.ErrorIs(t, err, ErrResourceNotFound)
 	assert.ErrorContains(t, err, "no longer exists")
-	old, err := ulid.New(ulid.Timestamp(time.Now().Add(-48*time.Hour)), nil)
+	old, err := idFor(tagOf(o.Name()), time.Now().Add(-48*time.Hour))
 	require.NoError(t, err)
 	_, err = o.ReadResource(ctx, resourceRoot+fileName(o.cfg.FilePrefix, "recall", old))
 	assert.ErrorIs(t, err, ErrResourceNotFound)
@@ -228,7 +228,7 @@ func TestReadResourceRefuses(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	require.NoError(t, os.WriteFile(secret, []byte("secret\n"), 0o600))
 	for _, target := range []string{path, secret} {
-		link := fileName(o.cfg.FilePrefix, "link", ulid.Make())
+		link := fileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Skipf("no symbolic links: %v", err)
 		}
@@ -239,11 +239,11 @@ func TestReadResourceRefuses(t *testing.T) {
 	}
 
 	// A directory, and a FIFO, which must not hang the read.
-	d := fileName(o.cfg.FilePrefix, "dir", ulid.Make())
+	d := fileName(o.cfg.FilePrefix, "dir", ourID(o, time.Now()))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o700))
 	_, err = o.ReadResource(ctx, resourceRoot+d)
 	assert.ErrorContains(t, err, "not a regular file")
-	fifo := fileName(o.cfg.FilePrefix, "fifo", ulid.Make())
+	fifo := fileName(o.cfg.FilePrefix, "fifo", ourID(o, time.Now()))
 	if err := mkfifo(filepath.Join(dir, fifo)); !errors.Is(err, errors.ErrUnsupported) {
 		require.NoError(t, err)
 		done := make(chan error, 1)
@@ -273,7 +273,7 @@ func TestOpenRegularSwap(t *testing.T) {
 	// file opened.
 	o := resourceOffloader(t)
 	d := o.opts.fs.(*dirFS)
-	name := fileName(o.cfg.FilePrefix, "x", ulid.Make())
+	name := fileName(o.cfg.FilePrefix, "x", ourID(o, time.Now()))
 	require.NoError(t, os.WriteFile(d.Path(name), []byte("{}\n"), 0o600))
 	f, err := openRegular(d, name)
 	require.NoError(t, err)
@@ -290,7 +290,7 @@ func TestReadResourceMemFS(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(data), c.Text)
 
-	link := fileName(o.cfg.FilePrefix, "link", ulid.Make())
+	link := fileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
 	m.Symlink(link)
 	_, err = o.ReadResource(context.Background(), resourceRoot+link)
 	assert.ErrorContains(t, err, "not a regular file")
@@ -302,7 +302,7 @@ func TestResourceLink(t *testing.T) {
 	o, err := New(cfg, WithoutJanitor())
 	require.NoError(t, err)
 	defer o.Close()
-	path := o.opts.fs.Path(fileName(o.cfg.FilePrefix, "recall", ulid.Make()))
+	path := o.opts.fs.Path(fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now())))
 
 	assert.Nil(t, o.resourceLink(path, 100, false), "no link before the server serves resources")
 	tmpls := o.ServeResources()
@@ -334,4 +334,13 @@ func TestResourceMaxBytesOption(t *testing.T) {
 		o := resourceOffloader(t, WithResourceMaxBytes(n))
 		assert.Equal(t, want, o.resourceMaxBytes(), n)
 	}
+}
+
+// ourID returns a ULID for t carrying o's name tag, as o's own files have.
+func ourID(o *Offloader, t time.Time) ulid.ULID {
+	id, err := idFor(tagOf(o.Name()), t)
+	if err != nil {
+		panic(err)
+	}
+	return id
 }

@@ -80,7 +80,9 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 		case err != nil:
 		case out.Action == Truncated:
 			out.kept = []int{out.Kept}
-		case out.Action == Offloaded:
+		case out.Action == Offloaded && sets[0].Generic:
+			// Memories keep to the specification's descriptor: their
+			// field ("results") says nothing a model needs.
 			out.Response.Section = l.sections[0].name()
 		}
 		return out, err
@@ -106,7 +108,7 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 		if err != nil {
 			// All or none: a descriptor never points at half a result.
 			for _, f := range files {
-				if rerr := o.opts.fs.Remove(f.name); rerr != nil {
+				if rerr := o.removeWritten(f); rerr != nil {
 					err = errors.Join(err, fmt.Errorf("removing %s: %w", f.name, rerr))
 				}
 			}

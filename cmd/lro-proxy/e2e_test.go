@@ -1,18 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -213,4 +218,67 @@ func TestProxyFlags(t *testing.T) {
 	assert.Contains(t, string(out), "LRO_TEST_UNSET_VARIABLE")
 	out, _ = exec.Command(proxyBin, "-h").CombinedOutput()
 	assert.Contains(t, string(out), "ATLATL_PROMPT__OFFLOAD__")
+}
+
+// TestProxyConfigMistakesExit: a configuration that cannot work stops the
+// command within a second, with the reason and a non-zero status, while a
+// remote that is merely down keeps it running and retrying.
+func TestProxyConfigMistakesExit(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", server.NewStreamableHTTPServer(server.NewMCPServer("s", "1")))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, tc := range []struct{ remote, want string }{
+		{"ftp://x", `the scheme "ftp"`},
+		{"memory.example.com/mcp", "has no scheme"},
+		{srv.URL + "/wrong", "404 Not Found: is the path right?"},
+	} {
+		t.Run(tc.remote, func(t *testing.T) {
+			cmd := proxyCmd(tc.remote, t.TempDir())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdin, err := cmd.StdinPipe() // kept open: only the mistake may stop it
+			require.NoError(t, err)
+			defer stdin.Close()
+			start := time.Now()
+			require.NoError(t, cmd.Start())
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				assert.Less(t, time.Since(start), time.Second)
+				var exit *exec.ExitError
+				require.ErrorAs(t, err, &exit)
+				assert.NotZero(t, exit.ExitCode())
+				assert.Contains(t, stderr.String(), tc.want)
+			case <-time.After(5 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running after 5 s; stderr: %s", stderr.String())
+			}
+		})
+	}
+
+	// A remote that is down: the proxy serves and retries.
+	cmd := proxyCmd("http://127.0.0.1:1/mcp", t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("exited (%v) although the remote may come up: %s", err, stderr.String())
+	case <-time.After(time.Second):
+	}
+	stdin.Close() // the client goes away: a clean exit
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("did not exit when its client went away")
+	}
+	assert.Equal(t, 1, strings.Count(stderr.String(), "retrying"), stderr.String())
 }

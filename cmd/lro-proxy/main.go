@@ -8,6 +8,18 @@
 //
 // Offloading is configured by the ATLATL_PROMPT__OFFLOAD__* environment
 // variables, as for the library. Run with -h for the rest.
+//
+// The proxy bounds what the remote sends: a response larger than
+// -max-response-bytes (default 64 MiB) or a server-sent event larger than
+// -max-event-bytes is not read, and the call gets a tool error naming the
+// limit; a remote error is cut at -max-error-bytes (default 8 KiB). A
+// remote result that looks like an offload descriptor reaches the client
+// as a tool error that says the proxy did not write it (see lro.Proxy).
+//
+// Mistakes in the configuration stop it at once, with the reason and exit
+// status 1: a -remote URL that is not http:// or https://, a remote that
+// answers HTTP 404 (a wrong path), 401 or 403 (no credentials), or with a
+// web page. A remote that is merely down is retried in the background.
 package main
 
 import (
@@ -15,7 +27,9 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +62,32 @@ func (h headerEnv) Set(v string) error {
 	return nil
 }
 
+// byteSize is a flag of a number of bytes: 1048576, 64KiB, 64MiB, 1GiB (or
+// KB, MB, GB, also powers of two), 0 for the default, -1 for no limit.
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(v string) error {
+	num := strings.TrimSpace(v)
+	unit := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, unit = strings.TrimSpace(rest), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || (n < 0 && n != -1) || (n > 0 && n > math.MaxInt64/unit) {
+		return fmt.Errorf("want a number of bytes such as 1048576, 64KiB or 64MiB (0: the default, -1: no limit), got %q", v)
+	}
+	*b = byteSize(n * unit)
+	return nil
+}
+
 func run(args []string) error {
 	fs := flag.NewFlagSet("lro-proxy", flag.ContinueOnError)
 	remote := fs.String("remote", "", "URL of the remote streamable-HTTP MCP server (required), e.g. https://memory.example.com/mcp")
@@ -58,6 +98,10 @@ func run(args []string) error {
 	all := fs.Bool("offload-all", false, "offload large results of every remote tool, not only the memory tools")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one remote call")
 	verbose := fs.Bool("v", false, "log connection and offload events to stderr")
+	var maxResponse, maxEvent, maxError byteSize
+	fs.Var(&maxResponse, "max-response-bytes", "the largest response of the remote the proxy reads, e.g. 64MiB; a call past it gets a tool error naming the limit (0: 64 MiB, -1: no limit)")
+	fs.Var(&maxEvent, "max-event-bytes", "the largest server-sent event of the remote the proxy reads, on any stream (0: as -max-response-bytes, -1: no limit)")
+	fs.Var(&maxError, "max-error-bytes", "how much of a remote error reaches the model; the rest is cut, with a note (0: 8 KiB, -1: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: lro-proxy -remote URL [flags]
 
@@ -105,12 +149,15 @@ Environment:
 	}
 	defer off.Close()
 	p, err := lro.NewProxy(off, lro.ProxyConfig{
-		Remote:          *remote,
-		Headers:         headers,
-		ProtocolVersion: *protocol,
-		CallTimeout:     *timeout,
-		Logger:          logger,
-		Extract:         *extract,
+		Remote:           *remote,
+		Headers:          headers,
+		ProtocolVersion:  *protocol,
+		CallTimeout:      *timeout,
+		Logger:           logger,
+		Extract:          *extract,
+		MaxResponseBytes: int64(maxResponse),
+		MaxEventBytes:    int64(maxEvent),
+		MaxErrorBytes:    int64(maxError),
 	})
 	if err != nil {
 		return err

@@ -102,7 +102,7 @@ With -http, GET /metrics serves the offloader's metrics for Prometheus.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	mp, reader := newMetrics()
 	defer shutdownMetrics(mp)
-	off, err := lro.New(cfg, append(memserver.Policies(), lro.WithLogger(logger), lro.WithMeterProvider(mp))...)
+	off, err := lro.New(cfg, append(memserver.Policies(), lro.WithLogger(logger), lro.WithMeterProvider(mp), lro.WithName("memoryserver"))...)
 	if err != nil {
 		return err
 	}

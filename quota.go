@@ -1,0 +1,307 @@
+package lro
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Why a result got the fallback instead of a file, besides a failed write.
+// The Err of the Outcome and of the WriteFailedEvent wraps one of them.
+var (
+	// ErrOverQuota: the file would not fit Config.MaxDirBytes even with
+	// every other file of this Offloader's name evicted.
+	ErrOverQuota = errors.New("lro: over the offload directory's quota (max_dir_bytes)")
+	// ErrFileTooLarge: the file would be larger than the per-file cap
+	// (see [WithMaxFileBytes]).
+	ErrFileTooLarge = errors.New("lro: over the per-file cap")
+	// ErrLowDiskSpace: writing the file would leave less free space on the
+	// file system than the reserve (see [WithMinFreeBytes]). It also
+	// wraps syscall.ENOSPC.
+	ErrLowDiskSpace = errors.New("lro: too little free disk space")
+)
+
+// fileIndex is what an Offloader knows of the files of its name in its
+// directory: their sizes and expiries, and the bytes promised to files
+// being written. It is built by a directory scan at start (and again by
+// the janitor now and then, see rescan) and kept up to date by every
+// write, eviction and expiry, so that neither the quota nor the janitor
+// needs to read the directory per file.
+//
+// The tally never counts less than the directory holds: room is taken
+// before a byte is written and given back only after a file is gone.
+type fileIndex struct {
+	once sync.Once
+	name string
+	tag  ownerTag
+
+	scanMu  sync.Mutex  // one scan at a time
+	scanned atomic.Bool // a scan has read the directory
+
+	mu       sync.Mutex
+	room     sync.Cond // on mu: broadcast whenever bytes are given back
+	files    map[string]*indexEntry
+	byExpiry expiryHeap
+	used     int64               // bytes of the files in files, and of those being expired
+	reserved int64               // bytes promised to files being written
+	expiring int64               // bytes of files the janitor is deleting
+	writing  map[string]struct{} // temporary names being written
+	removing map[string]struct{} // names the janitor is deleting
+	gen      uint64              // scans started
+	scanning int                 // scans in progress
+	gone     map[string]struct{} // names deleted while a scan was in progress
+	wakeAt   time.Time           // when the janitor will look next (zero: it is looking)
+	wake     chan struct{}       // tells the janitor of an earlier expiry
+}
+
+// indexEntry is one published file.
+type indexEntry struct {
+	name    string
+	size    int64
+	created time.Time
+	expires time.Time
+	gen     uint64 // the scan generation it was added in
+	pos     int    // in byExpiry
+}
+
+// index returns the Offloader's fileIndex, set up on first use.
+func (o *Offloader) index() *fileIndex {
+	x := &o.files
+	x.once.Do(func() {
+		x.name = o.opts.dir.name
+		if x.name == "" {
+			x.name = defaultName()
+		}
+		x.tag = tagOf(x.name)
+		x.room.L = &x.mu
+		x.files = make(map[string]*indexEntry)
+		x.writing = make(map[string]struct{})
+		x.removing = make(map[string]struct{})
+		x.gone = make(map[string]struct{})
+		x.wake = make(chan struct{}, 1)
+	})
+	return x
+}
+
+// add indexes a published file. The caller holds x.mu.
+func (x *fileIndex) add(e *indexEntry) {
+	x.files[e.name] = e
+	heap.Push(&x.byExpiry, e)
+	x.used += e.size
+	if !x.wakeAt.IsZero() && e.expires.Before(x.wakeAt) {
+		select {
+		case x.wake <- struct{}{}:
+		default: // already told
+		}
+	}
+}
+
+// drop forgets a file that is gone. The caller holds x.mu.
+func (x *fileIndex) drop(e *indexEntry) {
+	heap.Remove(&x.byExpiry, e.pos)
+	delete(x.files, e.name)
+	x.used -= e.size
+}
+
+// deleted notes that name is gone, for a scan in progress that may have
+// listed it. The caller holds x.mu.
+func (x *fileIndex) deleted(name string) {
+	if x.scanning > 0 {
+		x.gone[name] = struct{}{}
+	}
+}
+
+// checkRoom refuses a file of need bytes that is over the per-file cap,
+// larger than the quota itself, or would eat into the free-space reserve.
+// None of these is helped by evicting anything.
+func (o *Offloader) checkRoom(need int64) error {
+	if c := o.opts.dir.fileCap(); c > 0 && need > c {
+		return fmt.Errorf("%w: the file would be %d bytes and the cap is %d", ErrFileTooLarge, need, c)
+	}
+	if q := o.cfg.MaxDirBytes; q > 0 && need > q {
+		return fmt.Errorf("%w: the file would be %d bytes, more than the whole quota of %d", ErrOverQuota, need, q)
+	}
+	ds, ok := o.opts.fs.(diskSpaceFS)
+	if !ok {
+		return nil
+	}
+	avail, total, err := ds.DiskSpace()
+	if err != nil {
+		return nil // no reading, no reserve: a real shortage still fails the write
+	}
+	if r := o.opts.dir.reserve(total); r > 0 && avail-need < r {
+		return fmt.Errorf("%w: a file of %d bytes would leave %d of %d bytes free, under the reserve of %d: %w",
+			ErrLowDiskSpace, need, max(avail-need, 0), total, r, syscall.ENOSPC)
+	}
+	return nil
+}
+
+// reserve takes room for a file of need bytes, to be written as tmp and
+// published as path, evicting the files of this Offloader's name that
+// expire first while the quota would be passed. It waits while the room
+// it lacks is held by files being written or deleted. On success the
+// caller must call commit or release. The events are for the caller to
+// emit once it holds no lock.
+func (o *Offloader) reserve(tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	if err := o.checkRoom(need); err != nil {
+		return nil, nil, err
+	}
+	quota := o.cfg.MaxDirBytes
+	if quota > 0 {
+		o.ensureScanned()
+	}
+	x := o.index()
+	var (
+		evicted []FileEvictedEvent
+		expired []FileExpiredEvent
+	)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for quota > 0 && x.used+x.reserved+need > quota {
+		if x.byExpiry.Len() == 0 {
+			if x.reserved == 0 && x.expiring == 0 {
+				// Nothing will give room back: the tally is off (it
+				// cannot be, but a wait here would be forever).
+				return evicted, expired, fmt.Errorf("%w: %d bytes in use, none of them evictable", ErrOverQuota, x.used)
+			}
+			x.room.Wait()
+			continue
+		}
+		e := x.byExpiry[0]
+		used := x.used + x.reserved
+		err := o.opts.fs.Remove(e.name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return evicted, expired, fmt.Errorf("%w: evicting %s: %w", ErrOverQuota, e.name, err)
+		}
+		x.drop(e)
+		x.deleted(e.name)
+		if err != nil {
+			continue // it was gone already: only the tally was behind
+		}
+		now := time.Now()
+		if !now.Before(e.expires) {
+			// Its TTL had passed: an expiry the janitor had not done yet.
+			expired = append(expired, x.expiredEvent(o, e))
+			continue
+		}
+		evicted = append(evicted, FileEvictedEvent{
+			Path:    o.opts.fs.Path(e.name),
+			Bytes:   e.size,
+			Created: e.created,
+			Expires: e.expires,
+			For:     path,
+			Reason: fmt.Sprintf("max_dir_bytes is %d: %d bytes were in use and %d more were needed; evicted the file that expires first (at %s)",
+				quota, used, need, e.expires.UTC().Format(time.RFC3339)),
+			Used:  used,
+			Need:  need,
+			Quota: quota,
+		})
+	}
+	x.reserved += need
+	x.writing[tmp] = struct{}{}
+	return evicted, expired, nil
+}
+
+// commit turns the room reserved for tmp into that of the published file
+// final, of size bytes.
+func (o *Offloader) commit(tmp, final string, need, size int64, created, expires time.Time) {
+	x := o.index()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	delete(x.writing, tmp)
+	x.reserved -= need
+	if e, ok := x.files[final]; ok { // a scan found it first
+		x.drop(e)
+	}
+	x.add(&indexEntry{name: final, size: size, created: created, expires: expires, gen: x.gen})
+	x.room.Broadcast()
+}
+
+// release gives back the room reserved for tmp, whose write failed.
+func (o *Offloader) release(tmp string, need int64) {
+	x := o.index()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	delete(x.writing, tmp)
+	x.reserved -= need
+	x.room.Broadcast()
+}
+
+// removeWritten deletes a published file that is not to be kept (one of a
+// result whose other files could not be written) and forgets it.
+func (o *Offloader) removeWritten(w written) error {
+	err := o.opts.fs.Remove(w.name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err // still there: still counted
+	}
+	x := o.index()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if e, ok := x.files[w.name]; ok {
+		x.drop(e)
+	}
+	x.deleted(w.name)
+	x.room.Broadcast()
+	return nil
+}
+
+// usage returns the bytes of this Offloader's files and of files being
+// written, as the quota counts them.
+func (o *Offloader) usage() int64 {
+	x := o.index()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.used + x.reserved
+}
+
+func (x *fileIndex) expiredEvent(o *Offloader, e *indexEntry) FileExpiredEvent {
+	return FileExpiredEvent{Path: o.opts.fs.Path(e.name), Created: e.created, TTL: e.expires.Sub(e.created), Expires: e.expires}
+}
+
+func (o *Offloader) emitEvicted(ctx context.Context, e FileEvictedEvent) {
+	if h := o.opts.hooks.OnFileEvicted; h != nil {
+		h(e)
+	}
+	if l := o.opts.logger; l != nil {
+		l.LogAttrs(ctx, slog.LevelInfo, "lro: offloaded file evicted to stay under max_dir_bytes",
+			slog.String("path", e.Path), slog.Int64("bytes", e.Bytes), slog.Time("expires", e.Expires),
+			slog.String("for", e.For), slog.Int64("used", e.Used), slog.Int64("need", e.Need), slog.Int64("quota", e.Quota))
+	}
+}
+
+// expiryHeap orders files by expiry, then by name (creation order for
+// files of one process): the janitor deletes from its head, and so does
+// eviction, which for one TTL is oldest first.
+type expiryHeap []*indexEntry
+
+func (h expiryHeap) Len() int { return len(h) }
+func (h expiryHeap) Less(i, j int) bool {
+	if c := h[i].expires.Compare(h[j].expires); c != 0 {
+		return c < 0
+	}
+	return h[i].name < h[j].name
+}
+func (h expiryHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].pos, h[j].pos = i, j
+}
+func (h *expiryHeap) Push(v any) {
+	e := v.(*indexEntry)
+	e.pos = len(*h)
+	*h = append(*h, e)
+}
+func (h *expiryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	e.pos = -1
+	return e
+}

@@ -1,0 +1,83 @@
+package lro
+
+// Options of the output directory: whose files are whose, and how much of
+// the disk they may take. Config.MaxDirBytes is the quota itself; these
+// bound a single file and the file system as a whole.
+
+// DefaultMaxFileBytes is the per-file cap unless [WithMaxFileBytes] says
+// otherwise: 256 MiB, the most lro_extract reads by default, since a
+// larger file could be read only with a shell.
+const DefaultMaxFileBytes = 256 << 20
+
+// The default free-space reserve (see [WithMinFreeBytes]) is
+// defaultMinFreePercent of the file system, at most defaultMinFreeMax: in
+// the manner of journald's SystemKeepFree, a share of a small file system
+// (a 512 MiB tmpfs keeps 25 MiB) and a fixed amount of a large one.
+const (
+	defaultMinFreePercent = 5
+	defaultMinFreeMax     = 1 << 30
+)
+
+// dirOptions are set by the options of this file.
+type dirOptions struct {
+	name       string // WithName; empty means defaultName
+	maxFile    int64  // WithMaxFileBytes, when maxFileSet
+	maxFileSet bool
+	minFree    int64 // WithMinFreeBytes, when minFreeSet
+	minFreeSet bool
+}
+
+// WithName sets the name the Offloader goes by in its directory; by
+// default it is the executable's base name. Every file carries a tag
+// derived from the name (in the random part of the ULID of its file name),
+// and an Offloader reads (lro_extract), evicts and expires only files of
+// its own name: servers of different names may share a directory without
+// touching each other's files, while a new process of the same server
+// still cleans up the files of earlier ones. Give each server its MCP
+// server name (the same in every process of it), for example when several
+// servers are one executable run with different arguments.
+func WithName(name string) Option {
+	return func(o *options) { o.dir.name = name }
+}
+
+// WithMaxFileBytes caps the size of one offloaded file: a result whose
+// file would be larger gets the truncated inline fallback with a warning
+// ([ErrFileTooLarge]). The default is [DefaultMaxFileBytes]; n <= 0 means
+// no cap besides Config.MaxDirBytes.
+func WithMaxFileBytes(n int64) Option {
+	return func(o *options) { o.dir.maxFile, o.dir.maxFileSet = n, true }
+}
+
+// WithMinFreeBytes keeps n bytes free on the file system of the output
+// directory: a result whose file would leave less gets the truncated
+// inline fallback with a warning ([ErrLowDiskSpace]); nothing is evicted
+// for it, since the space may be another program's to free. The default
+// keeps 5% of the file system free, at most 1 GiB; n <= 0 means no
+// reserve. The free space is read with statfs on Linux, macOS and
+// FreeBSD, and through an FS's DiskSpace method (see [FS]); elsewhere
+// there is no reserve.
+func WithMinFreeBytes(n int64) Option {
+	return func(o *options) { o.dir.minFree, o.dir.minFreeSet = n, true }
+}
+
+// fileCap returns the per-file cap, 0 for none.
+func (d dirOptions) fileCap() int64 {
+	switch {
+	case !d.maxFileSet:
+		return DefaultMaxFileBytes
+	case d.maxFile > 0:
+		return d.maxFile
+	}
+	return 0
+}
+
+// reserve returns the bytes to keep free on a file system of total bytes.
+func (d dirOptions) reserve(total int64) int64 {
+	switch {
+	case !d.minFreeSet:
+		return min(total/100*defaultMinFreePercent, defaultMinFreeMax)
+	case d.minFree > 0:
+		return d.minFree
+	}
+	return 0
+}
