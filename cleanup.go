@@ -27,6 +27,7 @@ func (o *Offloader) Sweep(ctx context.Context) (int, error) {
 }
 
 func (o *Offloader) emitExpired(ctx context.Context, e FileExpiredEvent) {
+	o.metrics.removed(ctx, "expired")
 	if h := o.opts.hooks.OnFileExpired; h != nil {
 		h(e)
 	}

@@ -71,3 +71,24 @@ func TestNoMeterProviderRecordsNothing(t *testing.T) {
 	_, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: memories(t, 60, lro.DetailFull)})
 	require.NoError(t, err, "the no-op instruments need no provider")
 }
+
+func TestMetricsCountEvictions(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	recs := memories(t, 60, lro.DetailFull)
+	probe := newOffloader(t, nil)
+	out, err := probe.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: recs})
+	require.NoError(t, err)
+	size := int64(len(readFile(t, out.Response.FilePath)))
+
+	// Room for one file: the second offload evicts the first.
+	o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = size + size/2 }, lro.WithMeterProvider(mp))
+	for range 2 {
+		out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: recs})
+		require.NoError(t, err)
+		require.Equal(t, lro.Offloaded, out.Action)
+	}
+	got := sums(t, reader)
+	assert.Equal(t, int64(2), got["lro.offloads recall"])
+	assert.Equal(t, int64(1), got["lro.files.removed evicted"])
+}

@@ -266,6 +266,7 @@ func (x *fileIndex) expiredEvent(o *Offloader, e *indexEntry) FileExpiredEvent {
 }
 
 func (o *Offloader) emitEvicted(ctx context.Context, e FileEvictedEvent) {
+	o.metrics.removed(ctx, "evicted")
 	if h := o.opts.hooks.OnFileEvicted; h != nil {
 		h(e)
 	}
