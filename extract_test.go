@@ -1,6 +1,7 @@
 package lro_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -118,7 +119,14 @@ func checkAgainstJQ(t *testing.T, got string, want []string, raw bool) {
 }
 
 func TestExtractEveryRecipeMatchesJQ(t *testing.T) {
-	c, o := extractServer(t, nil)
+	t.Run("workers", func(t *testing.T) { everyRecipeMatchesJQ(t) })
+	t.Run("in process", func(t *testing.T) {
+		everyRecipeMatchesJQ(t, lro.WithExtractLimits(lro.ExtractLimits{Timeout: 3 * time.Second, MaxHeapBytes: 256 << 20, InProcess: true}))
+	})
+}
+
+func everyRecipeMatchesJQ(t *testing.T, opts ...lro.Option) {
+	c, o := extractServer(t, nil, opts...)
 	hit := testStore.Recall("", "", 1)[0].Memory
 	params := map[int]map[string]string{
 		2: {"namespace": "_episodic"},
@@ -309,4 +317,47 @@ func TestExtractExpiredAfterJanitor(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, textOf(t, res, 0), "has expired")
 	assert.Contains(t, textOf(t, res, 0), "call the original tool again")
+}
+
+// TestExtractToolAnnotations: lro_extract only reads the files it was
+// given, the same answer each time: hosts and clients may call it without
+// asking.
+func TestExtractToolAnnotations(t *testing.T) {
+	c, _ := extractServer(t, nil)
+	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	for _, tl := range tools.Tools {
+		if tl.Name != lro.ExtractToolName {
+			continue
+		}
+		a := tl.Annotations
+		require.NotNil(t, a.ReadOnlyHint)
+		require.NotNil(t, a.DestructiveHint)
+		require.NotNil(t, a.IdempotentHint)
+		require.NotNil(t, a.OpenWorldHint)
+		assert.True(t, *a.ReadOnlyHint, "read-only")
+		assert.False(t, *a.DestructiveHint, "non-destructive")
+		assert.True(t, *a.IdempotentHint, "idempotent")
+		assert.False(t, *a.OpenWorldHint, "closed-world")
+		return
+	}
+	t.Fatal("no lro_extract tool")
+}
+
+// TestExtractMemFS: files of an FS that is not a directory of this system
+// are queried in this process.
+func TestExtractMemFS(t *testing.T) {
+	// Limits of its own: workers are shared by the Offloaders of a
+	// process that have the same limits.
+	lim := lro.ExtractLimits{Timeout: 3 * time.Second, CacheBytes: 12345 << 10}
+	o := newOffloader(t, nil, lro.WithExtractLimits(lim), lro.WithFS(lro.NewMemFS("/mem/lro")))
+	s := memserver.New(testStore, o)
+	o.AddExtractTool(s)
+	c := connect(t, s)
+	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 100}))
+	res := extract(t, c, map[string]any{"file_path": path, "query": "length", "slurp": true})
+	assert.Equal(t, "100\n", textOf(t, res, 0))
+	res = extract(t, c, map[string]any{"file_path": path, "recipe": 6})
+	assert.False(t, res.IsError, textOf(t, res, 0))
+	assert.Empty(t, lro.ExtractWorkerPIDs(o), "no worker for files in memory")
 }

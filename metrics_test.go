@@ -53,6 +53,11 @@ func TestMetrics(t *testing.T) {
 	data, err := fsys.ReadFile(out.Response.FilePath[len("/lro/"):])
 	require.NoError(t, err)
 
+	_, err = o.Extract(ctx, map[string]any{"file_path": out.Response.FilePath, "lines": "1-2"})
+	require.NoError(t, err)
+	_, err = o.Extract(ctx, map[string]any{"file_path": "/etc/passwd", "recipe": 1})
+	require.Error(t, err)
+
 	fsys.FailCreate(errors.New("disk full"))
 	out, err = o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: memories(t, 60, lro.DetailFull)})
 	require.NoError(t, err)
@@ -64,6 +69,9 @@ func TestMetrics(t *testing.T) {
 	assert.Greater(t, got["lro.offload.tokens recall"], int64(1600))
 	assert.Equal(t, int64(1), got["lro.offload.duration count"])
 	assert.Equal(t, int64(1), got["lro.fallbacks recall"])
+	assert.Equal(t, int64(1), got["lro.extract.calls ok"])
+	assert.Equal(t, int64(1), got["lro.extract.calls refused"])
+	assert.Equal(t, int64(2), got["lro.extract.duration count"])
 }
 
 func TestNoMeterProviderRecordsNothing(t *testing.T) {

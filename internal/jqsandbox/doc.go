@@ -9,6 +9,18 @@
 // silently and input_filename is null, so that nothing reaches the
 // process's stdout or stderr, which carry the MCP transport.
 //
+// # Where the guards stand
+//
+// lro_extract runs this package in worker processes (package
+// extractworker) that have a hard memory limit and are killed at their
+// deadline: there the bounds below are what stops an ordinary runaway
+// query cleanly, with a precise error and the worker's cache kept, and
+// the process boundary is what stops everything else (a builtin stuck in
+// native code, an allocation no guard foresaw). When queries run in the
+// server's own process, the bounds below are all there is: that is why
+// each guard is kept, and why a guard missing is a way to crash the
+// server there.
+//
 // # Memory and time
 //
 // Go cannot recover from running out of memory or stack, so every bound
@@ -59,7 +71,13 @@
 //     keeps the slot until it ends; the guards keep every builtin call to
 //     about a second of work at the defaults.
 //   - gojq caches compiled regular expressions in the Query (at most 1000
-//     per run): compile untrusted queries per request.
+//     per run): compile untrusted queries per request, and bound what a
+//     trusted query is given as a pattern with PatternCost.
+//   - A builtin call that runs long without allocating (a regular
+//     expression over a long string, gojq's match recounting the runes of
+//     the prefix for each match) is not guarded: it cannot be interrupted,
+//     and Run returns ErrStuck with the reason after its deadline. Run such
+//     queries where the process can be killed.
 //   - Numbers are float64, as in jq 1.6; gojq prints them with the shortest
 //     representation that round-trips and switches to exponents only beyond
 //     1e21 or below 1e-6, where jq 1.6 prints 1e+17 and 1e-07. A runtime

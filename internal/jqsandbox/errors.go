@@ -30,6 +30,11 @@ var (
 	// ErrBusy: another query kept the sandbox busy until the deadline of
 	// this one (queries run one at a time).
 	ErrBusy = errors.New("jqsandbox: another query is still running")
+	// ErrStuck is wrapped, besides the reason it was stopped, by the error
+	// of a run whose evaluation did not stop within a second of its end:
+	// a builtin call that cannot be interrupted keeps running, and the
+	// run slot, until it returns. A process that can should be replaced.
+	ErrStuck = errors.New("the evaluation is stuck in a builtin")
 )
 
 // QueryError is an error of the query itself: it does not parse or compile,

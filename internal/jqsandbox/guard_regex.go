@@ -59,6 +59,11 @@ func regexSize(re string) float64 {
 	if err != nil {
 		return 0
 	}
+	return regexSizeOf(r)
+}
+
+// regexSizeOf estimates the number of instructions of the compiled r.
+func regexSizeOf(r *syntax.Regexp) float64 {
 	var size func(*syntax.Regexp) float64
 	size = func(r *syntax.Regexp) float64 {
 		n := 1.0

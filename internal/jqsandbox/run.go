@@ -223,6 +223,19 @@ func (e *evaluation) run(src source, mode Mode) {
 		e.evalCode(e.q.each, s.records, 0)
 		return
 	}
+	if s, ok := src.(*sliceSource); ok && mode == Slurp {
+		// The records are the slurped array already; no need to gather
+		// them one checkpoint at a time. (Values are never modified in
+		// place; the capacity is cut so that an append copies.)
+		all := s.records[:len(s.records):len(s.records)]
+		if all == nil {
+			all = []any{}
+		}
+		if !e.stopped() {
+			e.eval(all, 0)
+		}
+		return
+	}
 	if p, ok := src.(*prefetcher); ok {
 		go p.fill(e.st.ctx)
 		defer p.close()
@@ -416,7 +429,7 @@ func (e *evaluation) result() (Result, error) {
 	res := e.res
 	res.Values = slices.Clone(res.Values)
 	if !e.finished {
-		return res, fmt.Errorf("%w (the evaluation is stuck in a builtin and keeps the sandbox busy until it returns)", context.Cause(e.st.ctx))
+		return res, fmt.Errorf("%w (%w: it keeps the sandbox busy until it returns)", context.Cause(e.st.ctx), ErrStuck)
 	}
 	return res, e.err
 }

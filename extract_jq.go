@@ -1,0 +1,203 @@
+package lro
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+
+	"github.com/mcplro/lro/internal/extractworker"
+	"github.com/mcplro/lro/internal/jqsandbox"
+)
+
+// Bytes an lro_extract call reserves in the admission budget, besides its
+// results.
+const (
+	// headerReserve: the header line (at most maxHeaderBytes) and the
+	// buffer it is read through.
+	headerReserve = maxHeaderBytes + 64<<10
+	// decodeFactor: decoded records take several times their JSONL size
+	// (4.4 measured for memories).
+	decodeFactor = 5
+	// maxSampleBytes bounds what is read of a generic file to infer its
+	// recipes again.
+	maxSampleBytes = 64 << 20
+)
+
+// extractJQ runs the recipe or query of call over the file f.
+func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
+	req := &extractworker.Request{Path: o.opts.fs.Path(f.name), File: f.id, Limits: lim.sandbox()}
+	if err := extractCalls.reserve(ticket, headerReserve+2*int64(jqsandbox.DefaultMaxOutputBytes), lim.MaxCallBytes); err != nil {
+		return "", err
+	}
+	r := bufio.NewReaderSize(f.f, 64<<10)
+	h, err := readHeader(r)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", echo(req.Path), err)
+	}
+	var values []any
+	raw := false
+	if call.recipe != nil {
+		recipes, err := o.recipesOfFile(f, h, lim, ticket)
+		if err != nil {
+			return "", err
+		}
+		n, ok := recipeNumber(call.recipe, len(recipes))
+		if !ok {
+			return "", fmt.Errorf("recipe must be a whole number from 1 to %d, got %s", len(recipes), echo(jsonText(call.recipe)))
+		}
+		rec := recipes[n-1]
+		req.Query, req.Trusted, req.Slurp, raw = rec.Filter, true, rec.Slurp, rec.Raw
+		for k := range call.params {
+			if !slices.ContainsFunc(rec.Params, func(p RecipeParam) bool { return p.Name == k }) {
+				return "", fmt.Errorf("recipe %d takes %s; it has no parameter %q", n, paramList(rec.Params), k)
+			}
+		}
+		patterns := patternParams(rec.Filter)
+		for _, p := range rec.Params {
+			v, ok := call.params[p.Name]
+			if !ok {
+				v = p.Default
+			}
+			cost, err := checkRecipeParam(p.Name, v, slices.Contains(patterns, p.Name))
+			if err != nil {
+				return "", fmt.Errorf("recipe %d: %v", n, err)
+			}
+			req.Vars = append(req.Vars, p.Name)
+			req.PatternCost += cost
+			values = append(values, v)
+		}
+	} else {
+		req.Query, req.Slurp = call.query, call.slurp
+		for k := range call.params {
+			req.Vars = append(req.Vars, k)
+		}
+		slices.Sort(req.Vars)
+		for _, k := range req.Vars {
+			values = append(values, call.params[k])
+		}
+	}
+	if !req.Slurp {
+		// Only a threshold's worth of a stream is shown: encode little
+		// more than that, and count the rest. (A slurped result is often
+		// one large array, shown in part, so it keeps the default bound.)
+		req.Limits.MaxOutputBytes = max(64<<10, 16*o.cfg.ThresholdTokens)
+	}
+	if req.Values, err = json.Marshal(values); err != nil {
+		return "", fmt.Errorf("params: %v", err)
+	}
+	resp, err := o.runQuery(ctx, req, f, r, lim, ticket)
+	if err != nil {
+		return "", err
+	}
+	if resp.Failure != nil {
+		return "", resp.Failure
+	}
+	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted}, raw), nil
+}
+
+// runQuery answers req: in a worker process when f may be read there and
+// workers run, else in this process, reading the records that follow the
+// header from rest.
+func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admitted) (*extractworker.Response, error) {
+	if f.direct && !lim.InProcess && extractworker.Supported() {
+		maxResponse := req.Limits.MaxOutputBytes
+		if maxResponse <= 0 {
+			maxResponse = jqsandbox.DefaultMaxOutputBytes
+		}
+		resp, err := extractworker.PoolFor(lim.pool()).Run(ctx, req, lim.Timeout, maxResponse)
+		if !errors.Is(err, extractworker.ErrUnavailable) {
+			return resp, err
+		}
+		o.warnInProcess(ctx, err)
+	}
+	if _, cached := o.records.Get(f.key); !cached && o.records.Fits(f.size) {
+		if err := extractCalls.reserve(ticket, decodeFactor*f.size, lim.MaxCallBytes); err != nil {
+			return nil, err
+		}
+	}
+	e := extractworker.Engine{Files: o.records, Queries: &o.queries}
+	return e.Run(ctx, req, extractworker.Input{Key: f.key, Size: f.size, Open: func() (io.Reader, func(), error) {
+		return rest, func() {}, nil
+	}}), nil
+}
+
+// warnedInProcess is set once a warning says that queries run in process
+// for want of workers.
+var warnedInProcess atomic.Bool
+
+func (o *Offloader) warnInProcess(ctx context.Context, err error) {
+	if !warnedInProcess.Swap(true) {
+		o.logf(ctx, slog.LevelWarn, "lro: lro_extract runs queries in this process: worker processes cannot start", ExtractToolName, err)
+	}
+}
+
+// recipesOf returns the recipes of the file name, whose header is h.
+func (o *Offloader) recipesOf(name string, h OffloadHeader) ([]Recipe, error) {
+	f, err := o.openOffload(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return o.recipesOfFile(f, h, o.opts.extractLimits.withDefaults(), nil)
+}
+
+// recipesOfFile returns the recipes of a file: the memory recipes of its
+// detail level, or, for generic records, those inferred from them again
+// (read from the start of f, and kept by file). The call ticket, if any,
+// reserves what is read.
+func (o *Offloader) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimits, ticket *admitted) ([]Recipe, error) {
+	if h.SchemaVersion != GenericSchemaVersion {
+		rs, ok := o.templates.recipes[h.Detail]
+		if !ok {
+			return nil, fmt.Errorf("the header has an unknown detail level %s", echo(fmt.Sprintf("%q", h.Detail)))
+		}
+		return rs, nil
+	}
+	if rs, ok := genericRecipes.get(f.key); ok {
+		return rs, nil
+	}
+	if ticket != nil {
+		if err := extractCalls.reserve(ticket, min(f.size, maxSampleBytes), lim.MaxCallBytes); err != nil {
+			return nil, err
+		}
+	}
+	src, err := o.fromStart(f)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	sc := bufio.NewScanner(io.LimitReader(src, maxSampleBytes))
+	sc.Buffer(nil, 16<<20)
+	var records []json.RawMessage
+	for sc.Scan() && len(records) <= inferSample {
+		records = append(records, slices.Clone(sc.Bytes()))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the records: %v", err)
+	}
+	if len(records) == 0 {
+		return nil, errors.New("the file is empty")
+	}
+	rs := inferShape(records[1:]).recipes()
+	genericRecipes.put(f.key, rs)
+	return rs, nil
+}
+
+// fromStart returns a reader of f from its first byte: a section of the
+// open file (never a second open, which could meet another file), or,
+// for an FS that is not a directory, the file opened again.
+func (o *Offloader) fromStart(f *offloadFile) (io.ReadCloser, error) {
+	if ra, ok := f.f.(io.ReaderAt); ok {
+		return io.NopCloser(io.NewSectionReader(ra, 0, f.size)), nil
+	}
+	if f.direct {
+		return nil, errors.New("cannot read the file again")
+	}
+	return o.opts.fs.Open(f.name)
+}

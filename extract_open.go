@@ -1,0 +1,48 @@
+package lro
+
+import (
+	"fmt"
+	"io/fs"
+	"strconv"
+
+	"github.com/mcplro/lro/internal/extractworker"
+)
+
+// offloadFile is an offloaded file opened for one lro_extract call.
+type offloadFile struct {
+	name string // in the FS
+	f    fs.File
+	size int64
+	// key identifies the file's content in this process's caches; it
+	// starts with name and a NUL, so that a file's entries can be dropped
+	// by name.
+	key string
+	// id identifies the file for a worker, which opens it by its path and
+	// accepts it only if it is still this file.
+	id extractworker.FileID
+	// direct is set for a file of a directory that passed every check of
+	// extractworker.Check: a worker process may read it.
+	direct bool
+}
+
+func (f *offloadFile) Close() error { return f.f.Close() }
+
+// openThroughFS opens name through the Offloader's FS, for an FS that is not
+// a directory of this system (MemFS, or one of the user's): such a file is
+// only read in this process.
+func (o *Offloader) openThroughFS(name string) (*offloadFile, error) {
+	f, err := o.opts.fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", name)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	key := name + "\x00" + strconv.FormatInt(fi.Size(), 16) + ":" + strconv.FormatInt(fi.ModTime().UnixNano(), 16)
+	return &offloadFile{name: name, f: f, size: fi.Size(), key: key}, nil
+}

@@ -1,0 +1,47 @@
+// Package extractworker runs lro_extract's jq queries in worker processes,
+// so that a query that misbehaves costs only itself: a worker has a memory
+// limit and is killed at the query's deadline, and the server's own memory
+// and handlers are never at stake.
+//
+// A worker is a copy of the running executable: a Pool starts it again
+// with an environment variable set, and this package's init function,
+// which runs before the program's main (or a test binary's), serves
+// requests on stdin and stdout until stdin closes. Any binary that links
+// this package (every binary that links lro) is therefore its own worker,
+// unchanged.
+//
+// Each request names a file by path and by FileID (device, inode, size,
+// modification time): the parent opens and checks the file first (see
+// Open and Check: a regular file, one link, our user, opened without
+// blocking), and the worker, opening it again by path, accepts only that
+// same file. The Engine, the code that compiles, decodes and runs, is the
+// same in a worker and in the parent when queries run in process.
+//
+// # Protocol
+//
+// Frames of a 4-byte length, a JSON header (Request or Response) and
+// length-prefixed blobs (the path and query of a request, the results of a
+// response), so that results cross as they are, unescaped. A worker first
+// writes a hello frame with its protocol version: a process that does not
+// (a different binary now at the executable's path, or one that does not
+// link this package) is not used.
+//
+// # What a Pool guarantees
+//
+//   - A worker that does not answer within the query's timeout plus half a
+//     second is killed; its caller is told the query took too long.
+//   - On Linux (without the race detector) a worker's data segment is
+//     capped with RLIMIT_DATA at its size at start plus
+//     Config.MemoryBytes; a query that needs more kills its worker, and
+//     its caller is told the query needed too much memory. Elsewhere the
+//     limit is a soft one for Go's collector, and jqsandbox's watchdog
+//     stops queries at their MaxHeapBytes.
+//   - A dead, killed or stuck worker is replaced; the pool keeps
+//     Config.Workers warm and grows to Config.MaxWorkers under load.
+//   - A call waits at most half a second for a worker, then fails with a
+//     *BusyError that says when the first running query ends.
+//
+// What it costs: a process start (tens of milliseconds) per worker, a
+// round trip through pipes per query, and memory per worker for its own
+// cache of decoded files.
+package extractworker

@@ -1,0 +1,117 @@
+package extractworker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/mcplro/lro/internal/jqsandbox"
+)
+
+// Engine runs queries over offloaded files, keeping decoded files and
+// compiled recipes between them. A worker process has one; an Offloader
+// that runs queries in its own process uses one too, so that both paths
+// answer alike.
+type Engine struct {
+	Files   *FileCache
+	Queries *QueryCache
+}
+
+// Input is the file a Request reads.
+type Input struct {
+	// Key identifies the file's content in the FileCache.
+	Key string
+	// Size is the file's size in bytes.
+	Size int64
+	// Open returns a reader of the file's JSONL lines (a leading header
+	// line is skipped) and a function that releases it. It is called only
+	// when the records are not cached, at most once.
+	Open func() (io.Reader, func(), error)
+}
+
+// Run answers req. Everything it does, compiling and decoding included,
+// counts against req.Limits.Timeout; only a builtin call or a decoding
+// step cannot be interrupted (a worker is killed for those).
+func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
+	start := time.Now()
+	lim := req.Limits
+	if lim.Timeout <= 0 {
+		lim.Timeout = jqsandbox.DefaultTimeout
+	}
+	timeout := lim.Timeout
+	left := func() (time.Duration, *Response) {
+		d := timeout - time.Since(start)
+		if d <= 0 {
+			return 0, &Response{Failure: TimeoutFailure(timeout)}
+		}
+		return d, nil
+	}
+
+	var values []any
+	if len(req.Values) > 0 {
+		if err := json.Unmarshal(req.Values, &values); err != nil {
+			return &Response{Failure: &Failure{Kind: KindInternal, Message: "malformed variable values: " + err.Error()}}
+		}
+	}
+	var q *jqsandbox.Query
+	var err error
+	if req.Trusted && e.Queries != nil {
+		q, err = e.Queries.Compile(req.Query, req.Vars, req.PatternCost)
+	} else {
+		q, err = jqsandbox.Compile(req.Query, req.Vars, lim)
+	}
+	if err != nil {
+		return &Response{Failure: compileFailure(err)}
+	}
+	if _, r := left(); r != nil {
+		return r
+	}
+
+	mode := jqsandbox.Stream
+	if req.Slurp {
+		mode = jqsandbox.Slurp
+	}
+	var recs *jqsandbox.Records
+	cached := false
+	if e.Files != nil {
+		recs, cached = e.Files.Get(in.Key)
+		if !cached && e.Files.Fits(in.Size) {
+			recs, err = e.Files.Load(in.Key, in.Size, func() (*jqsandbox.Records, error) {
+				r, done, err := in.Open()
+				if err != nil {
+					return nil, err
+				}
+				defer done()
+				return jqsandbox.DecodeRecords(r, lim)
+			})
+			if err != nil {
+				return &Response{Failure: Describe(err, timeout)}
+			}
+			cached = true
+		}
+	}
+	d, r := left()
+	if r != nil {
+		return r
+	}
+	lim.Timeout = d
+	var res jqsandbox.Result
+	if cached {
+		res, err = q.RunRecords(ctx, recs, mode, values, lim)
+	} else {
+		rd, done, openErr := in.Open()
+		if openErr != nil {
+			return &Response{Failure: Describe(openErr, timeout)}
+		}
+		res, err = q.Run(ctx, rd, mode, values, lim)
+		done()
+	}
+	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Cached: cached}
+	if err != nil {
+		resp.Failure = Describe(err, timeout)
+		resp.Retire = errors.Is(err, jqsandbox.ErrStuck)
+	}
+	return resp
+}

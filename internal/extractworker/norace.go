@@ -1,0 +1,5 @@
+//go:build !race
+
+package extractworker
+
+const raceEnabled = false

@@ -1,0 +1,491 @@
+package extractworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Config configures a Pool.
+type Config struct {
+	// Workers is how many workers are kept warm; under load the pool grows
+	// to MaxWorkers. Defaults 2 and twice Workers.
+	Workers, MaxWorkers int
+	// MemoryBytes is what each worker may map beyond its footprint at
+	// start: a hard limit on Linux, a target for Go's collector elsewhere.
+	// 0 means no limit.
+	MemoryBytes uint64
+	// CacheBytes is each worker's FileCache budget, in file bytes.
+	CacheBytes int64
+}
+
+func (c Config) withDefaults() Config {
+	if c.Workers <= 0 {
+		c.Workers = 2
+	}
+	if c.MaxWorkers < c.Workers {
+		c.MaxWorkers = 2 * c.Workers
+	}
+	return c
+}
+
+// Timing of the pool.
+const (
+	// queueWait bounds how long a call waits for a worker before it is
+	// told to come back: long enough for ordinary queries ahead of it to
+	// end, short enough that waiting calls do not fill a server's
+	// handlers.
+	queueWait = 500 * time.Millisecond
+	// maxWaiting bounds the calls waiting for a worker.
+	maxWaiting = 16
+	// idleExtra and idleWarm are how long a worker beyond Workers, and
+	// one of the warm ones, may stay idle before it is stopped.
+	idleExtra = 30 * time.Second
+	idleWarm  = 5 * time.Minute
+	// retryBroken is how long a pool whose workers cannot start is left
+	// alone before it tries again.
+	retryBroken = time.Minute
+	// slowQuery: a query running this long is not an ordinary one; the
+	// pool grows only when every worker holds such a query.
+	slowQuery = 250 * time.Millisecond
+)
+
+// Errors of Pool.Run.
+var (
+	// ErrUnavailable: no worker process could be started (the executable
+	// cannot be run again, or does not answer as a worker). The caller
+	// may run the query in its own process instead.
+	ErrUnavailable = errors.New("extractworker: worker processes are unavailable")
+)
+
+// BusyError is returned when every worker is taken and no worker became
+// free in time.
+type BusyError struct {
+	// RetryAfter is when the earliest running query reaches its deadline.
+	RetryAfter time.Duration
+	// Running and Waiting count the calls that hold or wait for a worker.
+	Running, Waiting int
+}
+
+// Error says how long to wait, for the model.
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("busy: %d queries are running and %d waiting; retry in %d s", e.Running, e.Waiting, retrySeconds(e.RetryAfter))
+}
+
+// A Pool runs requests in worker processes: copies of this executable
+// that each answer one request at a time. A worker has a memory limit
+// (Config.MemoryBytes) and is killed when a query overruns its deadline,
+// so that no query can take more than its worker; a dead worker is
+// replaced, and its caller told why its query stopped.
+//
+// A call goes to a free worker that has its file decoded, else to any
+// free worker. When none is free, it waits in line, and the pool starts
+// another worker (up to MaxWorkers) only once every worker has held its
+// query for slowQuery: ordinary queries end sooner than a new worker
+// starts and decodes the file, and a flood of them must not start
+// processes. A call that gets no worker within queueWait fails with a
+// *BusyError. A query that holds its worker to its deadline therefore
+// delays others only when it and its like hold MaxWorkers workers.
+//
+// A Pool is safe for concurrent use.
+type Pool struct {
+	cfg Config
+
+	mu      sync.Mutex
+	procs   []*proc
+	waiting []*waiter
+	broken  time.Time // when starting a worker last failed
+	reaping bool      // the reaper goroutine runs
+}
+
+type waiter struct {
+	key string
+	ch  chan *proc // buffered: receives the worker handed over
+}
+
+var (
+	poolsMu sync.Mutex
+	pools   = map[Config]*Pool{}
+)
+
+// PoolFor returns the process's pool for cfg, made on first use. Workers
+// are processes: a process keeps one pool per configuration rather than
+// one per caller.
+func PoolFor(cfg Config) *Pool {
+	cfg = cfg.withDefaults()
+	poolsMu.Lock()
+	defer poolsMu.Unlock()
+	p, ok := pools[cfg]
+	if !ok {
+		p = &Pool{cfg: cfg}
+		pools[cfg] = p
+	}
+	return p
+}
+
+// Supported reports whether this platform runs workers at all.
+func Supported() bool { return supported }
+
+// Run answers req in a worker. The worker opens req.Path itself; key
+// identifies the file's content (FileID.Key). timeout bounds the query:
+// its worker is killed soon after. maxResponse bounds the results' bytes.
+//
+// Run returns a Response, with a Failure when the query failed or was
+// stopped; or ErrUnavailable, a *BusyError or the context's error. When
+// ctx ends first, the query still runs to its end (or deadline) in its
+// worker, so that the worker keeps its cache.
+func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
+	if !supported {
+		return nil, ErrUnavailable
+	}
+	key := req.File.Key()
+	w, err := p.acquire(ctx, key, timeout)
+	if err != nil {
+		return nil, err
+	}
+	type outcome struct {
+		resp *Response
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		resp, err := w.exchange(req, timeout, maxResponse)
+		p.release(w, key, resp)
+		done <- outcome{resp, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			// The worker was gone before it saw the request: try a
+			// fresh one, once.
+			return p.retry(ctx, req, timeout, maxResponse)
+		}
+		return o.resp, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// retry runs req once more after its worker turned out to be dead.
+func (p *Pool) retry(ctx context.Context, req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
+	w, err := p.acquire(ctx, req.File.Key(), timeout)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := w.exchange(req, timeout, maxResponse)
+	p.release(w, req.File.Key(), resp)
+	if err != nil {
+		return nil, ErrUnavailable
+	}
+	return resp, nil
+}
+
+// acquire hands the caller a worker for a query of the file key that
+// may run for timeout: a free one, else a new one if the pool may grow,
+// else the first to come free within queueWait.
+func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (*proc, error) {
+	giveUp := time.Now().Add(queueWait)
+	pos := -1 // where the call stood in line, to keep its place
+	p.mu.Lock()
+	for {
+		if w := p.idleFor(key); w != nil {
+			p.take(w, timeout)
+			p.mu.Unlock()
+			return w, nil
+		}
+		if p.mayGrow() {
+			return p.grow(timeout) // unlocks
+		}
+		if len(p.procs) == 0 {
+			p.mu.Unlock()
+			return nil, ErrUnavailable
+		}
+		if pos < 0 && len(p.waiting) >= maxWaiting {
+			err := p.busy()
+			p.mu.Unlock()
+			return nil, err
+		}
+		wt := &waiter{key: key, ch: make(chan *proc, 1)}
+		at := len(p.waiting)
+		if pos >= 0 {
+			at = min(pos, at)
+		}
+		p.waiting = slices.Insert(p.waiting, at, wt)
+		wake := giveUp
+		if at := p.slowAt(); at.After(time.Now()) && at.Before(wake) {
+			wake = at // the pool may grow then
+		}
+		p.mu.Unlock()
+
+		t := time.NewTimer(time.Until(wake))
+		var err error
+		select {
+		case w := <-wt.ch:
+			t.Stop()
+			p.mu.Lock()
+			p.take(w, timeout)
+			p.mu.Unlock()
+			return w, nil
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			err = context.Cause(ctx)
+		}
+		p.mu.Lock()
+		i := slices.Index(p.waiting, wt)
+		if i < 0 {
+			// A worker was handed over just as we woke: use it.
+			w := <-wt.ch
+			p.take(w, timeout)
+			p.mu.Unlock()
+			return w, nil
+		}
+		p.waiting = slices.Delete(p.waiting, i, i+1)
+		pos = i
+		if err == nil && !time.Now().Before(giveUp) {
+			err = p.busy()
+		}
+		if err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+	}
+}
+
+// mayGrow reports whether a call that finds no free worker may start one:
+// while fewer than Workers run, or, up to MaxWorkers, when every worker
+// is held by a slow query (one running for slowQuery already). Workers
+// busy with ordinary queries come free sooner than a new one starts and
+// decodes its file; p.mu is held.
+func (p *Pool) mayGrow() bool {
+	if time.Since(p.broken) <= retryBroken {
+		return false
+	}
+	if len(p.procs) < p.cfg.Workers {
+		return true
+	}
+	return len(p.procs) < p.cfg.MaxWorkers && !time.Now().Before(p.slowAt())
+}
+
+// slowAt returns when every busy worker will be running a slow query (the
+// zero time when there is none); p.mu is held.
+func (p *Pool) slowAt() time.Time {
+	var at time.Time
+	for _, w := range p.procs {
+		if w.busy {
+			at = later(at, w.started.Add(slowQuery))
+		}
+	}
+	return at
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// grow starts a worker for the caller. Its slot is reserved by a
+// placeholder counted in procs while it starts, so that concurrent
+// callers do not all start one; p.mu is held, and unlocked on return.
+func (p *Pool) grow(timeout time.Duration) (*proc, error) {
+	slot := &proc{busy: true, started: time.Now()}
+	p.procs = append(p.procs, slot)
+	p.mu.Unlock()
+	w, err := startProc(workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.procs = slices.DeleteFunc(p.procs, func(x *proc) bool { return x == slot })
+	if err != nil {
+		p.broken = time.Now()
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	p.procs = append(p.procs, w)
+	p.take(w, timeout)
+	p.startReaper()
+	go p.warm()
+	return w, nil
+}
+
+// idleFor returns a free live worker, preferably one that has the file
+// key decoded; p.mu is held.
+func (p *Pool) idleFor(key string) *proc {
+	var any *proc
+	for _, w := range slices.Clone(p.procs) {
+		if w.busy || w.cmd == nil {
+			continue
+		}
+		if !w.alive() {
+			p.drop(w) // died while idle: killed from outside
+			continue
+		}
+		if slices.Contains(w.files, key) {
+			return w
+		}
+		if any == nil {
+			any = w
+		}
+	}
+	return any
+}
+
+// take marks w as running a query until its deadline; p.mu is held.
+func (p *Pool) take(w *proc, timeout time.Duration) {
+	w.busy = true
+	w.started = time.Now()
+	w.deadline = w.started.Add(timeout + killGrace)
+}
+
+// busy returns the BusyError for now; p.mu is held.
+func (p *Pool) busy() *BusyError {
+	e := &BusyError{Waiting: len(p.waiting), RetryAfter: time.Second}
+	first := time.Time{}
+	for _, w := range p.procs {
+		if w.busy && w.cmd != nil {
+			e.Running++
+			if first.IsZero() || w.deadline.Before(first) {
+				first = w.deadline
+			}
+		}
+	}
+	if !first.IsZero() {
+		e.RetryAfter = time.Until(first)
+	}
+	return e
+}
+
+// release takes w back after a query of the file key, whose response
+// (nil when the worker was gone) says whether the worker has it decoded.
+func (p *Pool) release(w *proc, key string, resp *Response) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !w.alive() || resp == nil || resp.Retire {
+		p.drop(w)
+		go p.warm()
+		return
+	}
+	if resp.Cached {
+		w.files = slices.DeleteFunc(w.files, func(k string) bool { return k == key })
+		w.files = append(w.files, key)
+		if len(w.files) > maxRememberedFiles {
+			w.files = w.files[1:]
+		}
+	}
+	p.handOver(w)
+}
+
+// handOver gives w to the first waiting call, or marks it idle; p.mu is
+// held. Waiting calls are served in order; a worker that has the file of
+// a later one decoded does not jump the line, so that nobody waits twice.
+func (p *Pool) handOver(w *proc) {
+	if len(p.waiting) > 0 {
+		wt := p.waiting[0]
+		p.waiting = p.waiting[1:]
+		wt.ch <- w
+		return
+	}
+	w.busy = false
+	w.idle = time.Now()
+}
+
+// drop removes a dead or retired worker; p.mu is held.
+func (p *Pool) drop(w *proc) {
+	p.procs = slices.DeleteFunc(p.procs, func(x *proc) bool { return x == w })
+	w.close()
+}
+
+// warm starts workers until Workers of them run, and hands each to a
+// waiting call or leaves it idle, so that the next calls find one ready.
+func (p *Pool) warm() {
+	for {
+		p.mu.Lock()
+		if len(p.procs) >= p.cfg.Workers || time.Since(p.broken) <= retryBroken {
+			p.mu.Unlock()
+			return
+		}
+		slot := &proc{busy: true}
+		p.procs = append(p.procs, slot)
+		p.mu.Unlock()
+		w, err := startProc(workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes})
+		p.mu.Lock()
+		p.procs = slices.DeleteFunc(p.procs, func(x *proc) bool { return x == slot })
+		if err != nil {
+			p.broken = time.Now()
+			p.mu.Unlock()
+			return
+		}
+		p.procs = append(p.procs, w)
+		w.busy = true
+		p.handOver(w)
+		p.startReaper()
+		p.mu.Unlock()
+	}
+}
+
+// startReaper starts the goroutine that stops idle and dead workers, if
+// it is not running; p.mu is held.
+func (p *Pool) startReaper() {
+	if p.reaping {
+		return
+	}
+	p.reaping = true
+	go p.reap()
+}
+
+// reap stops workers idle for too long, and forgets dead idle ones, until
+// no worker is left.
+func (p *Pool) reap() {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for range t.C {
+		p.mu.Lock()
+		n := len(p.procs)
+		for _, w := range slices.Clone(p.procs) {
+			if w.busy || w.cmd == nil {
+				continue
+			}
+			idle := time.Since(w.idle)
+			if !w.alive() || idle > idleWarm || (n > p.cfg.Workers && idle > idleExtra) {
+				p.drop(w)
+				n--
+			}
+		}
+		if len(p.procs) == 0 {
+			p.reaping = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+	}
+}
+
+// Stats describes a pool, for tests and diagnostics.
+type Stats struct {
+	// PIDs are the process ids of its workers.
+	PIDs []int
+	// Busy counts the workers running a query.
+	Busy int
+	// Waiting counts the calls waiting for a worker.
+	Waiting int
+}
+
+// Stats returns the pool's current state.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Stats{Waiting: len(p.waiting)}
+	for _, w := range p.procs {
+		if w.cmd == nil {
+			continue
+		}
+		s.PIDs = append(s.PIDs, w.pid)
+		if w.busy {
+			s.Busy++
+		}
+	}
+	return s
+}

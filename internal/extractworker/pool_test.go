@@ -1,0 +1,288 @@
+//go:build unix
+
+package extractworker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcplro/lro/internal/jqsandbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// jsonlFile writes n records after a header and returns the path and its
+// FileID.
+func jsonlFile(t testing.TB, n int) (string, FileID) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"type":"lro_header","schema_version":"generic"}` + "\n")
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":%d,"title":"record %d","tags":["a","b"]}`+"\n", i, i)
+	}
+	path := filepath.Join(t.TempDir(), "f.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
+	f, id, err := Open(path)
+	require.NoError(t, err)
+	f.Close()
+	return path, id
+}
+
+func request(path string, id FileID, query string, timeout time.Duration) *Request {
+	return &Request{Path: path, File: id, Query: query, Limits: jqsandbox.Limits{Timeout: timeout}}
+}
+
+// testPool returns a pool of its own (a Config no other test uses).
+func testPool(t *testing.T, cfg Config) *Pool {
+	t.Helper()
+	cfg.CacheBytes += int64(len(t.Name())) // a pool per test
+	p := PoolFor(cfg)
+	t.Cleanup(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, w := range slices.Clone(p.procs) {
+			if w.cmd != nil && !w.busy {
+				p.drop(w)
+			}
+		}
+	})
+	return p
+}
+
+func values(resp *Response) []string {
+	var out []string
+	for _, v := range resp.Values {
+		out = append(out, string(v))
+	}
+	return out
+}
+
+func TestPoolRunsQueries(t *testing.T) {
+	p := testPool(t, Config{Workers: 1, CacheBytes: 1 << 20})
+	path, id := jsonlFile(t, 100)
+	req := request(path, id, `select(.id < 3) | .title`, 5*time.Second)
+	resp, err := p.Run(context.Background(), req, 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	require.Nil(t, resp.Failure)
+	assert.Equal(t, []string{`"record 0"`, `"record 1"`, `"record 2"`}, values(resp))
+	assert.True(t, resp.Cached, "a small file stays decoded in the worker")
+
+	req = request(path, id, `length`, 5*time.Second)
+	req.Slurp = true
+	resp, err = p.Run(context.Background(), req, 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"100"}, values(resp))
+
+	req = request(path, id, `select(.id == $n) | .tags`, 5*time.Second)
+	req.Vars, req.Values, req.Trusted = []string{"n"}, json.RawMessage(`[7]`), true
+	resp, err = p.Run(context.Background(), req, 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`["a","b"]`}, values(resp))
+
+	resp, err = p.Run(context.Background(), request(path, id, `error("boom")`, 5*time.Second), 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	require.NotNil(t, resp.Failure)
+	assert.Equal(t, KindQuery, resp.Failure.Kind)
+	assert.Equal(t, "query failed on record 1: boom", resp.Failure.Message)
+
+	resp, err = p.Run(context.Background(), request(path, id, `select(`, 5*time.Second), 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	assert.Contains(t, resp.Failure.Message, "invalid query: parse error")
+}
+
+// TestPoolRefusesAnotherFile: the worker opens the file by its path, and
+// refuses it unless it is the file the parent checked.
+func TestPoolRefusesAnotherFile(t *testing.T) {
+	p := testPool(t, Config{Workers: 1})
+	path, id := jsonlFile(t, 10)
+	other := id
+	other.Ino++
+	resp, err := p.Run(context.Background(), request(path, other, `.`, 5*time.Second), 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	require.NotNil(t, resp.Failure)
+	assert.Equal(t, KindFile, resp.Failure.Kind)
+	assert.Contains(t, resp.Failure.Message, "the file changed")
+}
+
+// classHold is one of the issue's queries that keep a builtin busy for
+// hours: a 1 KB pattern of 75 distinct 1000-wide classes, each of which
+// matches "x", over a 60 MB string; Go's regexp runs 75 threads over
+// every byte, in a single call nothing can interrupt.
+var classHold = func() string {
+	var b strings.Builder
+	for i := range 75 {
+		fmt.Fprintf(&b, `[\\x{%x}-\\x{%x}]`, i, i+999)
+	}
+	return `("x" * 60000000) | test("` + b.String() + `y")`
+}()
+
+// TestPoolKillsAtTheDeadline: a query stuck in a builtin is stopped with
+// its worker soon after its deadline, and the next query gets a fresh
+// worker.
+func TestPoolKillsAtTheDeadline(t *testing.T) {
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
+	path, id := jsonlFile(t, 1)
+	_, err := p.Run(context.Background(), request(path, id, `.id`, 5*time.Second), 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	before := p.Stats().PIDs
+	// Three seconds, so that the query is surely in the builtin by then,
+	// even on a loaded machine: before, gojq would stop it by itself.
+	start := time.Now()
+	resp, err := p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
+	took := time.Since(start)
+	require.NoError(t, err)
+	require.NotNil(t, resp.Failure)
+	require.Len(t, before, 1)
+	assert.Equal(t, "query took longer than 3s and was stopped; narrow it", resp.Failure.Message)
+	assert.Less(t, took, 3*time.Second+killGrace+time.Second, "killed half a second after its deadline")
+	after := p.Stats().PIDs
+	assert.NotEqual(t, before, after, "took %v, %+v", took, resp)
+
+	resp, err = p.Run(context.Background(), request(path, id, `.id`, 5*time.Second), 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	assert.Nil(t, resp.Failure)
+}
+
+// TestPoolHardMemoryLimit: a query that the heap watchdog would let grow
+// (its MaxHeapBytes is larger than the worker's limit) is stopped by the
+// worker's hard limit, and reported as too large.
+func TestPoolHardMemoryLimit(t *testing.T) {
+	if !hardLimit {
+		t.Skip("no hard memory limit on this platform or in this build")
+	}
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1, MemoryBytes: 96 << 20})
+	path, id := jsonlFile(t, 1)
+	req := request(path, id, `[range(1e8)] | length`, 20*time.Second)
+	req.Limits.MaxHeapBytes = 8 << 30
+	resp, err := p.Run(context.Background(), req, 20*time.Second, 1<<20)
+	require.NoError(t, err)
+	require.NotNil(t, resp.Failure)
+	assert.Equal(t, MemoryFailure(), resp.Failure)
+}
+
+// TestPoolHostileQueryCostsOnlyItself: while a query holds one worker up
+// to its deadline, queries of the same file run on another one at once.
+func TestPoolHostileQueryCostsOnlyItself(t *testing.T) {
+	p := testPool(t, Config{Workers: 2, CacheBytes: 1 << 20})
+	path, id := jsonlFile(t, 50)
+	_, err := p.Run(context.Background(), request(path, id, `.id`, 5*time.Second), 5*time.Second, 1<<20)
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		resp, err := p.Run(context.Background(), request(path, id, classHold, 2*time.Second), 2*time.Second, 1<<20)
+		assert.NoError(t, err)
+		assert.Equal(t, TimeoutFailure(2*time.Second), resp.Failure)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	for range 10 {
+		start := time.Now()
+		resp, err := p.Run(context.Background(), request(path, id, `select(.id == 7) | .title`, 5*time.Second), 5*time.Second, 1<<20)
+		require.NoError(t, err)
+		require.Nil(t, resp.Failure)
+		assert.Less(t, time.Since(start), time.Second)
+		time.Sleep(50 * time.Millisecond)
+	}
+	wg.Wait()
+}
+
+// TestPoolBusy: when every worker is held, a call waits half a second at
+// most, then is told when to retry.
+func TestPoolBusy(t *testing.T) {
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
+	path, id := jsonlFile(t, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
+	var be *BusyError
+	require.ErrorAs(t, err, &be)
+	assert.Less(t, time.Since(start), time.Second)
+	assert.Regexp(t, `^busy: 1 queries are running and 0 waiting; retry in [1-4] s$`, be.Error())
+	<-done
+}
+
+// TestFrames: what writeFrame writes, readFrame reads; a frame over the
+// bound is refused before it is read.
+func TestFrames(t *testing.T) {
+	var buf strings.Builder
+	resp := &Response{Truncated: true, Omitted: 3, Failure: &Failure{Kind: KindQuery, Message: "m"}}
+	vals := []json.RawMessage{json.RawMessage(`1`), json.RawMessage(`"two"`), json.RawMessage(`{}`)}
+	require.NoError(t, writeFrame(&buf, resp, vals))
+	var got Response
+	blobs, err := readFrame(bufioReader(buf.String()), 1<<20, &got)
+	require.NoError(t, err)
+	assert.Equal(t, vals, blobs)
+	assert.Equal(t, *resp, got)
+
+	buf.Reset()
+	req := &Request{Path: "/tmp/\xff.jsonl", Query: "\x88 | .", Vars: []string{"x"}, Values: json.RawMessage(`[1]`)}
+	require.NoError(t, writeFrame(&buf, req, req.blobs()))
+	back, err := readRequest(bufioReader(buf.String()))
+	require.NoError(t, err)
+	assert.Equal(t, req, back, "byte for byte, though not UTF-8")
+
+	_, err = readFrame(bufioReader(buf.String()), 10, &got)
+	assert.ErrorIs(t, err, errFrameTooLarge)
+	_, err = readFrame(bufioReader(buf.String()[:20]), 1<<20, &got)
+	assert.Error(t, err)
+}
+
+// TestWorkerEndsItselfWithoutItsParent: a worker whose parent is gone (and
+// so will not kill it) ends itself soon after its query's deadline, even
+// in a builtin that nothing interrupts.
+func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
+	w, err := startProc(workerConfig{})
+	require.NoError(t, err)
+	defer w.close()
+	path, id := jsonlFile(t, 1)
+	req := request(path, id, classHold, 2*time.Second)
+	require.NoError(t, writeFrame(w.stdin, req, req.blobs()))
+	start := time.Now()
+	select {
+	case <-w.exited:
+		t.Logf("the worker ended itself %v after the query started", time.Since(start).Round(time.Millisecond))
+		assert.Greater(t, time.Since(start), 2*time.Second)
+	case <-time.After(2*time.Second + selfKillGrace + 3*time.Second):
+		t.Fatal("the worker still runs")
+	}
+}
+
+// TestPoolGrowsForSlowQueries: when its only worker is held by a slow
+// query, the pool starts another for the next call (but not while the
+// query held might still be an ordinary one).
+func TestPoolGrowsForSlowQueries(t *testing.T) {
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 2})
+	path, id := jsonlFile(t, 10)
+	_, err := p.Run(context.Background(), request(path, id, `.id`, 5*time.Second), 5*time.Second, 1<<20)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(context.Background(), request(path, id, classHold, 2*time.Second), 2*time.Second, 1<<20)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	resp, err := p.Run(context.Background(), request(path, id, `select(.id == 3) | .id`, 5*time.Second), 5*time.Second, 1<<20)
+	took := time.Since(start)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"3"}, values(resp))
+	assert.GreaterOrEqual(t, took, slowQuery-100*time.Millisecond, "waited for the held query to prove slow")
+	assert.Less(t, took, queueWait+time.Second)
+	assert.Len(t, p.Stats().PIDs, 2)
+	<-done
+}

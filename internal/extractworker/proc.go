@@ -1,0 +1,252 @@
+package extractworker
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// proc is one worker process, seen from the parent. Its pipe carries one
+// exchange at a time: the Pool hands it to one caller at a time.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	// stdoutFile is stdout's pipe, closed by close once no exchange can
+	// read it any more.
+	stdoutFile *os.File
+	stderr     *tail
+	pid        int
+	exited     chan struct{} // closed once the process has been waited for
+	// timedOut is set when the parent killed the process at a deadline.
+	timedOut atomic.Bool
+
+	// Guarded by Pool.mu.
+	busy     bool
+	started  time.Time // when the exchange in progress started
+	deadline time.Time // when it must end
+	idle     time.Time // since when it is idle
+	files    []string  // keys of files it reported cached, most recent last
+}
+
+const (
+	// helloWait bounds the start of a worker: a binary that does not
+	// answer as a worker within it is not one.
+	helloWait = 10 * time.Second
+	// killGrace is how long past its deadline a query's worker may take
+	// to answer: the worker's own deadline fires first for anything that
+	// the VM can interrupt, and this covers what it cannot.
+	killGrace = 500 * time.Millisecond
+	// maxRememberedFiles bounds proc.files.
+	maxRememberedFiles = 32
+)
+
+// executable is the program a worker runs: this very binary. On Linux
+// /proc/self/exe still names it when its file was replaced or deleted
+// (an upgrade in place), where os.Executable would name the new one.
+func executable() (string, error) {
+	if runtime.GOOS == "linux" {
+		if _, err := os.Stat("/proc/self/exe"); err == nil {
+			return "/proc/self/exe", nil
+		}
+	}
+	return os.Executable()
+}
+
+// startProc starts a worker and waits for its hello.
+func startProc(cfg workerConfig) (*proc, error) {
+	exe, err := executable()
+	if err != nil {
+		return nil, fmt.Errorf("extractworker: cannot find this executable: %w", err)
+	}
+	cfgText, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Args = []string{os.Args[0]}
+	cmd.Env = append(os.Environ(), envVar+"="+string(cfgText), "GOTRACEBACK=single")
+	p := &proc{cmd: cmd, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if raceEnabled {
+		// Let the race detector's reports from workers reach the test
+		// output.
+		cmd.Stderr = io.MultiWriter(p.stderr, os.Stderr)
+	}
+	// Pipes of our own rather than cmd's: cmd.Wait closes those, and
+	// Wait runs as soon as the process exits, while its last words may
+	// still be in the pipe.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	p.stdin, p.stdout = inW, bufio.NewReaderSize(outR, 64<<10)
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("extractworker: cannot start a worker: %w", err)
+	}
+	p.stdoutFile = outR
+	p.pid = cmd.Process.Pid
+	go func() {
+		cmd.Wait()
+		close(p.exited)
+	}()
+
+	t := time.AfterFunc(helloWait, p.kill)
+	var h hello
+	_, err = readFrame(p.stdout, frameSlack, &h)
+	stopped := t.Stop()
+	switch {
+	case err != nil && !stopped:
+		err = fmt.Errorf("extractworker: the worker did not start within %v", helloWait)
+	case err != nil:
+		p.kill()
+		<-p.exited
+		err = fmt.Errorf("extractworker: the worker did not start: %v%s", err, p.stderr.note())
+	case h.Protocol != protocolVersion:
+		err = fmt.Errorf("extractworker: the worker speaks protocol %d, not %d", h.Protocol, protocolVersion)
+	}
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// kill ends the process (closing its pipes); it may be called at any time.
+func (p *proc) kill() {
+	p.stdin.Close()
+	p.cmd.Process.Kill()
+}
+
+// close kills the process and releases its pipes. Only the holder of the
+// proc (the caller of an exchange, or the Pool for an idle proc) calls it.
+func (p *proc) close() {
+	p.kill()
+	p.stdoutFile.Close()
+}
+
+// alive reports whether the process has not exited yet.
+func (p *proc) alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// exchange sends req and reads the response. A worker that does not answer
+// within timeout plus killGrace is killed. A worker that dies is reported
+// as a Failure, never an error: the caller's query did that. The error is
+// for a worker that was already unusable (its pipe closed before it read
+// anything).
+func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
+	t := time.AfterFunc(timeout+killGrace, func() {
+		p.timedOut.Store(true)
+		p.kill()
+	})
+	defer t.Stop()
+	if err := writeFrame(p.stdin, req, req.blobs()); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("extractworker: the worker is gone: %w", err)
+	}
+	var resp Response
+	blobs, err := readFrame(p.stdout, maxResponse+frameSlack, &resp)
+	if err != nil {
+		p.kill()
+		<-p.exited
+		return &Response{Failure: p.deathFailure(timeout, err)}, nil
+	}
+	resp.Values = blobs
+	return &resp, nil
+}
+
+// deathFailure explains why the worker died during a query.
+func (p *proc) deathFailure(timeout time.Duration, readErr error) *Failure {
+	if p.timedOut.Load() {
+		return TimeoutFailure(timeout)
+	}
+	if errors.Is(readErr, errFrameTooLarge) {
+		return &Failure{Kind: KindLimit, Message: "query results were larger than allowed and were dropped; narrow it"}
+	}
+	msg := p.stderr.String()
+	// Go's own words when it cannot map memory, or grow a stack; a
+	// thread's stack is mapped too (cgo's pthread_create fails then).
+	for _, s := range []string{"out of memory", "cannot allocate memory", "stack exceeds", "stack overflow", "pthread_create failed"} {
+		if strings.Contains(msg, s) {
+			return MemoryFailure()
+		}
+	}
+	if st := p.cmd.ProcessState; st != nil && !st.Exited() {
+		// Killed by a signal we did not send: on Linux, most likely the
+		// out-of-memory killer.
+		return MemoryFailure()
+	}
+	return &Failure{Kind: KindInternal, Message: "query stopped: its worker process failed" + p.stderr.note()}
+}
+
+// tail keeps the first and the last bytes written to it: a worker's
+// stderr, which tells how it died (Go prints "fatal error: out of memory"
+// first, then the stacks).
+type tail struct {
+	mu   sync.Mutex
+	max  int
+	head []byte
+	buf  []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max/4 - len(t.head); room > 0 {
+		t.head = append(t.head, b[:min(room, len(b))]...)
+	}
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+// String returns the first and last bytes written.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.head) + "\n...\n" + string(t.buf)
+}
+
+// note returns the first line the worker printed, for a message.
+func (t *tail) note() string {
+	t.mu.Lock()
+	line, _, _ := bytes.Cut(bytes.TrimSpace(t.head), []byte("\n"))
+	t.mu.Unlock()
+	if len(line) == 0 {
+		return ""
+	}
+	if len(line) > 200 {
+		line = line[:200]
+	}
+	return " (" + string(line) + ")"
+}

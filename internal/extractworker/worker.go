@@ -1,0 +1,141 @@
+package extractworker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/mcplro/lro/internal/jqsandbox"
+)
+
+// envVar marks a worker process; its value is the worker's workerConfig
+// as JSON.
+const envVar = "LRO_EXTRACT_WORKER"
+
+// A process started by a Pool is this same executable with envVar set: it
+// becomes a worker here, before the program's own initialization and main
+// (or a test binary's), and never returns. Every binary that links lro
+// therefore serves as its own worker, with no change to its main.
+func init() {
+	cfg, ok := os.LookupEnv(envVar)
+	if !ok {
+		return
+	}
+	os.Unsetenv(envVar)
+	os.Exit(serve(cfg, os.Stdin, os.Stdout))
+}
+
+// selfKillGrace is how long past a query's deadline a worker ends itself,
+// if its parent has not killed it first (after killGrace).
+const selfKillGrace = 2 * time.Second
+
+// workerConfig is what a worker is told through envVar.
+type workerConfig struct {
+	// MemoryBytes is the memory the worker may map beyond what it had at
+	// start (a hard limit where the platform has one); 0 means none.
+	MemoryBytes uint64 `json:"memory_bytes"`
+	// CacheBytes is the FileCache budget.
+	CacheBytes int64 `json:"cache_bytes"`
+}
+
+// serve runs the worker loop: a request in, a response out, until in is
+// closed. It returns the exit code.
+func serve(cfgText string, in io.Reader, out *os.File) int {
+	var cfg workerConfig
+	if err := json.Unmarshal([]byte(cfgText), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "lro extract worker: bad configuration %q: %v\n", cfgText, err)
+		return 2
+	}
+	// Whatever else prints to stdout must not corrupt the protocol.
+	os.Stdout = os.Stderr
+	if cfg.MemoryBytes > 0 {
+		// The collector works harder as the limit nears, so that garbage
+		// does not reach the hard limit before live data does; below it,
+		// a worker's heap is small and collecting at every doubling would
+		// cost a query a good part of its time.
+		debug.SetMemoryLimit(int64(cfg.MemoryBytes * 7 / 8))
+		debug.SetGCPercent(400)
+		if err := limitMemory(cfg.MemoryBytes); err != nil {
+			fmt.Fprintf(os.Stderr, "lro extract worker: %v\n", err)
+			return 2
+		}
+	}
+	w := bufio.NewWriterSize(out, 64<<10)
+	if writeFrame(w, hello{Protocol: protocolVersion, PID: os.Getpid()}, nil) != nil || w.Flush() != nil {
+		return 1
+	}
+	e := &Engine{Files: NewFileCache(cfg.CacheBytes), Queries: &QueryCache{}}
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		req, err := readRequest(r)
+		if err != nil {
+			if err == io.EOF {
+				return 0 // the parent closed the pipe: we are done
+			}
+			fmt.Fprintf(os.Stderr, "lro extract worker: %v\n", err)
+			return 1
+		}
+		// The parent kills a worker that overruns; should the parent be
+		// gone (killed itself), the worker must not run a stuck builtin
+		// for hours on its own.
+		deadline := req.Limits.Timeout
+		if deadline <= 0 {
+			deadline = jqsandbox.DefaultTimeout
+		}
+		orphan := time.AfterFunc(deadline+selfKillGrace, func() { os.Exit(4) })
+		resp := e.Run(context.Background(), req, workerInput(req))
+		orphan.Stop()
+		if writeFrame(w, resp, resp.Values) != nil || w.Flush() != nil {
+			return 1
+		}
+		if resp.Retire {
+			return 0 // a builtin still runs: the parent replaces this worker
+		}
+	}
+}
+
+// workerInput opens the request's file by its path, and accepts it only if
+// it is the file the parent checked.
+func workerInput(req *Request) Input {
+	return Input{
+		Key:  req.File.Key(),
+		Size: req.File.Size,
+		Open: func() (io.Reader, func(), error) {
+			f, id, err := Open(req.Path)
+			if err != nil {
+				return nil, nil, &Failure{Kind: KindFile, Message: "cannot read the file: " + strings.TrimPrefix(err.Error(), "open ")}
+			}
+			if id != req.File {
+				f.Close()
+				return nil, nil, &Failure{Kind: KindFile, Message: "the file changed while it was being read; try again"}
+			}
+			// Skip the header, as the parent does, so that records are
+			// numbered alike whether they are cached or read.
+			r := bufio.NewReaderSize(f, 64<<10)
+			if err := skipLine(r); err != nil {
+				f.Close()
+				return nil, nil, &Failure{Kind: KindFile, Message: "reading the file: " + err.Error()}
+			}
+			return r, func() { f.Close() }, nil
+		},
+	}
+}
+
+// skipLine reads past the first line of r.
+func skipLine(r *bufio.Reader) error {
+	for {
+		_, err := r.ReadSlice('\n')
+		if err == nil || err == io.EOF {
+			return nil
+		}
+		if err != bufio.ErrBufferFull {
+			return err
+		}
+	}
+}
