@@ -111,11 +111,16 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	default:
 		version = o.opts.schemaVersion
 	}
+	query := set.Query
+	if query != nil && len(*query) > maxCopiedBytes {
+		q := clipCopied(*query)
+		query = &q
+	}
 	// Not HTML-escaped: a query holding '<' or '&' reads as it was typed.
 	header, err := marshalText(OffloadHeader{
 		Type:            HeaderType,
 		Operation:       set.Operation,
-		Query:           set.Query,
+		Query:           query,
 		Count:           len(set.Records),
 		SchemaVersion:   version,
 		Timestamp:       now.UTC().Format("2006-01-02T15:04:05.000Z07:00"),

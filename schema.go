@@ -56,5 +56,9 @@ func topNamespaces(records []json.RawMessage, n int) []string {
 		}
 		return cmp.Compare(a, b)
 	})
-	return names[:min(n, len(names))]
+	names = names[:min(n, len(names))]
+	for i := range names {
+		names[i] = clipCopied(names[i])
+	}
+	return names
 }
