@@ -3,9 +3,7 @@
 package lro
 
 import (
-	"io/fs"
 	"os"
-	"syscall"
 
 	"github.com/mcplro/lro/internal/extractworker"
 )
@@ -22,29 +20,15 @@ func (o *Offloader) openOffload(name string) (*offloadFile, error) {
 	if !ok {
 		return o.openThroughFS(name)
 	}
-	root, err := d.open()
+	file, err := d.Open(name) // a regular file, not a link, non-blocking, the entry checked
 	if err != nil {
 		return nil, err
 	}
-	before, err := root.Lstat(name)
-	if err != nil {
-		return nil, err
-	}
-	if !before.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
-	}
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
+	f := file.(*os.File)
 	id, err := extractworker.Check(f)
 	if err != nil {
 		f.Close()
 		return nil, err
-	}
-	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
 	}
 	return &offloadFile{name: name, f: f, size: id.Size, key: name + "\x00" + id.Key(), id: id, direct: true}, nil
 }

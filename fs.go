@@ -249,7 +249,8 @@ func (d *dirFS) Open(name string) (fs.File, error) {
 	if !before.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
 	}
-	f, err := r.Open(name)
+	// Non-blocking: a FIFO swapped in after the Lstat cannot hang open(2).
+	f, err := r.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// oNonblock opens a file without waiting: a FIFO put in place of an
+// offloaded file cannot hang a read.
+const oNonblock = syscall.O_NONBLOCK
+
 // checkOwner refuses a directory owned by another user, or writable by
 // others; private (the default directory) also refuses one that others
 // may read or enter.

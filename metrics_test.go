@@ -74,7 +74,7 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, int64(2), got["lro.extract.duration count"])
 }
 
-func TestNoMeterProviderRecordsNothing(t *testing.T) {
+func TestOffloadWithoutMeterProvider(t *testing.T) {
 	o := newOffloader(t, nil)
 	_, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: memories(t, 60, lro.DetailFull)})
 	require.NoError(t, err, "the no-op instruments need no provider")

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -220,50 +219,16 @@ func quoteURI(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// openResource opens the regular file name for reading. Unlike FS.Open of
-// the directory FS it opens without blocking, so that a FIFO swapped in
-// after the check cannot hang the read; every FS's file is checked to be
-// regular.
+// openResource opens the regular file name for reading. The directory
+// FS already refuses links and opens without blocking; the file of any
+// other FS is checked to be regular here.
 func (o *Offloader) openResource(name string) (fs.File, error) {
-	var f fs.File
-	var err error
-	if d, ok := o.opts.fs.(*dirFS); ok {
-		f, err = openRegular(d, name)
-	} else {
-		f, err = o.opts.fs.Open(name)
-	}
+	f, err := o.opts.fs.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
-	}
-	return f, nil
-}
-
-// openRegular opens name in d: refused unless it is a regular file (not a
-// link), opened non-blocking, and still the same file once open.
-func openRegular(d *dirFS, name string) (*os.File, error) {
-	r, err := d.open()
-	if err != nil {
-		return nil, err
-	}
-	before, err := r.Lstat(name)
-	if err != nil {
-		d.forget(r, err) // the directory may have been removed or replaced
-		return nil, err
-	}
-	if !before.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
-	}
-	f, err := r.OpenFile(name, os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return nil, err
-	}
-	after, err := f.Stat()
-	if err != nil || !after.Mode().IsRegular() || !os.SameFile(before, after) {
 		f.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
 	}

@@ -268,17 +268,16 @@ func TestReadResourceRefuses(t *testing.T) {
 	assert.ErrorContains(t, err, "does not name an offloaded file of this server")
 }
 
-func TestOpenRegularSwap(t *testing.T) {
-	// openRegular's checks, on the directory FS: the entry checked is the
-	// file opened.
+func TestOpenResourceOnDirFS(t *testing.T) {
+	// The directory FS opens an offloaded file, and says when it is gone.
 	o := resourceOffloader(t)
 	d := o.opts.fs.(*dirFS)
 	name := fileName(o.cfg.FilePrefix, "x", ourID(o, time.Now()))
 	require.NoError(t, os.WriteFile(d.Path(name), []byte("{}\n"), 0o600))
-	f, err := openRegular(d, name)
+	f, err := o.openResource(name)
 	require.NoError(t, err)
 	f.Close()
-	_, err = openRegular(d, "missing")
+	_, err = o.openResource("missing")
 	assert.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
 }
 

@@ -71,13 +71,6 @@ func (s *sessionBudget) end(session string) {
 	}
 }
 
-// len returns how many sessions are counted.
-func (s *sessionBudget) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.used)
-}
-
 // EndSession forgets what the session budget counted for session, when
 // the MCP session ends. The adapters of this module call it; an adapter
 // for another host should too (the state is bounded regardless).
