@@ -9,6 +9,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 )
 
@@ -144,23 +145,30 @@ func skipSpace(data []byte, i int) int {
 }
 
 // skipString returns the index just past the string that starts at data[i].
+// It looks at eight bytes at a time while none is a quote or a backslash
+// (as validString does): most strings of a result are short, and a call of
+// bytes.IndexByte per string cost more than the scan.
 func skipString(data []byte, i int) int {
 	i++ // opening quote
 	for {
-		j := bytes.IndexByte(data[i:], '"')
-		if j < 0 {
+		for i+8 <= len(data) {
+			w := binary.LittleEndian.Uint64(data[i:])
+			q, b := w^(lows*'"'), w^(lows*'\\')
+			if ((q-lows)&^q|(b-lows)&^b)&highs != 0 {
+				break
+			}
+			i += 8
+		}
+		for i < len(data) && data[i] != '"' && data[i] != '\\' {
+			i++
+		}
+		switch {
+		case i >= len(data):
 			return len(data)
+		case data[i] == '"':
+			return i + 1
 		}
-		i += j
-		// The quote is escaped when an odd number of backslashes precede it.
-		n := 0
-		for k := i - 1; k >= 0 && data[k] == '\\'; k-- {
-			n++
-		}
-		i++
-		if n%2 == 0 {
-			return i
-		}
+		i += 2 // an escape: the next byte is never the end
 	}
 }
 
@@ -199,5 +207,131 @@ func skipValue(data []byte, i int) int {
 			i++
 		}
 		return i
+	}
+}
+
+// EachElement calls yield with each element of the JSON array in data, in
+// order, until yield returns false. Unlike Elements it holds nothing per
+// element, so that an array of a million tiny values costs no memory.
+func EachElement(data []byte, yield func(el []byte) bool) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return ErrNotArray
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return nil
+	}
+	for i < len(data) {
+		end := skipValue(data, i)
+		if !yield(data[i:end]) {
+			return nil
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] == ']' {
+			return nil
+		}
+		i = skipSpace(data, i+1) // past ','
+	}
+	return nil
+}
+
+// Element is one element of an array, found by EachPairElement: Value,
+// and when Value is an object of exactly the two members asked for, A and
+// B, their values.
+type Element struct {
+	Value []byte
+	A, B  []byte
+	Pair  bool
+}
+
+// EachPairElement is EachElement that also tells, for each element,
+// whether it is an object of exactly the members a and b (in either
+// order), and their values: it reads each element once, where EachElement
+// and Pair would read it twice.
+func EachPairElement(data []byte, a, b string, yield func(Element) bool) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return ErrNotArray
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return nil
+	}
+	for i < len(data) {
+		var el Element
+		end := 0
+		if data[i] == '{' {
+			el, end = pairObject(data, i, a, b)
+		} else {
+			end = skipValue(data, i)
+		}
+		el.Value = data[i:end]
+		if !yield(el) {
+			return nil
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] == ']' {
+			return nil
+		}
+		i = skipSpace(data, i+1) // past ','
+	}
+	return nil
+}
+
+// pairObject reads the object at data[i] member by member, and returns
+// the index just past it with what it found of the members a and b.
+func pairObject(data []byte, i int, a, b string) (Element, int) {
+	var el Element
+	start := i
+	i = skipSpace(data, i+1)
+	n := 0
+	for {
+		var f Field
+		if f, i = nextField(data, i); f.Key == nil {
+			break
+		}
+		n++
+		switch {
+		case string(f.Key) == a && el.A == nil:
+			el.A = f.Value
+		case string(f.Key) == b && el.B == nil:
+			el.B = f.Value
+		}
+	}
+	if i >= len(data) || data[i] != '}' {
+		// Not where a member list ends: leave it to skipValue.
+		return Element{}, skipValue(data, start)
+	}
+	el.Pair = n == 2 && el.A != nil && el.B != nil
+	if !el.Pair {
+		el.A, el.B = nil, nil
+	}
+	return el, i + 1
+}
+
+// Pair returns the values of the JSON object in data when it has exactly
+// the two members a and b, in either order, and ok == false otherwise. It
+// reads the object once, which matters when called once per record.
+func Pair(data []byte, a, b string) (va, vb []byte, ok bool) {
+	i, err := objectStart(data)
+	if err != nil {
+		return nil, nil, false
+	}
+	for n := 0; ; n++ {
+		var f Field
+		if f, i = nextField(data, i); f.Key == nil {
+			return va, vb, n == 2 && va != nil && vb != nil
+		}
+		switch {
+		case n >= 2:
+			return nil, nil, false
+		case string(f.Key) == a && va == nil:
+			va = f.Value
+		case string(f.Key) == b && vb == nil:
+			vb = f.Value
+		default:
+			return nil, nil, false
+		}
 	}
 }

@@ -2,6 +2,8 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,6 +98,45 @@ func FuzzValid(f *testing.F) {
 	})
 }
 
+// FuzzValidFields: ValidFields agrees with Valid, and its members are
+// those Fields finds.
+func FuzzValidFields(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"b",{"c":null}],"d":{}, "e" : "x" }`, `{}`, `[1]`, `{"a"}`, ` {"k\"":1} `, `{"a":{"b":1},"c":[[]]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		data := []byte(s)
+		fields, ok := ValidFields(data)
+		if ok != Valid(data) {
+			t.Fatalf("%q: ValidFields says %v, Valid %v", s, ok, !ok)
+		}
+		if !ok {
+			return
+		}
+		var want []Field
+		if Fields(data, func(f Field) bool { want = append(want, f); return true }) != nil {
+			if fields != nil {
+				t.Fatalf("%q: not an object, yet %d fields", s, len(fields))
+			}
+			return
+		}
+		if len(want) > maxTopFields {
+			if fields != nil {
+				t.Fatalf("%q: %d fields, over the bound", s, len(fields))
+			}
+			return
+		}
+		if len(fields) != len(want) {
+			t.Fatalf("%q: %d fields, Fields finds %d", s, len(fields), len(want))
+		}
+		for i := range want {
+			if string(fields[i].Key) != string(want[i].Key) || string(fields[i].Value) != string(want[i].Value) {
+				t.Fatalf("%q: field %d is %q:%q, Fields finds %q:%q", s, i, fields[i].Key, fields[i].Value, want[i].Key, want[i].Value)
+			}
+		}
+	})
+}
+
 func BenchmarkValid(b *testing.B) {
 	rec := []byte(`{"id":"01KAQ7Z8M3V4W9X2Y5B6C7D8E9","memory_type":"semantic","title":"Caching strategy for session tokens","namespace":"_semantic/architecture","tags":["caching","security"],"created":"2024-03-01T10:00:00Z","content":"Session tokens are cached in Redis with a TTL matching the token lifetime so that revocation is immediate.","provenance":{"confidence":0.87,"trust_level":"verified"},"temporal":{"decay":{"model":"exponential","half_life_days":90,"strength":0.93}}}`)
 	b.Run("jsonscan", func(b *testing.B) {
@@ -114,4 +155,23 @@ func BenchmarkValid(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestValidFieldsOfAWideObject(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range maxTopFields + 1 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	b.WriteString("}")
+	fields, ok := ValidFields([]byte(b.String()))
+	assert.True(t, ok)
+	assert.Nil(t, fields, "too wide: left to Fields")
+	fields, ok = ValidFields([]byte(`{"a":1,"b":[2]}`))
+	assert.True(t, ok)
+	require.Len(t, fields, 2)
+	assert.Equal(t, "[2]", string(fields[1].Value))
 }

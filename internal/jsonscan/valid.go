@@ -22,15 +22,53 @@ var stringStop = func() (t [256]bool) {
 // strings is accepted there too). It is several times faster: a table-driven
 // scan with an explicit stack instead of a state function per byte, which
 // matters because every offloaded record is checked.
-func Valid(data []byte) bool {
+func Valid(data []byte) bool { return valid(data, nil) }
+
+// maxTopFields is how many members of an object ValidFields returns; a
+// wider one is left to Fields.
+const maxTopFields = 256
+
+// ValidFields is Valid that also returns the members of data when it is an
+// object of at most a few hundred members, as Fields would yield them:
+// found in the same pass, so that a caller needs no second one to find
+// them. fields is nil for anything else.
+func ValidFields(data []byte) (fields []Field, ok bool) {
+	tf := &topFields{fields: []Field{}}
+	if !valid(data, tf) {
+		return nil, false
+	}
+	if tf.over {
+		return nil, true
+	}
+	return tf.fields, true
+}
+
+// topFields collects the members of the outermost object during valid.
+type topFields struct {
+	fields []Field
+	over   bool // more than maxTopFields
+	key    []byte
+	start  int // where the pending member's value starts; -1: none, -2: at the next value
+}
+
+func valid(data []byte, tf *topFields) bool {
 	var buf [64]byte
 	stack := buf[:0] // the closing byte of each open container
 	i := 0
+	if tf != nil {
+		tf.start = -1
+		if j := skipSpace(data, 0); j >= len(data) || data[j] != '{' {
+			tf.fields, tf = nil, nil // not an object: nothing to collect
+		}
+	}
 	for {
 		// A value is expected at i.
 		i = skipSpace(data, i)
 		if i >= len(data) {
 			return false
+		}
+		if tf != nil && tf.start == -2 {
+			tf.start = i
 		}
 		ok := true
 		switch c := data[i]; {
@@ -41,8 +79,12 @@ func Valid(data []byte) bool {
 				break
 			}
 			stack = append(stack, '}')
+			keyAt := i
 			if i, ok = member(data, i); !ok {
 				return false
+			}
+			if tf != nil && len(stack) == 1 {
+				tf.pending(data, keyAt, i)
 			}
 			continue
 		case c == '[':
@@ -71,6 +113,9 @@ func Valid(data []byte) bool {
 		}
 		// After a value: close containers or move to the next element.
 		for {
+			if tf != nil && len(stack) == 1 && tf.start >= 0 {
+				tf.add(data, i)
+			}
 			i = skipSpace(data, i)
 			if len(stack) == 0 {
 				return i == len(data)
@@ -89,13 +134,34 @@ func Valid(data []byte) bool {
 			}
 			i++
 			if top == '}' {
-				if i, ok = member(data, skipSpace(data, i)); !ok {
+				keyAt := skipSpace(data, i)
+				if i, ok = member(data, keyAt); !ok {
 					return false
+				}
+				if tf != nil && len(stack) == 1 {
+					tf.pending(data, keyAt, i)
 				}
 			}
 			break
 		}
 	}
+}
+
+// pending notes the member whose key starts at keyAt and whose colon ends
+// before i: its value comes next.
+func (t *topFields) pending(data []byte, keyAt, i int) {
+	end := skipString(data, keyAt)
+	t.key, t.start = data[keyAt+1:end-1], -2
+}
+
+// add records the pending member, whose value ends at i.
+func (t *topFields) add(data []byte, i int) {
+	if len(t.fields) < maxTopFields {
+		t.fields = append(t.fields, Field{Key: t.key, Value: data[t.start:i]})
+	} else {
+		t.over = true
+	}
+	t.start = -1
 }
 
 // member checks `"key" :` at i and returns the index after the colon.
