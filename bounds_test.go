@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,61 @@ func TestHugeStringsAreNotCopied(t *testing.T) {
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": out.Response.FilePath, "query": ".id"})
 	require.NoError(t, err, "lro_extract reads the file")
 	assert.Equal(t, 60, strings.Count(text, "\n"), "one id a record")
+}
+
+// TestHugeNamesAndExtrasAreNotCopied: field names of 1 MB (in the records,
+// as a section's path), a 4 MB extra field and a record of ten thousand
+// fields leave the descriptor small; the file holds them all.
+func TestHugeNamesAndExtrasAreNotCopied(t *testing.T) {
+	long := strings.Repeat("f", 1<<20)
+	t.Run("engine", func(t *testing.T) {
+		o := newOffloader(t, nil)
+		wideRec := map[string]int{}
+		for i := range 10000 {
+			wideRec["k"+strings.Repeat("0", i%7)+string(rune('a'+i%26))+strings.Repeat("z", i/26%50)] = i
+		}
+		var recs []json.RawMessage
+		for i := range 50 {
+			r, _ := json.Marshal(map[string]any{long: i, "id": i})
+			recs = append(recs, r)
+		}
+		w, _ := json.Marshal(wideRec)
+		recs = append(recs, w)
+		extra := map[string]json.RawMessage{
+			"total": json.RawMessage(`51`),
+			"blob":  json.RawMessage(`"` + strings.Repeat("b", 4<<20) + `"`),
+			long:    json.RawMessage(`1`),
+		}
+		out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "dump", Generic: true, Records: recs, Extra: extra, Tokens: 1 << 22})
+		require.NoError(t, err)
+		require.Equal(t, lro.Offloaded, out.Action)
+		b, err := json.Marshal(out.Response)
+		require.NoError(t, err)
+		assert.Less(t, len(b), 16<<10, "the descriptor stays small")
+		assert.JSONEq(t, `51`, string(out.Response.Summary.Extra["total"]), "small fields are copied whole")
+		assert.Contains(t, string(out.Response.Summary.Extra["blob"]), "4194306 bytes, not copied")
+		assert.Equal(t, 51, countLines(t, out.Response.FilePath)-1)
+	})
+	t.Run("middleware", func(t *testing.T) {
+		o := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
+		var rows []string
+		for i := range 300 {
+			rows = append(rows, `{"id":`+strings.Repeat("1", 1+i%5)+`,"v":"`+strings.Repeat("x", 40)+`"}`)
+		}
+		payload := `{"` + long + `":[` + strings.Join(rows, ",") + `],"` + long + `x":[` + strings.Join(rows, ",") + `]}`
+		res := mcp.NewToolResultText(payload)
+		h := o.Middleware()(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "dump"
+		out, err := h(context.Background(), req)
+		require.NoError(t, err)
+		text := out.Content[0].(mcp.TextContent).Text
+		assert.Less(t, len(text), 16<<10, "the descriptor stays small")
+		var d lro.OffloadResponse
+		require.NoError(t, json.Unmarshal([]byte(text), &d))
+		require.True(t, d.Offloaded)
+		assert.LessOrEqual(t, len(d.Section), 131)
+		require.Len(t, d.Sections, 1)
+		assert.Equal(t, 300, d.Sections[0].Count)
+	})
 }

@@ -198,6 +198,10 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 	if d.Mode == DeliveryTruncate {
 		return o.respond(res, doc, &l, o.truncateInline(sets, &l, beside), call, d, sets[0]), true, nil
 	}
+	if c := o.opts.dir.resultCap(); c > 0 && doc.size() > c {
+		err := fmt.Errorf("%w: it is %d bytes and the cap is %d", ErrResultTooLarge, doc.size(), c)
+		return o.respond(res, doc, &l, o.refuse(ctx, sets, &l, beside, err), call, d, sets[0]), true, nil
+	}
 	out, err := o.offloadSections(ctx, sets, &l, beside)
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
@@ -225,7 +229,7 @@ func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (
 		return res, false, nil
 	}
 	var b bytes.Buffer
-	writeArray(&b, rawElements(records))
+	writeArray(&b, records)
 	return Result{Content: []Content{TextContent(b.String())}}, true, nil
 }
 
@@ -237,7 +241,7 @@ func (o *Offloader) sessionBudgeted(call Call) bool {
 // serveCollected offloads the set a handler handed to Collect.
 func (o *Offloader) serveCollected(ctx context.Context, call Call, res Result, set ResultSet, records []json.RawMessage, scores []float64, tokens int, promised bool) (Result, bool, error) {
 	set.Records, set.Scores, set.Tokens, set.Validated = records, scores, tokens, true
-	l := layout{root: []byte("[]"), sections: []section{{found: found{records: records, elements: rawElements(records)}}}}
+	l := layout{root: []byte("[]"), sections: []section{{found: found{src: sliceRecords{lines: records}}}}}
 	// The handler's own result is a rendering of the set, or a
 	// placeholder: all of it is replaced.
 	doc := document{replace: make([]int, len(res.Content))}

@@ -60,7 +60,7 @@ func Collect[T any](ctx context.Context, records []T, scores []float64) bool {
 		}
 		raw[i] = b
 	}
-	tokens := c.o.estimateRecords(raw)
+	tokens := c.o.estimateRecords(sliceRecords{lines: raw})
 	promise := c.o.cfg.IsEnabled() && !c.o.closed.Load() && tokens > c.threshold
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -72,32 +72,33 @@ func compactGuidance(native, linked, lines bool) string {
 // record larger than the whole budget is shown cut, so that the model
 // still sees what a record looks like.
 func (o *Offloader) preview(set ResultSet, budget int) string {
-	if budget <= 0 || len(set.Records) == 0 {
+	src := set.source()
+	if budget <= 0 || src.count() == 0 {
 		return ""
 	}
 	var body bytes.Buffer
 	shown, used := 0, 0
-	for _, r := range set.Records {
-		t := o.EstimateTokens(r) + 1
+	_ = src.each(func(i int, r *record) bool {
+		t := o.EstimateTokens(r.line) + 1
 		if used+t > budget {
-			break
+			if i == 0 {
+				n := min(len(r.line), 4*budget)
+				body.Write(bytes.ToValidUTF8(r.line[:n], nil))
+				body.WriteString(" [cut]\n")
+			}
+			return false
 		}
-		body.Write(r)
+		body.Write(r.line)
 		body.WriteByte('\n')
 		used += t
 		shown++
-	}
-	if shown == 0 {
-		r := set.Records[0]
-		n := min(len(r), 4*budget)
-		body.Write(bytes.ToValidUTF8(r[:n], nil))
-		body.WriteString(" [cut]\n")
-	}
+		return true
+	})
 	noun := "records"
 	if isLines(set) {
 		noun = "lines"
 	}
-	return fmt.Sprintf("Preview: the first %d of %d %s of the file (line 2 on); it holds them all.\n%s", max(shown, 1), len(set.Records), noun, body.String())
+	return fmt.Sprintf("Preview: the first %d of %d %s of the file (line 2 on); it holds them all.\n%s", max(shown, 1), src.count(), noun, body.String())
 }
 
 // truncateInline is the response of DeliveryTruncate: as many leading
@@ -107,18 +108,14 @@ func (o *Offloader) truncateInline(sets []ResultSet, l *layout, beside int) Outc
 	var kept []int
 	if len(sets) == 1 {
 		s := sets[0]
-		sent := s.sent
-		if sent == nil {
-			sent = rawElements(s.Records)
-		}
-		kept = []int{o.leading(sent, o.cfg.ThresholdTokens-s.overhead)}
+		kept = []int{o.leading(s.source(), o.cfg.ThresholdTokens-o.overhead(s))}
 	} else {
 		kept = o.fit(l, beside)
 	}
 	n, count, tokens := 0, 0, 0
 	for i, s := range sets {
 		n += kept[i]
-		count += len(s.Records)
+		count += s.count()
 		tokens += s.Tokens
 	}
 	notice := fmt.Sprintf("lro: this result is cut to its first %d of %d records (about %d tokens in all) to fit the context; "+
@@ -128,5 +125,8 @@ func (o *Offloader) truncateInline(sets []ResultSet, l *layout, beside int) Outc
 
 // isLines reports whether set holds the lines of a text result.
 func isLines(set ResultSet) bool {
+	if _, ok := set.src.(*lineRecords); ok {
+		return true
+	}
 	return set.Generic && len(set.Records) > 0 && bytes.HasPrefix(set.Records[0], []byte(`{"line":`))
 }

@@ -12,12 +12,13 @@ import (
 // and embedded text resources. Images, audio and other items are never
 // part of it; they stay as they are.
 type document struct {
-	data       []byte   // what the records are found in
-	isJSON     bool     // data is valid JSON
-	tokens     int      // the estimate judged against the threshold
-	replace    []int    // the content items the descriptor takes the place of
-	items      []string // when each text item is a record: their texts
-	structured bool     // the structured content is replaced too
+	data       []byte           // what the records are found in
+	isJSON     bool             // data is valid JSON
+	fields     []jsonscan.Field // the members of data, an object, when validating found them
+	tokens     int              // the estimate judged against the threshold
+	replace    []int            // the content items the descriptor takes the place of
+	items      []string         // when each text item is a record: their texts
+	structured bool             // the structured content is replaced too
 }
 
 // smallItemBytes is the size under which a text item beside a larger one
@@ -99,13 +100,11 @@ func (o *Offloader) documentOf(res Result) (document, bool) {
 }
 
 func (o *Offloader) textDocument(text string, replace []int) document {
-	data := bytesOf(text)
-	return document{
-		data:    data,
-		isJSON:  looksJSON(text) && jsonscan.Valid(data),
-		tokens:  o.EstimateTokens(data),
-		replace: replace,
+	d := document{data: bytesOf(text), tokens: o.EstimateTokens(bytesOf(text)), replace: replace}
+	if looksJSON(text) {
+		d.fields, d.isJSON = jsonscan.ValidFields(d.data)
 	}
+	return d
 }
 
 func (o *Offloader) structuredDocument(res Result, idx []int) (document, bool) {
@@ -113,8 +112,10 @@ func (o *Offloader) structuredDocument(res Result, idx []int) (document, bool) {
 	serialized := false
 	for _, i := range idx {
 		t := res.Content[i].Text
-		if !serialized && looksJSON(t) && jsonscan.Valid(bytesOf(t)) {
-			serialized = true
+		if !serialized && looksJSON(t) {
+			d.fields, serialized = jsonscan.ValidFields(bytesOf(t))
+		}
+		if serialized && d.data == nil {
 			d.data, d.isJSON = bytesOf(t), true
 			d.tokens += o.EstimateTokens(d.data)
 			d.replace = append(d.replace, i)
@@ -141,9 +142,19 @@ func (o *Offloader) structuredDocument(res Result, idx []int) (document, bool) {
 		}
 		s = b
 	}
-	d.data, d.isJSON = s, jsonscan.Valid(s)
+	d.fields, d.isJSON = jsonscan.ValidFields(s)
+	d.data = s
 	d.tokens += o.EstimateTokens(s)
 	return d, true
+}
+
+// size is the bytes of the document.
+func (d document) size() int64 {
+	n := int64(len(d.data))
+	for _, t := range d.items {
+		n += int64(len(t))
+	}
+	return n
 }
 
 // layoutOf finds the records of a document.
@@ -156,5 +167,5 @@ func (d document) layoutOf(recordsField string) layout {
 		}
 		return layout{items: true, sections: []section{{found: f, bytes: size}}}
 	}
-	return findLayout(d.data, d.isJSON, recordsField)
+	return findLayout(d.data, d.isJSON, d.fields, recordsField)
 }

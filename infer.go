@@ -70,41 +70,65 @@ const (
 )
 
 func inferShape(records []json.RawMessage) *shape {
-	s := &shape{fields: make(map[string]*field)}
+	s := newShape()
 	for _, r := range records[:min(len(records), inferSample)] {
-		s.n++
-		t := jsonType(r)
-		switch {
-		case s.kind == "":
-			s.kind = t
-		case s.kind != t && numeric(s.kind) && numeric(t):
-			s.kind = "number"
-		case s.kind != t:
-			s.kind = "mixed"
+		s.add(r)
+	}
+	return s
+}
+
+func newShape() *shape { return &shape{fields: make(map[string]*field)} }
+
+// Bounds on what inference copies into a descriptor: a field name longer
+// than maxFieldName is left out of the schema and the recipes (they still
+// hold the records whole; lro_extract reads every field), and so is any
+// field past the first maxFields of a record type.
+const (
+	maxFieldName = 128
+	maxFields    = 64
+)
+
+// add learns one record.
+func (s *shape) add(r []byte) {
+	s.n++
+	t := jsonType(r)
+	switch {
+	case s.kind == "":
+		s.kind = t
+	case s.kind != t && numeric(s.kind) && numeric(t):
+		s.kind = "number"
+	case s.kind != t:
+		s.kind = "mixed"
+	}
+	if t != "object" {
+		return
+	}
+	_ = jsonscan.Fields(r, func(kv jsonscan.Field) bool {
+		if len(kv.Key) > maxFieldName {
+			return true
 		}
-		if t != "object" {
-			continue
-		}
-		_ = jsonscan.Fields(r, func(kv jsonscan.Field) bool {
+		f := s.fields[string(kv.Key)] // found without allocating, when the key has no escapes
+		if f == nil {
 			name, ok := decodeKey(kv.Key)
 			if !ok {
 				return true
 			}
-			f := s.fields[name]
-			if f == nil {
+			if f = s.fields[name]; f == nil {
+				if len(s.fields) >= maxFields {
+					return true
+				}
 				f = &field{name: name, types: map[string]int{}, values: map[string]*int{}, distinct: map[uint64]struct{}{}}
 				s.fields[name] = f
 				s.order = append(s.order, name)
 			}
-			if f.last != s.n {
-				f.seen++
-				f.last = s.n
-			}
-			f.add(kv.Value)
-			return true
-		})
-	}
-	return s
+		}
+		if f.last != s.n {
+			f.seen++
+			f.last = s.n
+		}
+		f.add(kv.Value)
+		return true
+	})
 }
 
 func numeric(t string) bool { return t == "integer" || t == "number" }
@@ -132,6 +156,11 @@ func (f *field) add(v []byte) {
 		if !first && f.values == nil && f.distinct == nil {
 			return
 		}
+		if len(v) > 6*maxValueLen+2 {
+			// Too long to count, however it is escaped: never decoded.
+			f.values, f.distinct = nil, nil
+			return
+		}
 		if str, ok := jsonscan.String(v); ok {
 			text, countable = str, true
 		} else {
@@ -143,11 +172,12 @@ func (f *field) add(v []byte) {
 	case "integer", "boolean":
 		text, countable = v, len(v) <= maxValueLen
 	case "array":
-		if el, err := jsonscan.Elements(v); err == nil && len(el) > 0 && jsonType(el[0]) == "string" {
-			f.elemStr = true
-		}
+		_ = jsonscan.EachElement(v, func(el []byte) bool {
+			f.elemStr = jsonType(el) == "string"
+			return false // the first element says
+		})
 	}
-	if first {
+	if first && len(text) <= maxValueLen {
 		f.first = string(text)
 	}
 	if !countable {

@@ -260,7 +260,7 @@ func TestInferredRecipes(t *testing.T) {
 // otherParams returns values for r's parameters that are not the defaults
 // and that match something, typed as a caller of lro_extract may send
 // them: numbers for line numbers, the field's own type for its values.
-func otherParams(t *testing.T, set recordSet, recs []record, r Recipe) map[string]any {
+func otherParams(t *testing.T, set recordSet, recs []decodedRecord, r Recipe) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	for _, p := range r.Params {
@@ -292,13 +292,13 @@ func otherParams(t *testing.T, set recordSet, recs []record, r Recipe) map[strin
 	return out
 }
 
-type record struct {
+type decodedRecord struct {
 	raw json.RawMessage
 	v   any
 }
 
-func decodeAll(t *testing.T, raws []json.RawMessage) []record {
-	out := make([]record, len(raws))
+func decodeAll(t *testing.T, raws []json.RawMessage) []decodedRecord {
+	out := make([]decodedRecord, len(raws))
 	for i, r := range raws {
 		out[i].raw = r
 		require.NoError(t, json.Unmarshal(r, &out[i].v))
@@ -381,7 +381,7 @@ func undisplay(name string) string {
 
 // checkAnswer compares what a recipe printed with the answer computed from
 // the records. nonEmpty asks for an answer that is not empty.
-func checkAnswer(t *testing.T, set recordSet, recs []record, r Recipe, params map[string]string, nonEmpty bool, got []string) {
+func checkAnswer(t *testing.T, set recordSet, recs []decodedRecord, r Recipe, params map[string]string, nonEmpty bool, got []string) {
 	t.Helper()
 	var want []any // JSON results
 	var wantLines []string
@@ -391,7 +391,7 @@ func checkAnswer(t *testing.T, set recordSet, recs []record, r Recipe, params ma
 		require.NoError(t, err)
 		return n
 	}
-	field := func(rec record, name string) any { return rec.v.(map[string]any)[name] }
+	field := func(rec decodedRecord, name string) any { return rec.v.(map[string]any)[name] }
 	d := r.Description
 	var m []string
 	matches := func(re *regexp.Regexp) bool { m = re.FindStringSubmatch(d); return m != nil }
@@ -412,32 +412,32 @@ func checkAnswer(t *testing.T, set recordSet, recs []record, r Recipe, params ma
 		}
 		want = []any{orEmpty(sample)}
 	case (d == "Search records for $keyword" || d == "Search all fields for $keyword"):
-		want = where(recs, func(rec record) bool { return matchScalars(kw, rec.v) })
+		want = where(recs, func(rec decodedRecord) bool { return matchScalars(kw, rec.v) })
 	case d == "Count records matching $keyword":
-		want = []any{float64(len(where(recs, func(rec record) bool { return matchScalars(kw, rec.v) })))}
+		want = []any{float64(len(where(recs, func(rec decodedRecord) bool { return matchScalars(kw, rec.v) })))}
 	case d == "Show records without $keyword":
-		want = where(recs, func(rec record) bool { return !kw.MatchString(rec.v.(string)) })
+		want = where(recs, func(rec decodedRecord) bool { return !kw.MatchString(rec.v.(string)) })
 	case d == "Count records by JSON type":
-		want = []any{groupCount(recs, "type", func(rec record) any { return jqType(rec.v) })}
+		want = []any{groupCount(recs, "type", func(rec decodedRecord) any { return jqType(rec.v) })}
 	case d == "Count records per field":
-		var keys []record
+		var keys []decodedRecord
 		for _, rec := range recs {
 			if m, ok := rec.v.(map[string]any); ok {
 				for _, k := range sortedKeys(m) {
-					keys = append(keys, record{v: k})
+					keys = append(keys, decodedRecord{v: k})
 				}
 			}
 		}
-		want = []any{groupCount(keys, "field", func(rec record) any { return rec.v })}
+		want = []any{groupCount(keys, "field", func(rec decodedRecord) any { return rec.v })}
 	case d == "Show records that have field $field":
-		want = where(recs, func(rec record) bool {
+		want = where(recs, func(rec decodedRecord) bool {
 			m, _ := rec.v.(map[string]any)
 			_, ok := m[params["field"]]
 			return ok
 		})
 	case d == "Show the 10 largest records":
 		// tostring is the compact record, or a string itself.
-		want = []any{top10(recs, func(rec record) any {
+		want = []any{top10(recs, func(rec decodedRecord) any {
 			if s, ok := rec.v.(string); ok {
 				return float64(utf8.RuneCountInString(s))
 			}
@@ -451,12 +451,12 @@ func checkAnswer(t *testing.T, set recordSet, recs []record, r Recipe, params ma
 		}
 		want = []any{float64(len(distinct))}
 	case d == "Show the 10 most common values":
-		counts := groupCount(recs, "value", func(rec record) any { return rec.v })
-		want = []any{top10(asRecords(counts), func(rec record) any { return rec.v.(map[string]any)["count"] }, true)}
+		counts := groupCount(recs, "value", func(rec decodedRecord) any { return rec.v })
+		want = []any{top10(asRecords(counts), func(rec decodedRecord) any { return rec.v.(map[string]any)["count"] }, true)}
 	case d == "Show the 10 longest records":
-		want = []any{top10(recs, func(rec record) any { return float64(utf8.RuneCountInString(rec.v.(string))) }, true)}
+		want = []any{top10(recs, func(rec decodedRecord) any { return float64(utf8.RuneCountInString(rec.v.(string))) }, true)}
 	case d == "Show the 10 highest" || d == "Show the 10 lowest":
-		want = []any{top10(recs, func(rec record) any { return rec.v }, d == "Show the 10 highest")}
+		want = []any{top10(recs, func(rec decodedRecord) any { return rec.v }, d == "Show the 10 highest")}
 	case d == "Search lines for $keyword":
 		wantLines = numberedLines(recs, func(l textLine) bool { return kw.MatchString(l.text) })
 	case d == "Print lines without $keyword":
@@ -473,13 +473,13 @@ func checkAnswer(t *testing.T, set recordSet, recs []record, r Recipe, params ma
 	case d == "Print the last 20 lines":
 		wantLines = numberedLines(recs[max(0, len(recs)-20):], func(textLine) bool { return true })
 	case d == "Print the 10 longest lines":
-		for _, v := range top10(recs, func(rec record) any { return float64(utf8.RuneCountInString(field(rec, "text").(string))) }, true) {
+		for _, v := range top10(recs, func(rec decodedRecord) any { return float64(utf8.RuneCountInString(field(rec, "text").(string))) }, true) {
 			m := v.(map[string]any)
 			wantLines = append(wantLines, fmt.Sprintf("%v: %v", m["line"], m["text"]))
 		}
 	case d == "Show the 10 most repeated lines":
-		counts := groupCount(recs, "text", func(rec record) any { return field(rec, "text") })
-		want = []any{top10(asRecords(counts), func(rec record) any { return rec.v.(map[string]any)["count"] }, true)}
+		counts := groupCount(recs, "text", func(rec decodedRecord) any { return field(rec, "text") })
+		want = []any{top10(asRecords(counts), func(rec decodedRecord) any { return rec.v.(map[string]any)["count"] }, true)}
 	case matches(onlyRE):
 		names := strings.Split(m[1], ", ")
 		for _, rec := range recs {
@@ -495,10 +495,10 @@ func checkAnswer(t *testing.T, set recordSet, recs []record, r Recipe, params ma
 		}
 	case matches(searchRE):
 		name := undisplay(m[1])
-		want = where(recs, func(rec record) bool { return kw.MatchString(field(rec, name).(string)) })
+		want = where(recs, func(rec decodedRecord) bool { return kw.MatchString(field(rec, name).(string)) })
 	case matches(filterRE):
 		name := undisplay(m[1])
-		want = where(recs, func(rec record) bool { return jqString1(field(rec, name)) == params["value"] })
+		want = where(recs, func(rec decodedRecord) bool { return jqString1(field(rec, name)) == params["value"] })
 		nonEmpty = true // the default is a real value
 	case matches(countRE):
 		name := undisplay(m[1])
@@ -506,13 +506,13 @@ func checkAnswer(t *testing.T, set recordSet, recs []record, r Recipe, params ma
 		if name == "count" {
 			key = "value"
 		}
-		want = []any{groupCount(recs, key, func(rec record) any { return field(rec, name) })}
+		want = []any{groupCount(recs, key, func(rec decodedRecord) any { return field(rec, name) })}
 	case matches(tagRE):
 		name := undisplay(m[1])
-		want = where(recs, func(rec record) bool { return slices.Contains(field(rec, name).([]any), any(params["value"])) })
+		want = where(recs, func(rec decodedRecord) bool { return slices.Contains(field(rec, name).([]any), any(params["value"])) })
 	case matches(topRE):
 		name := undisplay(m[1])
-		want = []any{top10(recs, func(rec record) any { return field(rec, name) }, true)}
+		want = []any{top10(recs, func(rec decodedRecord) any { return field(rec, name) }, true)}
 	case matches(statsRE):
 		var xs []float64
 		for _, rec := range recs {
@@ -560,7 +560,7 @@ func checkAnswer(t *testing.T, set recordSet, recs []record, r Recipe, params ma
 	assert.Equal(t, orEmpty(want), gotValues, "%s with %v", d, params)
 }
 
-func vals(recs []record) []any {
+func vals(recs []decodedRecord) []any {
 	out := []any{}
 	for _, r := range recs {
 		out = append(out, r.v)
@@ -582,15 +582,15 @@ func orEmptyStrings(v []string) []string {
 	return v
 }
 
-func asRecords(vs []any) []record {
-	out := make([]record, len(vs))
+func asRecords(vs []any) []decodedRecord {
+	out := make([]decodedRecord, len(vs))
 	for i, v := range vs {
 		out[i].v = v
 	}
 	return out
 }
 
-func where(recs []record, keep func(record) bool) []any {
+func where(recs []decodedRecord, keep func(decodedRecord) bool) []any {
 	var out []any
 	for _, r := range recs {
 		if keep(r) {
@@ -605,7 +605,7 @@ type textLine struct {
 	text string
 }
 
-func numberedLines(recs []record, keep func(textLine) bool) []string {
+func numberedLines(recs []decodedRecord, keep func(textLine) bool) []string {
 	out := []string{}
 	for _, r := range recs {
 		m := r.v.(map[string]any)
@@ -618,7 +618,7 @@ func numberedLines(recs []record, keep func(textLine) bool) []string {
 }
 
 // groupCount is jq's group_by(key) | map({name: key, count: length}).
-func groupCount(recs []record, name string, key func(record) any) []any {
+func groupCount(recs []decodedRecord, name string, key func(decodedRecord) any) []any {
 	var keys []any
 	counts := map[string]int{}
 	for _, r := range recs {
@@ -639,9 +639,9 @@ func groupCount(recs []record, name string, key func(record) any) []any {
 }
 
 // top10 is jq's sort_by(key) (stable), reversed when highest, first 10.
-func top10(recs []record, key func(record) any, highest bool) []any {
+func top10(recs []decodedRecord, key func(decodedRecord) any, highest bool) []any {
 	sorted := slices.Clone(recs)
-	slices.SortStableFunc(sorted, func(a, b record) int { return jqCompare(key(a), key(b)) })
+	slices.SortStableFunc(sorted, func(a, b decodedRecord) int { return jqCompare(key(a), key(b)) })
 	if highest {
 		slices.Reverse(sorted)
 	}

@@ -49,6 +49,7 @@ type written struct {
 	name  string // in the FS
 	path  string
 	bytes int64
+	stats *setStats // what writing learned of the records
 }
 
 // fileName returns {prefix}-{operation}-{ULID}.jsonl.
@@ -121,7 +122,7 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 		Type:            HeaderType,
 		Operation:       set.Operation,
 		Query:           query,
-		Count:           len(set.Records),
+		Count:           set.count(),
 		SchemaVersion:   version,
 		Timestamp:       now.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		EstimatedTokens: tokens,
@@ -134,10 +135,8 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	// The size of the file is known before a byte is written, to within
 	// the line breaks that compacting a record removes: take the room
 	// first, so that the directory never holds more than the quota.
-	need := int64(len(header)) + 1
-	for _, r := range set.Records {
-		need += int64(len(r)) + 1
-	}
+	src := set.source()
+	need := int64(len(header)) + 1 + src.size() + int64(src.count())
 	tmp := tempName(final)
 	evicted, expired, err := o.reserve(tmp, w.path, need)
 	ctx := context.Background()
@@ -161,7 +160,8 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	if err != nil {
 		return w, err
 	}
-	n, err := writeLines(f, header, set.Records, set.Validated)
+	w.stats = newSetStats(set.Generic)
+	n, err := writeLines(f, header, src, set.Validated, w.stats)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -189,8 +189,9 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	return w, nil
 }
 
-// writeLines writes the header and one record per line.
-func writeLines(f File, header []byte, records []json.RawMessage, valid bool) (int64, error) {
+// writeLines writes the header and one record per line, and learns the
+// records' stats in the same pass.
+func writeLines(f File, header []byte, src recordSource, valid bool, st *setStats) (int64, error) {
 	bw := bufPool.Get().(*bufio.Writer)
 	bw.Reset(f)
 	defer func() {
@@ -204,19 +205,33 @@ func writeLines(f File, header []byte, records []json.RawMessage, valid bool) (i
 		n += int64(m) + 1
 	}
 	line(header)
-	var compact bytes.Buffer
-	for i, r := range records {
-		if !valid && !jsonscan.Valid(r) {
-			return n, &RecordError{Index: i, Err: errNotJSON}
+	var (
+		compact bytes.Buffer
+		recErr  error
+	)
+	err := src.each(func(i int, r *record) bool {
+		p := r.line
+		if !valid && !jsonscan.Valid(p) {
+			recErr = &RecordError{Index: i, Err: errNotJSON}
+			return false
 		}
-		if jsonscan.HasNewline(r) {
+		if jsonscan.HasNewline(p) {
 			compact.Reset()
-			if err := json.Compact(&compact, r); err != nil {
-				return n, &RecordError{Index: i, Err: err}
+			if err := json.Compact(&compact, p); err != nil {
+				recErr = &RecordError{Index: i, Err: err}
+				return false
 			}
-			r = compact.Bytes()
+			p = compact.Bytes()
 		}
-		line(r)
+		line(p)
+		st.add(r)
+		return true
+	})
+	if recErr != nil {
+		return n, recErr
+	}
+	if err != nil {
+		return n, err
 	}
 	// bufio.Writer remembers the first write error; Flush reports it.
 	return n, bw.Flush()

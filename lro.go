@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -73,10 +72,22 @@ type ResultSet struct {
 	// of the cost of an offload). A broken promise makes a broken file.
 	Validated bool
 
-	sent     [][]byte // each record as the inline result sends it, if different
-	overhead int      // tokens of the inline result besides the records
-	force    bool     // offload even under the threshold (the session budget)
+	src    recordSource // the records, when they are not Records (a view of a tool result)
+	beside int          // tokens of the inline result besides its document
+	doc    *layout      // the document the records came from, rebuilt around those a fallback keeps
+	force  bool         // offload even under the threshold (the session budget)
 }
+
+// source returns the records of set.
+func (set *ResultSet) source() recordSource {
+	if set.src != nil {
+		return set.src
+	}
+	return sliceRecords{lines: set.Records, scores: set.Scores}
+}
+
+// count is the number of records in set.
+func (set *ResultSet) count() int { return set.source().count() }
 
 // Action is what Offload did with a result set.
 type Action int
@@ -306,7 +317,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 	}
 	tokens := set.Tokens
 	if tokens <= 0 {
-		tokens = o.estimateRecords(set.Records)
+		tokens = o.estimateRecords(set.source())
 	}
 	if !o.cfg.IsEnabled() || tokens <= o.cfg.ThresholdTokens && !set.force {
 		return Outcome{Action: Inline, Tokens: tokens}, nil
@@ -321,11 +332,11 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 		}
 		return o.fallback(ctx, set, tokens, w.path, err), nil
 	}
-	resp := o.describe(ctx, set, tokens, w.path)
+	resp := o.describe(ctx, set, tokens, w)
 	o.emitOffloaded(ctx, OffloadEvent{
 		Operation: set.Operation,
 		Path:      w.path,
-		Count:     len(set.Records),
+		Count:     set.count(),
 		Tokens:    tokens,
 		Bytes:     w.bytes,
 		Duration:  time.Since(start),
@@ -334,18 +345,19 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 }
 
 // estimateRecords estimates the records as a JSON array would send them.
-func (o *Offloader) estimateRecords(records []json.RawMessage) int {
-	if _, ok := o.opts.estimator.(HeuristicEstimator); ok {
-		q := 0
-		for _, r := range records {
-			q += quarterTokens(r) + 1 // the separating comma
-		}
-		return (q + 3) / 4
-	}
+func (o *Offloader) estimateRecords(src recordSource) int {
 	n := 0
-	for _, r := range records {
-		n += o.opts.estimator.EstimateTokens(r)
+	if _, ok := o.opts.estimator.(HeuristicEstimator); ok {
+		_ = src.each(func(_ int, r *record) bool {
+			n += quarterTokens(r.line) + 1 // the separating comma
+			return true
+		})
+		return (n + 3) / 4
 	}
+	_ = src.each(func(_ int, r *record) bool {
+		n += o.opts.estimator.EstimateTokens(r.line)
+		return true
+	})
 	return n
 }
 
@@ -353,16 +365,13 @@ func (o *Offloader) estimateRecords(records []json.RawMessage) int {
 func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, path string, err error) Outcome {
 	// What is sent inline may wrap each record (a search hit adds its
 	// score) and carry other fields; the budget covers all of it.
-	sent := set.sent
-	if sent == nil {
-		sent = rawElements(set.Records)
-	}
-	kept := o.leading(sent, o.cfg.ThresholdTokens-set.overhead)
-	warning := fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, kept, len(set.Records))
+	kept := o.leading(set.source(), o.cfg.ThresholdTokens-o.overhead(set))
+	count := set.count()
+	warning := fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, kept, count)
 	o.emitWriteFailed(ctx, WriteFailedEvent{
 		Operation: set.Operation,
 		Path:      path,
-		Count:     len(set.Records),
+		Count:     count,
 		Kept:      kept,
 		Tokens:    tokens,
 		Err:       err,
@@ -370,41 +379,56 @@ func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, pat
 	return Outcome{Action: Truncated, Tokens: tokens, Kept: kept, Warning: warning, Err: err}
 }
 
-// leading returns how many of the first records, each with a separator,
-// fit budget tokens.
-func (o *Offloader) leading(records [][]byte, budget int) int {
-	used := 0
-	for i, r := range records {
-		t := o.opts.estimator.EstimateTokens(r) + 1 // and its separator
+// overhead returns the tokens of the inline result of set besides its
+// records: what the result sends beside the document, and the document
+// without its records. Only a fallback needs it, so it is found only then.
+func (o *Offloader) overhead(set ResultSet) int {
+	t := set.beside
+	if set.doc != nil && !set.doc.items {
+		t += o.EstimateTokens(set.doc.truncated([]int{0}))
+	}
+	return t
+}
+
+// leading returns how many of the first records, each as the result
+// sends it and with a separator, fit budget tokens.
+func (o *Offloader) leading(src recordSource, budget int) int {
+	used, kept := 0, 0
+	_ = src.each(func(i int, r *record) bool {
+		t := o.opts.estimator.EstimateTokens(r.sent) + 1 // and its separator
 		if used+t > budget {
-			return i
+			return false
 		}
 		used += t
-	}
-	return len(records)
+		kept = i + 1
+		return true
+	})
+	return kept
 }
 
 // describe builds the descriptor of a published file.
-func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, path string) *OffloadResponse {
+// w.stats is what writing it learned of its records.
+func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, w written) *OffloadResponse {
+	path := w.path
 	sum := OffloadSummary{
-		Count:           len(set.Records),
+		Count:           set.count(),
 		EstimatedTokens: tokens,
 		Operation:       set.Operation,
 		TopNamespaces:   []string{},
-		ScoreRange:      scoreRange(set.Scores),
+		ScoreRange:      w.stats.scoreRange(),
 		Detail:          set.Detail,
 	}
-	schema, recipes := o.schemaAndRecipes(set)
+	schema, recipes := o.schemaAndRecipes(set, w.stats)
 	if set.Generic {
 		sum.generic = true
 	} else {
-		sum.TopNamespaces = topNamespaces(set.Records, 5)
+		sum.TopNamespaces = w.stats.namespaces.top(5)
 	}
 	stated := sum.stated()
 	if set.Query != nil {
 		stated["query"] = *set.Query // the header keeps it
 	}
-	sum.Extra = withoutStated(set.Extra, stated)
+	sum.Extra = boundExtra(withoutStated(set.Extra, stated))
 	return &OffloadResponse{
 		Offloaded:  true,
 		Summary:    sum,
@@ -420,7 +444,7 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, pat
 // for a result that had several.
 func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, path, section string, sections int) string {
 	return o.templates.guidance(o.nativeGuidance(ctx), guidanceData{
-		Count:    len(set.Records),
+		Count:    set.count(),
 		Tokens:   tokens,
 		Path:     path,
 		Detail:   set.Detail,
@@ -433,11 +457,11 @@ func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, 
 }
 
 // schemaAndRecipes returns the line schema and recipes of set: the
-// templates' for memories, inferred from the records otherwise.
-func (o *Offloader) schemaAndRecipes(set ResultSet) (json.RawMessage, []Recipe) {
+// templates' for memories, inferred from the records otherwise (st
+// holds their shape).
+func (o *Offloader) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessage, []Recipe) {
 	if set.Generic {
-		shape := inferShape(set.Records)
-		return shape.schema(), shape.recipes()
+		return st.shape.schema(), st.shape.recipes()
 	}
 	return slices.Clone(o.templates.schemas[set.Detail]), o.templates.recipes[set.Detail]
 }
@@ -450,20 +474,6 @@ func (o *Offloader) nativeGuidance(ctx context.Context) bool {
 		return native
 	}
 	return o.native.Load()
-}
-
-func scoreRange(scores []float64) *[2]float64 {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range scores {
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			continue
-		}
-		lo, hi = min(lo, s), max(hi, s)
-	}
-	if lo > hi {
-		return nil
-	}
-	return &[2]float64{lo, hi}
 }
 
 func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {

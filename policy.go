@@ -1,7 +1,6 @@
 package lro
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/mcplro/lro/internal/jsonscan"
@@ -104,13 +103,14 @@ func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
 // looksLikeMemories reports whether records are MIF memories: objects with
 // the string fields id, title, namespace and memory_type, every one of the
 // first hundred. A search tool's tickets or log lines are not.
-func looksLikeMemories(records []json.RawMessage) bool {
-	if len(records) == 0 {
+func looksLikeMemories(src recordSource) bool {
+	if src.count() == 0 {
 		return false
 	}
-	for _, r := range records[:min(len(records), 100)] {
+	memories := true
+	_ = src.each(func(i int, r *record) bool {
 		n := 0
-		err := jsonscan.Fields(r, func(kv jsonscan.Field) bool {
+		err := jsonscan.Fields(r.line, func(kv jsonscan.Field) bool {
 			switch string(kv.Key) {
 			case "id", "title", "namespace", "memory_type":
 				if len(kv.Value) > 0 && kv.Value[0] == '"' {
@@ -119,11 +119,10 @@ func looksLikeMemories(records []json.RawMessage) bool {
 			}
 			return true
 		})
-		if err != nil || n != 4 {
-			return false
-		}
-	}
-	return true
+		memories = err == nil && n == 4
+		return memories && i+1 < 100
+	})
+	return memories
 }
 
 // genericFallback returns the operation of a detecting policy's records

@@ -26,6 +26,9 @@ var (
 	// file system than the reserve (see [WithMinFreeBytes]). It also
 	// wraps syscall.ENOSPC.
 	ErrLowDiskSpace = errors.New("lro: too little free disk space")
+	// ErrResultTooLarge: the tool result is larger than the cap of
+	// [WithMaxResultBytes]; nothing was written.
+	ErrResultTooLarge = errors.New("lro: the result is over the cap on results")
 )
 
 // fileIndex is what an Offloader knows of the files of its name in its

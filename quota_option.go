@@ -20,11 +20,13 @@ const (
 
 // dirOptions are set by the options of this file.
 type dirOptions struct {
-	name       string // WithName; empty means defaultName
-	maxFile    int64  // WithMaxFileBytes, when maxFileSet
-	maxFileSet bool
-	minFree    int64 // WithMinFreeBytes, when minFreeSet
-	minFreeSet bool
+	name         string // WithName; empty means defaultName
+	maxFile      int64  // WithMaxFileBytes, when maxFileSet
+	maxFileSet   bool
+	minFree      int64 // WithMinFreeBytes, when minFreeSet
+	minFreeSet   bool
+	maxResult    int64 // WithMaxResultBytes, when maxResultSet
+	maxResultSet bool
 }
 
 // WithName sets the name the Offloader goes by in its directory; by
@@ -58,6 +60,29 @@ func WithMaxFileBytes(n int64) Option {
 // there is no reserve.
 func WithMinFreeBytes(n int64) Option {
 	return func(o *options) { o.dir.minFree, o.dir.minFreeSet = n, true }
+}
+
+// WithMaxResultBytes caps the size of a tool result the middleware
+// offloads: a result whose text or structured content is larger gets the
+// truncated inline fallback with a warning and a WriteFailedEvent
+// ([ErrResultTooLarge]), and no file. Finding its records costs no memory
+// beyond the result itself, but writing and describing it costs time and
+// disk that one call should not take. The default is the per-file cap
+// (see [WithMaxFileBytes]), whose file such a result would not fit
+// anyway; n <= 0 means no cap.
+func WithMaxResultBytes(n int64) Option {
+	return func(o *options) { o.dir.maxResult, o.dir.maxResultSet = n, true }
+}
+
+// resultCap returns the cap on a result's size, 0 for none.
+func (d dirOptions) resultCap() int64 {
+	switch {
+	case !d.maxResultSet:
+		return d.fileCap()
+	case d.maxResult > 0:
+		return d.maxResult
+	}
+	return 0
 }
 
 // fileCap returns the per-file cap, 0 for none.

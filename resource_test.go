@@ -152,7 +152,7 @@ func TestReadResourceText(t *testing.T) {
 		fmt.Fprintf(&b, "2026-11-23T10:00:%02dZ level=info id=%d\n", i%60, i)
 	}
 	f := fromLines([]byte(b.String()))
-	out, err := o.Offload(context.Background(), ResultSet{Operation: "logs", Records: f.records, Generic: true})
+	out, err := o.Offload(context.Background(), ResultSet{Operation: "logs", src: f.src, Generic: true})
 	require.NoError(t, err)
 	require.Equal(t, Offloaded, out.Action)
 	c, err := o.ReadResource(context.Background(), uriOf(out.Response.FilePath)+"/lines/3")

@@ -16,16 +16,10 @@ import (
 // the inline result sends it, so that a truncated result can be rebuilt in
 // the shape it had.
 type found struct {
-	records []json.RawMessage
-	scores  []float64
+	src     recordSource
 	generic bool // lines or items of text: certainly not memories
 	lines   bool // one {"line", "text"} record per line of text
-
-	// elements are the records as the result sends them: the array
-	// elements (a search hit keeps its score), the lines of a text, or
-	// the `"key":value` members of an object.
-	elements [][]byte
-	members  bool // elements are object members
+	members bool // the records were `"key":value` members of an object
 }
 
 // A section is a found set at a place in the result.
@@ -37,8 +31,9 @@ type section struct {
 	text   bool     // the value was a JSON string, offloaded as lines
 }
 
-// name is the section's path as the descriptor shows it: "data.items".
-func (s *section) name() string { return strings.Join(s.path, ".") }
+// name is the section's path as the descriptor shows it: "data.items",
+// cut to maxNameBytes.
+func (s *section) name() string { return clipName(strings.Join(s.path, ".")) }
 
 // key is the section's path as a map key; field names may hold dots.
 func (s *section) key() string { return pathKey(s.path) }
@@ -75,40 +70,55 @@ const (
 	extraBytes = 1600
 	// maxDepth is how deep objects are searched for large arrays.
 	maxDepth = 3
+	// maxSearched is how many members an object searched for them may
+	// have; a wider one is a map whose members are the records.
+	maxSearched = 64
 )
 
 // findLayout finds the records in data: a JSON array, the large fields of
 // a JSON object (arrays, nested objects searched for arrays, long
 // strings), or, for text that is not JSON, its lines. isJSON says that
-// data is valid JSON (the caller has checked). want is the policy's
+// data is valid JSON (the caller has checked), and fields, when not nil,
+// are its members, found while checking. want is the policy's
 // RecordsField, a dotted path, or "".
-func findLayout(data []byte, isJSON bool, want string) layout {
+func findLayout(data []byte, isJSON bool, fields []jsonscan.Field, want string) layout {
 	p := bytes.TrimSpace(data)
 	if !isJSON || len(p) == 0 {
 		return layout{sections: []section{{found: fromLines(data), bytes: len(data)}}}
 	}
 	switch p[0] {
 	case '[':
-		els, _ := jsonscan.Elements(p)
-		return layout{root: p, sections: []section{{found: fromElements(els), bytes: len(p)}}}
+		return layout{root: p, sections: []section{{found: fromArray(p), bytes: len(p)}}}
 	case '{':
 		l := layout{root: p}
-		l.split(p, nil, 0, want)
+		l.split(p, fields, nil, 0, want)
 		l.order(want)
 		l.bound()
 		return l
 	case '"':
 		var s string
 		if json.Unmarshal(p, &s) == nil {
-			return layout{sections: []section{{found: fromLines([]byte(s)), bytes: len(p)}}}
+			return layout{sections: []section{{found: fromLines(bytesOf(s)), bytes: len(p)}}}
 		}
 	}
 	return layout{sections: []section{{found: fromLines(data), bytes: len(data)}}}
 }
 
-// split walks an object: large fields become sections, small ones extra.
-func (l *layout) split(obj []byte, prefix []string, depth int, want string) {
-	_ = jsonscan.Fields(obj, func(kv jsonscan.Field) bool {
+// split walks an object, whose members are fields when not nil: large
+// fields become sections, small ones extra.
+func (l *layout) split(obj []byte, fields []jsonscan.Field, prefix []string, depth int, want string) {
+	each := func(yield func(jsonscan.Field) bool) {
+		if fields == nil {
+			_ = jsonscan.Fields(obj, yield)
+			return
+		}
+		for _, f := range fields {
+			if !yield(f) {
+				return
+			}
+		}
+	}
+	each(func(kv jsonscan.Field) bool {
 		path := append(slices.Clip(prefix), string(kv.Key))
 		v := kv.Value
 		if depth == 0 && l.cursor == "" && isActiveCursor(string(kv.Key), v) {
@@ -121,11 +131,10 @@ func (l *layout) split(obj []byte, prefix []string, depth int, want string) {
 		}
 		switch v[0] {
 		case '[':
-			els, _ := jsonscan.Elements(v)
-			l.sections = append(l.sections, section{found: fromElements(els), path: path, bytes: len(v)})
+			l.sections = append(l.sections, section{found: fromArray(v), path: path, bytes: len(v)})
 		case '{':
-			if depth < maxDepth && !named {
-				l.split(v, path, depth+1, want)
+			if depth < maxDepth && !named && !wide(v) {
+				l.split(v, nil, path, depth+1, want)
 				return true
 			}
 			l.sections = append(l.sections, section{found: fromMembers(v), path: path, bytes: len(v)})
@@ -135,12 +144,20 @@ func (l *layout) split(obj []byte, prefix []string, depth int, want string) {
 				l.addExtra(path, v)
 				return true
 			}
-			l.sections = append(l.sections, section{found: fromLines([]byte(s)), path: path, bytes: len(v), text: true})
+			l.sections = append(l.sections, section{found: fromLines(bytesOf(s)), path: path, bytes: len(v), text: true})
 		default:
 			l.addExtra(path, v)
 		}
 		return true
 	})
+}
+
+// wide reports whether obj has more than maxSearched members: a map from
+// ids to records rather than a result object, whose members are records.
+func wide(obj []byte) bool {
+	n := 0
+	_ = jsonscan.Fields(obj, func(jsonscan.Field) bool { n++; return n <= maxSearched })
+	return n > maxSearched
 }
 
 func (l *layout) addExtra(path []string, v []byte) {
@@ -155,7 +172,7 @@ func (l *layout) addExtra(path []string, v []byte) {
 // largest, a known records field winning among sections of a similar size.
 func (l *layout) order(want string) {
 	rank := func(s *section) int {
-		if want != "" && s.name() == want {
+		if want != "" && strings.Join(s.path, ".") == want {
 			return 1 << 62
 		}
 		r := s.bytes
@@ -190,7 +207,8 @@ func (l *layout) bound() {
 		}
 		return strings.Compare(a, b)
 	})
-	s := section{found: found{generic: true}, path: []string{"fields"}}
+	s := section{path: []string{"fields"}}
+	var recs sliceRecords
 	for _, k := range keys {
 		if total <= extraBytes && len(l.sections) > 0 {
 			break
@@ -201,11 +219,12 @@ func (l *layout) bound() {
 		s.fields = append(s.fields, l.paths[k])
 		name, _ := marshalText(k)
 		rec := append(append(append([]byte(`{"field":`), name...), `,"value":`...), v...)
-		s.records = append(s.records, append(rec, '}'))
-		s.elements = append(s.elements, v)
+		recs.lines = append(recs.lines, append(rec, '}'))
+		recs.sent = append(recs.sent, v)
 		s.bytes += len(v)
 	}
-	if len(s.records) > 0 {
+	if len(recs.lines) > 0 {
+		s.found = found{src: recs, generic: true}
 		l.sections = append(l.sections, s)
 	}
 }
@@ -221,95 +240,25 @@ func isActiveCursor(key string, v []byte) bool {
 	return false
 }
 
-func fromElements(els [][]byte) found {
-	f := found{elements: els, records: make([]json.RawMessage, len(els))}
-	hits := len(els) > 0
-	for _, e := range els {
-		if !isHit(e) {
-			hits = false
-			break
-		}
-	}
-	if !hits {
-		for i, e := range els {
-			f.records[i] = e
-		}
-		return f
-	}
-	// Search hits {score, memory}: the memory is the line, the score goes
-	// to the summary only.
-	f.scores = make([]float64, len(els))
-	for i, e := range els {
-		s, _ := jsonscan.Lookup(e, "score")
-		m, _ := jsonscan.Lookup(e, "memory")
-		f.scores[i], _ = strconv.ParseFloat(string(s), 64)
-		f.records[i] = m
-	}
-	return f
-}
+// fromArray finds the records of a JSON array: its elements, or the
+// memories of search hits.
+func fromArray(data []byte) found { return found{src: newArrayRecords(data)} }
 
 // fromMembers makes one {"key", "value"} record of each member of an
 // object too deep or too wide to search: a map from ids to records.
 func fromMembers(obj []byte) found {
-	f := found{generic: true, members: true}
-	_ = jsonscan.Fields(obj, func(kv jsonscan.Field) bool {
-		// Key and Value are slices of obj: their offsets follow from their
-		// capacities.
-		start := cap(obj) - cap(kv.Key) - 1 // the member's opening quote
-		end := cap(obj) - cap(kv.Value) + len(kv.Value)
-		f.elements = append(f.elements, obj[start:end])
-		rec := append(append([]byte(`{"key":`), obj[start:start+len(kv.Key)+2]...), `,"value":`...)
-		f.records = append(f.records, append(append(rec, kv.Value...), '}'))
-		return true
-	})
-	return f
+	return found{src: newMemberRecords(obj), generic: true, members: true}
 }
 
-// isHit reports whether e is an object of exactly a numeric score and an
-// object memory.
-func isHit(e []byte) bool {
-	n, ok := 0, true
-	err := jsonscan.Fields(e, func(kv jsonscan.Field) bool {
-		n++
-		switch string(kv.Key) {
-		case "score":
-			ok = len(kv.Value) > 0 && (kv.Value[0] == '-' || kv.Value[0] >= '0' && kv.Value[0] <= '9')
-		case "memory":
-			ok = len(kv.Value) > 0 && kv.Value[0] == '{'
-		default:
-			ok = false
-		}
-		return ok
-	})
-	return err == nil && ok && n == 2
-}
-
-// fromLines offloads text as one {"line", "text"} object per line, so that
-// both grep and jq work on the file.
+// fromLines offloads text as one {"line", "text"} object per line.
 func fromLines(text []byte) found {
-	text = bytes.TrimSuffix(text, []byte("\n"))
-	f := found{generic: true, lines: true}
-	n := 0
-	for line := range bytes.SplitSeq(text, []byte("\n")) {
-		n++
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		rec := make([]byte, 0, len(line)+32)
-		rec = append(rec, `{"line":`...)
-		rec = strconv.AppendInt(rec, int64(n), 10)
-		rec = append(rec, `,"text":`...)
-		q, _ := marshalText(string(line)) // unescaped: a model reads '<', not \u003c
-		rec = append(rec, q...)
-		rec = append(rec, '}')
-		f.records = append(f.records, rec)
-		f.elements = append(f.elements, line)
-	}
-	return f
+	return found{src: newLineRecords(text), generic: true, lines: true}
 }
 
 // fromItems makes one record of each content item: the item itself when
 // every item is JSON, else {"item", "text"}.
 func fromItems(texts []string) found {
-	f := found{generic: true}
+	var recs sliceRecords
 	allJSON := true
 	for _, t := range texts {
 		if !looksJSON(t) || !jsonscan.Valid(bytesOf(t)) {
@@ -318,17 +267,16 @@ func fromItems(texts []string) found {
 		}
 	}
 	for i, t := range texts {
-		f.elements = append(f.elements, bytesOf(t))
+		recs.sent = append(recs.sent, bytesOf(t))
 		if allJSON {
-			f.records = append(f.records, bytes.TrimSpace(bytesOf(t)))
+			recs.lines = append(recs.lines, bytes.TrimSpace(bytesOf(t)))
 			continue
 		}
 		rec := strconv.AppendInt([]byte(`{"item":`), int64(i+1), 10)
-		q, _ := marshalText(t)
-		rec = append(append(append(rec, `,"text":`...), q...), '}')
-		f.records = append(f.records, rec)
+		rec = appendQuoted(append(rec, `,"text":`...), bytesOf(t))
+		recs.lines = append(recs.lines, append(rec, '}'))
 	}
-	return f
+	return found{src: recs, generic: true}
 }
 
 // withoutStated returns the fields of extra that do not repeat what the
@@ -373,12 +321,4 @@ func sameJSON(raw json.RawMessage, v any) bool {
 		return false
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-func rawElements(records []json.RawMessage) [][]byte {
-	out := make([][]byte, len(records))
-	for i, r := range records {
-		out[i] = r
-	}
-	return out
 }

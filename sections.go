@@ -42,8 +42,8 @@ func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens, beside int, p
 	for i := range l.sections {
 		s := &l.sections[i]
 		set := base
-		set.Records, set.Scores, set.Validated = s.records, s.scores, true
-		set.Generic = policy.Generic || s.generic || (policy.detect || i > 0) && !looksLikeMemories(s.records)
+		set.src, set.Validated = s.src, true
+		set.Generic = policy.Generic || s.generic || (policy.detect || i > 0) && !looksLikeMemories(s.src)
 		if policy.detect && set.Generic {
 			set.Operation = o.genericFallback(tool)
 		}
@@ -57,15 +57,11 @@ func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens, beside int, p
 	if len(sets) == 1 {
 		// The whole result's estimate, and what the inline fallback sends.
 		sets[0].Tokens = tokens
-		sets[0].sent = l.sections[0].elements
-		sets[0].overhead = beside
-		if !l.items {
-			sets[0].overhead += o.EstimateTokens(l.truncated([]int{0}))
-		}
+		sets[0].beside, sets[0].doc = beside, l
 		return sets
 	}
 	for i := range sets {
-		sets[i].Tokens = o.estimateRecords(sets[i].Records)
+		sets[i].Tokens = o.estimateRecords(sets[i].source())
 	}
 	return sets
 }
@@ -90,7 +86,7 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 	total, count := 0, 0
 	for _, s := range sets {
 		total += s.Tokens
-		count += len(s.Records)
+		count += s.count()
 	}
 	if o.closed.Load() {
 		return Outcome{}, ErrClosed
@@ -120,12 +116,12 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 		}
 		files = append(files, w)
 	}
-	resp := o.describe(ctx, sets[0], total, files[0].path)
+	resp := o.describe(ctx, sets[0], total, files[0])
 	resp.Section = l.sections[0].name()
 	for i := 1; i < len(sets); i++ {
-		d := SectionDescriptor{Section: l.sections[i].name(), Count: len(sets[i].Records), FilePath: files[i].path}
+		d := SectionDescriptor{Section: l.sections[i].name(), Count: sets[i].count(), FilePath: files[i].path}
 		if i <= describedSections {
-			d.LineSchema, d.JQRecipes = o.sectionRecipes(sets[i], files[i].path)
+			d.LineSchema, d.JQRecipes = o.sectionRecipes(sets[i], files[i])
 		}
 		resp.Sections = append(resp.Sections, d)
 	}
@@ -136,7 +132,7 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 		o.emitOffloaded(ctx, OffloadEvent{
 			Operation: sets[i].Operation,
 			Path:      f.path,
-			Count:     len(sets[i].Records),
+			Count:     sets[i].count(),
 			Tokens:    sets[i].Tokens,
 			Bytes:     f.bytes,
 			Duration:  time.Since(start),
@@ -151,9 +147,20 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 
 // sectionRecipes returns the line schema and first recipes of a section
 // other than the first.
-func (o *Offloader) sectionRecipes(set ResultSet, path string) (json.RawMessage, []JQRecipe) {
-	schema, recipes := o.schemaAndRecipes(set)
-	return schema, shellRecipes(recipes[:min(len(recipes), sectionRecipes)], path)
+func (o *Offloader) sectionRecipes(set ResultSet, w written) (json.RawMessage, []JQRecipe) {
+	schema, recipes := o.schemaAndRecipes(set, w.stats)
+	return schema, shellRecipes(recipes[:min(len(recipes), sectionRecipes)], w.path)
+}
+
+// refuse is the fallback of sets that are not to be written at all, for
+// the reason err.
+func (o *Offloader) refuse(ctx context.Context, sets []ResultSet, l *layout, beside int, err error) Outcome {
+	tokens, count := 0, 0
+	for _, s := range sets {
+		tokens += s.Tokens
+		count += s.count()
+	}
+	return o.fallbackSections(ctx, sets, l, beside, tokens, count, "", err)
 }
 
 // fallbackSections keeps, of each section, as many leading records as fit

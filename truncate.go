@@ -16,7 +16,7 @@ func (l *layout) truncated(kept []int) []byte {
 	case l.items:
 		return nil // the caller keeps the leading items themselves
 	case l.root == nil:
-		return bytes.Join(l.sections[0].elements[:kept[0]], []byte("\n"))
+		return bytes.Join(firstRecords(l.sections[0].src, kept[0]), []byte("\n"))
 	case l.root[0] == '[':
 		return l.sections[0].cut(kept[0])
 	}
@@ -86,21 +86,21 @@ func (r *rebuild) object(b *bytes.Buffer, obj []byte, prefix []string) {
 // cut returns the section's value with its first k records.
 func (s *section) cut(k int) []byte {
 	var b bytes.Buffer
+	kept := firstRecords(s.src, k)
 	switch {
 	case s.text:
-		q, _ := marshalText(string(bytes.Join(s.elements[:k], []byte("\n"))))
-		return q
+		return appendQuoted(nil, bytes.Join(kept, []byte("\n")))
 	case s.members:
 		b.WriteByte('{')
-		b.Write(bytes.Join(s.elements[:k], []byte(",")))
+		b.Write(bytes.Join(kept, []byte(",")))
 		b.WriteByte('}')
 	default:
-		writeArray(&b, s.elements[:k])
+		writeArray(&b, kept)
 	}
 	return b.Bytes()
 }
 
-func writeArray(b *bytes.Buffer, els [][]byte) {
+func writeArray[E ~[]byte](b *bytes.Buffer, els []E) {
 	b.WriteByte('[')
 	for i, e := range els {
 		if i > 0 {
@@ -130,7 +130,7 @@ func (o *Offloader) fit(l *layout, extraTokens int) []int {
 		if len(l.sections) > 1 {
 			share = int(int64(budget) * int64(max(s.bytes, 1)) / int64(total))
 		}
-		kept[i] = o.leading(s.elements, share)
+		kept[i] = o.leading(s.src, share)
 	}
 	return kept
 }

@@ -1,0 +1,287 @@
+package lro
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"unsafe"
+
+	"github.com/mcplro/lro/internal/jsonscan"
+)
+
+// A record is one record of a set as the engine reads it.
+type record struct {
+	line   []byte  // as the file's line holds it
+	sent   []byte  // as the inline result sends it: a hit with its score, a line of text as it was
+	score  float64 // the relevance score, when scored
+	scored bool
+}
+
+// A recordSource is the records of a set, read in order as often as the
+// engine needs. The sources of a tool result are views of its text that
+// hold nothing per record: an offload of 20 MB of newlines or of an
+// array of a million zeros costs no more memory than the payload itself,
+// where a slice of records would cost fifty bytes and more a record.
+type recordSource interface {
+	// count is the number of records.
+	count() int
+	// size is at least the bytes of the records' lines together, without
+	// line breaks: the room the quota takes before a file is written.
+	size() int64
+	// each calls yield with each record in order until yield returns
+	// false. The record and what it holds are valid only until yield
+	// returns.
+	each(yield func(i int, r *record) bool) error
+}
+
+// sliceRecords are records held one by one: those given to Offload or
+// Collect, the content items of a result, the fields of an overflow
+// section.
+type sliceRecords struct {
+	lines  []json.RawMessage
+	sent   [][]byte // as the result sends them, when not the lines themselves
+	scores []float64
+}
+
+func (s sliceRecords) count() int { return len(s.lines) }
+
+func (s sliceRecords) size() int64 {
+	var n int64
+	for _, l := range s.lines {
+		n += int64(len(l))
+	}
+	return n
+}
+
+func (s sliceRecords) each(yield func(int, *record) bool) error {
+	var r record
+	for i, l := range s.lines {
+		r = record{line: l, sent: l}
+		if s.sent != nil {
+			r.sent = s.sent[i]
+		}
+		if i < len(s.scores) {
+			r.score, r.scored = s.scores[i], true
+		}
+		if !yield(i, &r) {
+			break
+		}
+	}
+	return nil
+}
+
+// arrayRecords are the elements of a JSON array, or, when every element
+// is a search hit {score, memory}, their memories (the score goes to the
+// summary only).
+type arrayRecords struct {
+	data []byte // the array, valid JSON
+	n    int
+	hits bool
+	// spans locate each element, and the score and memory of a hit, when
+	// they take little room beside data (elements of a hundred bytes and
+	// more): later passes then need not look for them again.
+	spans []elementSpan
+}
+
+// elementSpan is where an element, and a hit's score and memory, are in
+// the array.
+type elementSpan struct{ el, score, memory span }
+
+type span struct{ start, end int32 }
+
+func (s span) of(data []byte) []byte { return data[s.start:s.end] }
+
+// newArrayRecords reads the array once: its elements, whether they are
+// all hits, and where they are.
+func newArrayRecords(data []byte) *arrayRecords {
+	a := &arrayRecords{data: data, hits: true}
+	cache := len(data) <= math.MaxInt32
+	at := func(p []byte) span {
+		if p == nil {
+			return span{}
+		}
+		start := cap(data) - cap(p) // p is a slice of data
+		return span{int32(start), int32(start + len(p))}
+	}
+	_ = jsonscan.EachPairElement(data, "score", "memory", func(el jsonscan.Element) bool {
+		a.n++
+		if a.hits && !(el.Pair && isScore(el.A) && len(el.B) > 0 && el.B[0] == '{') {
+			a.hits = false
+		}
+		if cache {
+			a.spans = append(a.spans, elementSpan{at(el.Value), at(el.A), at(el.B)})
+			if cache = len(a.spans)*int(unsafe.Sizeof(elementSpan{})) <= len(data)/4; !cache {
+				a.spans = nil
+			}
+		}
+		return true
+	})
+	a.hits = a.hits && a.n > 0
+	return a
+}
+
+func isScore(v []byte) bool { return len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') }
+
+func (a *arrayRecords) count() int  { return a.n }
+func (a *arrayRecords) size() int64 { return int64(len(a.data)) } // the elements and their separators
+
+func (a *arrayRecords) each(yield func(int, *record) bool) error {
+	var r record
+	emit := func(i int, el, score, memory []byte) bool {
+		r = record{line: el, sent: el}
+		if a.hits {
+			r.line = memory
+			r.score, _ = strconv.ParseFloat(string(score), 64)
+			r.scored = true
+		}
+		return yield(i, &r)
+	}
+	if a.spans != nil {
+		for i, s := range a.spans {
+			if !emit(i, s.el.of(a.data), s.score.of(a.data), s.memory.of(a.data)) {
+				break
+			}
+		}
+		return nil
+	}
+	i := 0
+	if a.hits {
+		return jsonscan.EachPairElement(a.data, "score", "memory", func(el jsonscan.Element) bool {
+			ok := emit(i, el.Value, el.A, el.B)
+			i++
+			return ok
+		})
+	}
+	return jsonscan.EachElement(a.data, func(el []byte) bool {
+		ok := emit(i, el, nil, nil)
+		i++
+		return ok
+	})
+}
+
+// memberRecords are the members of an object too deep or too wide to
+// search (a map from ids to records), one {"key", "value"} record each.
+type memberRecords struct {
+	obj []byte // valid JSON
+	n   int
+}
+
+func newMemberRecords(obj []byte) *memberRecords {
+	m := &memberRecords{obj: obj}
+	_ = jsonscan.Fields(obj, func(jsonscan.Field) bool { m.n++; return true })
+	return m
+}
+
+func (m *memberRecords) count() int { return m.n }
+
+func (m *memberRecords) size() int64 {
+	return int64(len(m.obj)) + int64(m.n)*int64(len(`{"key":,"value":}`))
+}
+
+func (m *memberRecords) each(yield func(int, *record) bool) error {
+	var (
+		r   record
+		buf []byte
+		i   int
+	)
+	obj := m.obj
+	return jsonscan.Fields(obj, func(kv jsonscan.Field) bool {
+		// Key and Value are slices of obj: their offsets follow from their
+		// capacities.
+		start := cap(obj) - cap(kv.Key) - 1 // the member's opening quote
+		end := cap(obj) - cap(kv.Value) + len(kv.Value)
+		buf = append(buf[:0], `{"key":`...)
+		buf = append(buf, obj[start:start+len(kv.Key)+2]...)
+		buf = append(buf, `,"value":`...)
+		buf = append(append(buf, kv.Value...), '}')
+		r = record{line: buf, sent: obj[start:end]}
+		ok := yield(i, &r)
+		i++
+		return ok
+	})
+}
+
+// lineRecords are the lines of a text, one {"line", "text"} record each,
+// so that both grep and jq work on the file. A final line break ends the
+// last line rather than starting an empty one; a CR before a line break
+// is part of the break.
+type lineRecords struct {
+	text  []byte
+	n     int
+	bytes int64
+}
+
+func newLineRecords(text []byte) *lineRecords {
+	text = bytes.TrimSuffix(text, []byte("\n"))
+	l := &lineRecords{text: text}
+	for i, line := range l.all() {
+		l.n = i + 1
+		l.bytes += int64(len(`{"line":,"text":}`) + decimalLen(i+1) + quotedLen(line))
+	}
+	return l
+}
+
+func (l *lineRecords) count() int  { return l.n }
+func (l *lineRecords) size() int64 { return l.bytes }
+
+// all yields each line, without its line break, numbered from 0.
+func (l *lineRecords) all() func(yield func(int, []byte) bool) {
+	return func(yield func(int, []byte) bool) {
+		i := 0
+		for line := range bytes.SplitSeq(l.text, []byte("\n")) {
+			if !yield(i, bytes.TrimSuffix(line, []byte("\r"))) {
+				return
+			}
+			i++
+		}
+	}
+}
+
+func (l *lineRecords) each(yield func(int, *record) bool) error {
+	var (
+		r   record
+		buf []byte
+	)
+	for i, line := range l.all() {
+		if cap(buf) < len(line)+32 {
+			// One allocation of the size a long line needs, not the
+			// sum of append's growth steps: five times it.
+			buf = make([]byte, 0, quotedLen(line)+32)
+		}
+		buf = append(buf[:0], `{"line":`...)
+		buf = strconv.AppendInt(buf, int64(i+1), 10)
+		buf = append(buf, `,"text":`...)
+		buf = appendQuoted(buf, line) // unescaped: a model reads '<', not \u003c
+		buf = append(buf, '}')
+		r = record{line: buf, sent: line}
+		if !yield(i, &r) {
+			break
+		}
+	}
+	return nil
+}
+
+// decimalLen is the number of digits of n > 0.
+func decimalLen(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
+
+// firstRecords returns the first n records of src as the result sends
+// them, for a fallback that keeps them: few, since they fit the
+// threshold.
+func firstRecords(src recordSource, n int) [][]byte {
+	out := make([][]byte, 0, n)
+	if n <= 0 {
+		return out
+	}
+	_ = src.each(func(i int, r *record) bool {
+		out = append(out, bytes.Clone(r.sent))
+		return i+1 < n
+	})
+	return out
+}
