@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"testing"
 
@@ -16,20 +17,21 @@ import (
 
 // BenchmarkExtract compares lro_extract, called through an MCP client, with
 // the shell way (tail -n +2 FILE | jq ... as a subprocess) in the same run,
-// for recipe 6 (count by namespace, slurping) and recipe 3 (title search,
-// streaming) on files of 500 and 100,000 full memories. lro_extract keeps
-// a 500-record file decoded between queries (a model asks several
-// questions of one file); lro_extract-cold turns that cache off, so every
-// query decodes the file again. The 100,000-record file (67 MB) is too
-// large for the default cache and is always read afresh. Recipe 3 searches
-// for a word no title has, so both sides scan the whole file (with a common
-// word lro_extract stops early: it shows a threshold's worth).
+// on files of 500 and 100,000 full memories. lro_extract-cold has its cache
+// turned off, so every query decodes the file again (the first query of a
+// file); lro_extract keeps a 500-record file decoded between queries (a
+// model asks several questions of one file). At 500 records: recipes 1, 3
+// and 6 and a custom select; at 100,000 every recipe, cold. Recipe 3, 10
+// and the custom select search for a word no record has, so both sides
+// scan the whole file (with a common word lro_extract stops early: it
+// shows a threshold's worth).
 //
-//	go test -run '^$' -bench Extract -benchtime 5x
+//	go test -run '^$' -bench Extract -benchtime 5x -count 5
 func BenchmarkExtract(b *testing.B) {
 	if _, err := exec.LookPath("jq"); err != nil {
 		b.Skip("needs the jq binary")
 	}
+	const custom = `select(.title|test("quasar";"i"))|{id,title}`
 	for _, n := range []int{500, 100000} {
 		o := newOffloader(b, nil, lro.WithExtractLimits(lro.ExtractLimits{MaxHeapBytes: 4 << 30}))
 		cold := newOffloader(b, func(c *lro.Config) { c.OutputDir = o.Config().OutputDir },
@@ -40,6 +42,10 @@ func BenchmarkExtract(b *testing.B) {
 			b.Fatal(err)
 		}
 		path := out.Response.FilePath
+		fi, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
 		clients := map[string]*client.Client{}
 		for name, off := range map[string]*lro.Offloader{"lro_extract": o, "lro_extract-cold": cold} {
 			c, err := client.NewInProcessClient(newMemoryServer(off))
@@ -49,21 +55,36 @@ func BenchmarkExtract(b *testing.B) {
 			initClient(b, c)
 			clients[name] = c
 		}
-		for _, recipe := range []int{6, 3} {
-			r := o.Recipes(lro.DetailFull)[recipe-1]
-			for _, name := range []string{"lro_extract", "lro_extract-cold"} {
-				c := clients[name]
-				if n > 500 && name != "lro_extract" {
-					continue // the same path: too large to cache
+		cases := []int{1, 3, 6, 0} // 0: the custom select
+		if n > 500 {
+			cases = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+		}
+		for _, recipe := range cases {
+			label := fmt.Sprintf("recipe=%d", recipe)
+			args := map[string]any{"file_path": path, "recipe": recipe, "params": map[string]any{}}
+			var cmd string
+			switch {
+			case recipe == 0:
+				label = "custom-select"
+				args = map[string]any{"file_path": path, "query": custom}
+				cmd = "tail -n +2 " + path + " | jq -c '" + custom + "'"
+			case recipe == 3 || recipe == 10:
+				args["params"] = map[string]any{"keyword": "quasar"}
+				cmd = withParams(path, o.Recipes(lro.DetailFull)[recipe-1], map[string]string{"keyword": "quasar"})
+			default:
+				cmd = out.Response.JQRecipes[recipe-1].Command
+			}
+			for _, name := range []string{"lro_extract-cold", "lro_extract"} {
+				if n > 500 && name != "lro_extract-cold" {
+					continue
 				}
-				b.Run(fmt.Sprintf("records=%d/recipe=%d/%s", n, recipe, name), func(b *testing.B) {
+				c := clients[name]
+				b.Run(fmt.Sprintf("records=%d/%s/%s", n, label, name), func(b *testing.B) {
 					req := mcp.CallToolRequest{}
 					req.Params.Name = lro.ExtractToolName
-					req.Params.Arguments = map[string]any{"file_path": path, "recipe": recipe, "params": map[string]any{}}
-					if recipe == 3 {
-						req.Params.Arguments.(map[string]any)["params"] = map[string]any{"keyword": "quasar"}
-					}
+					req.Params.Arguments = args
 					b.ReportAllocs()
+					b.SetBytes(fi.Size())
 					for b.Loop() {
 						res, err := c.CallTool(context.Background(), req)
 						if err != nil || res.IsError {
@@ -72,11 +93,8 @@ func BenchmarkExtract(b *testing.B) {
 					}
 				})
 			}
-			b.Run(fmt.Sprintf("records=%d/recipe=%d/tail+jq", n, recipe), func(b *testing.B) {
-				cmd := out.Response.JQRecipes[recipe-1].Command
-				if recipe == 3 {
-					cmd = withParams(path, r, map[string]string{"keyword": "quasar"})
-				}
+			b.Run(fmt.Sprintf("records=%d/%s/tail+jq", n, label), func(b *testing.B) {
+				b.SetBytes(fi.Size())
 				for b.Loop() {
 					if err := exec.Command("sh", "-c", cmd+" >/dev/null").Run(); err != nil {
 						b.Fatal(err)

@@ -7,9 +7,10 @@ import (
 	"github.com/mcplro/lro/internal/extractworker"
 )
 
-// DefaultExtractCacheBytes is how many bytes of offloaded files lro_extract
-// keeps decoded in memory by default (see ExtractLimits.CacheBytes), in
-// each worker process, or in this process when queries run here.
+// DefaultExtractCacheBytes is how much memory lro_extract's decoded records
+// take at most by default (see ExtractLimits.CacheBytes), an estimate of
+// their decoded size, in each worker process, or in this process when
+// queries run here.
 const DefaultExtractCacheBytes = 32 << 20
 
 // recordCache keeps the decoded records of the files queried in this

@@ -561,7 +561,11 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 				break
 			}
 			var res *mcp.CallToolResult
-			if res, err = c.CallTool(ctx, fwd); err == nil {
+			rc := &rawCall{}
+			if res, err = c.CallTool(withRawCall(ctx, rc), fwd); err == nil {
+				if rc.res != nil {
+					res = rc.res // decoded once by the transport, not parsed
+				}
 				return p.judge(tool, res), nil
 			}
 			var lim *RemoteLimitError

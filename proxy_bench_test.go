@@ -2,10 +2,13 @@ package lro_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 )
@@ -15,7 +18,13 @@ import (
 // direct streamable-HTTP call to the same remote in the same run (which
 // offloads on the remote's side).
 //
-//	go test -run '^$' -bench Proxy -benchmem
+// For each size, direct and proxy time one route each; pair alternates the
+// two routes in every iteration and reports each one's time and their
+// ratio (proxy/direct), so that both see the same load on a shared
+// machine. SetBytes is the size of the full result, as the remote sends
+// it to the proxy.
+//
+//	go test -run '^$' -bench 'BenchmarkProxy$' -count 5
 func BenchmarkProxy(b *testing.B) {
 	rem := startRemoteB(b)
 	direct, err := client.NewStreamableHttpClient(rem.http.URL)
@@ -23,6 +32,7 @@ func BenchmarkProxy(b *testing.B) {
 		b.Fatal(err)
 	}
 	initClient(b, direct)
+	asProxy := proxyClientB(b, rem.http.URL) // sees what the proxy gets
 	off := newOffloader(b, nil)
 	p, err := lro.NewProxy(off, lro.ProxyConfig{Remote: rem.http.URL})
 	if err != nil {
@@ -34,39 +44,101 @@ func BenchmarkProxy(b *testing.B) {
 		b.Fatal(err)
 	}
 	initClient(b, viaProxy)
+	clean := func() {
+		for _, dir := range []string{rem.off.Config().OutputDir, off.Config().OutputDir} {
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				os.Remove(dir + "/" + e.Name())
+			}
+		}
+	}
 
 	for _, size := range []struct {
-		name string
-		args map[string]any
+		name      string
+		args      map[string]any
+		offloaded bool
 	}{
-		{"inline", map[string]any{"query": "cache", "limit": 2}},
-		{"offloaded", map[string]any{"query": "cache", "limit": 200, "detail": "full"}},
+		{"inline", map[string]any{"query": "cache", "limit": 2}, false},
+		{"offloaded", map[string]any{"query": "cache", "limit": 200, "detail": "full"}, true},
 	} {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "recall_memories"
+		req.Params.Arguments = size.args
+		call := func(b *testing.B, c *client.Client) {
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+			if got := len(res.Content) > 0 && benchDescriptor(res.Content[0]); got != size.offloaded {
+				b.Fatalf("offloaded: %v, want %v", got, size.offloaded)
+			}
+		}
+		full, err := asProxy.CallTool(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := json.Marshal(full)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for _, route := range []struct {
 			name string
 			c    *client.Client
 		}{{"direct", direct}, {"proxy", viaProxy}} {
 			b.Run(size.name+"/"+route.name, func(b *testing.B) {
-				req := mcp.CallToolRequest{}
-				req.Params.Name = "recall_memories"
-				req.Params.Arguments = size.args
 				b.ReportAllocs()
+				b.SetBytes(int64(len(raw)))
 				for b.Loop() {
-					res, err := route.c.CallTool(context.Background(), req)
-					if err != nil || res.IsError {
-						b.Fatal(err)
-					}
+					call(b, route.c)
 				}
 				b.StopTimer()
-				for _, dir := range []string{rem.off.Config().OutputDir, off.Config().OutputDir} {
-					entries, _ := os.ReadDir(dir)
-					for _, e := range entries {
-						os.Remove(dir + "/" + e.Name())
-					}
-				}
+				clean()
 			})
 		}
+		b.Run(size.name+"/pair", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(raw)))
+			var d, q time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				call(b, direct)
+				t1 := time.Now()
+				call(b, viaProxy)
+				d, q = d+t1.Sub(t0), q+time.Since(t1)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "direct-ns/op")
+			b.ReportMetric(float64(q.Nanoseconds())/float64(b.N), "proxy-ns/op")
+			b.ReportMetric(float64(q)/float64(d), "proxy/direct")
+			clean()
+		})
 	}
+}
+
+// proxyClientB returns a client of url that announces itself as an LRO
+// proxy, so that the remote sends it full results.
+func proxyClientB(b *testing.B, url string) *client.Client {
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithClientCapabilities(mcp.ClientCapabilities{
+		Experimental: map[string]any{lro.ProxyCapability: map[string]any{}},
+	}))
+	initClient(b, c)
+	return c
+}
+
+// benchDescriptor reports whether c is the text of an offload descriptor.
+func benchDescriptor(c mcp.Content) bool {
+	t, ok := c.(mcp.TextContent)
+	if !ok {
+		return false
+	}
+	var d struct {
+		Offloaded bool `json:"offloaded"`
+	}
+	return json.Unmarshal([]byte(t.Text), &d) == nil && d.Offloaded
 }
 
 func initClient(b *testing.B, c *client.Client) {

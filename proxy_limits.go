@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // The proxy's bounds on what the remote sends. mcp-go's client reads
@@ -115,11 +117,13 @@ type remoteCallKey struct{}
 // that stopped a read is kept here to be reported instead.
 type remoteCall struct {
 	longLived bool // a notification stream: no MaxResponseBytes
+	raw       bool // a forwarded tools/call: its response takes the lean path (see proxy_raw.go)
 
 	mu        sync.Mutex
 	limit     *RemoteLimitError
 	status    int
 	mediaType string
+	taken     *mcp.CallToolResult // the result the lean path took
 }
 
 func withRemoteCall(ctx context.Context, c *remoteCall) context.Context {
@@ -230,6 +234,9 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			b.refuse() // said in advance: read nothing
 		}
 		resp.Body = b
+		if call != nil && call.raw && mediaType == "application/json" {
+			resp.Body = &rawBody{src: b, call: call, size: resp.ContentLength}
+		}
 	}
 	resp.ContentLength = -1 // the bodies above may differ from the length sent
 	resp.Header.Del("Content-Length")
@@ -445,6 +452,9 @@ func (s *sseLimiter) flush() {
 		}
 	}
 	if keep {
+		if out := s.call.take(d); out != nil {
+			d = out // the response to a forwarded call, taken (see proxy_raw.go)
+		}
 		s.pend = append(s.pend, sseDataPrefix, d, sseNewline)
 	}
 	s.data, s.multi = nil, false // handed on, or dropped

@@ -1,6 +1,7 @@
 package lro
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -16,6 +17,9 @@ import (
 //     info of protocol 2026-07-28 (mcp.Implementation has no such field);
 //   - the raw tools/list result, so that remote tools are re-served with
 //     their schemas byte for byte (mcp.Tool drops what it does not model);
+//   - the result of a forwarded tools/call, decoded once and without maps
+//     by its HTTP client, in place of the typed client's decodes (see
+//     proxy_raw.go);
 //   - what its HTTP client saw of each request (see proxy_limits.go): the
 //     limit that stopped a response, which mcp-go does not report for an
 //     event stream, and the HTTP status or content type of a failure,
@@ -34,12 +38,27 @@ func newProxyTransport(t *transport.StreamableHTTP) *proxyTransport {
 func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	req.Params = markProxy(req.Method, req.Params)
 	call := &remoteCall{longLived: req.Method == string(mcp.MethodSubscriptionsListen)}
+	rc, _ := ctx.Value(rawCallKey{}).(*rawCall)
+	if rc != nil && req.Method == string(mcp.MethodToolsCall) {
+		call.raw = true
+		rc.res = nil // a step of a multi-round trip: only the last result counts
+	}
 	resp, err := p.StreamableHTTP.SendRequest(withRemoteCall(ctx, call), req)
 	if err = call.outcome(err); err != nil {
 		return nil, err
 	}
-	if resp != nil && resp.Error == nil && req.Method == string(mcp.MethodToolsList) {
+	if resp == nil || resp.Error != nil {
+		return resp, err
+	}
+	switch req.Method {
+	case string(mcp.MethodToolsList):
 		p.capture(resp.Result)
+	case string(mcp.MethodToolsCall):
+		// The stub is what mcp-go read of the response the HTTP
+		// transport took: the result is the one it kept.
+		if res := call.result(); res != nil && call.raw && bytes.Equal(resp.Result, rawStub) {
+			rc.res = res
+		}
 	}
 	return resp, err
 }

@@ -12,8 +12,10 @@ import (
 // is most of the cost of a query, a model usually asks several questions
 // of the same file, and published files never change, so a file is decoded
 // once: however many callers want it at the same time, one decodes and the
-// others wait for its records. The budget counts file bytes; decoded
-// records take several times more memory (about 4.4 times for memories).
+// others wait for its records. Records are decoded with the projection the
+// queries need (jqsandbox.Projection): a query that needs more decodes the
+// file again with the union, which replaces the cached records. The budget
+// counts decoded bytes (jqsandbox.Records.Bytes, an estimate).
 //
 // A FileCache is safe for concurrent use.
 type FileCache struct {
@@ -27,7 +29,7 @@ type FileCache struct {
 
 type cachedFile struct {
 	key     string
-	size    int64
+	size    int64 // decoded bytes
 	records *jqsandbox.Records
 }
 
@@ -39,14 +41,15 @@ type loading struct {
 	err     error
 }
 
-// NewFileCache returns a cache of budget file bytes; zero or negative
+// NewFileCache returns a cache of budget decoded bytes; zero or negative
 // caches nothing.
 func NewFileCache(budget int64) *FileCache {
 	return &FileCache{budget: budget, order: list.New(), byKey: map[string]*list.Element{}, loading: map[string]*loading{}}
 }
 
-// Fits reports whether a file of size bytes may be cached: at most half
-// the budget, so that one file never evicts everything.
+// Fits reports whether records of size decoded bytes may be cached: at
+// most half the budget, so that one file never evicts everything. Given a
+// file's size, it tells whether its records might fit.
 func (c *FileCache) Fits(size int64) bool { return c.budget > 0 && size <= c.budget/2 }
 
 // Get returns the records cached under key.
@@ -61,48 +64,94 @@ func (c *FileCache) Get(key string) (*jqsandbox.Records, bool) {
 	return el.Value.(*cachedFile).records, true
 }
 
-// Load returns the records cached under key, or those decode returns,
-// which it caches. Callers that ask for the same key while decode runs
-// wait for its outcome instead of decoding the file again.
-func (c *FileCache) Load(key string, size int64, decode func() (*jqsandbox.Records, error)) (*jqsandbox.Records, error) {
+// Load returns the records cached under key when their projection covers
+// want, or those decode returns, which it caches when they fit. decode is
+// given want, united with the projection of the records cached, so that a
+// file queried in several ways ends up decoded once for all. Callers that
+// ask for the same key while decode runs wait for its outcome instead of
+// decoding the file again.
+func (c *FileCache) Load(key string, want jqsandbox.Projection, decode func(jqsandbox.Projection) (*jqsandbox.Records, error)) (*jqsandbox.Records, error) {
 	c.mu.Lock()
-	if el, ok := c.byKey[key]; ok {
-		c.order.MoveToFront(el)
-		c.mu.Unlock()
-		return el.Value.(*cachedFile).records, nil
-	}
-	if l, ok := c.loading[key]; ok {
+	for {
+		if el, ok := c.byKey[key]; ok {
+			recs := el.Value.(*cachedFile).records
+			if recs.Projection().Covers(want) {
+				c.order.MoveToFront(el)
+				c.mu.Unlock()
+				return recs, nil
+			}
+		}
+		l, ok := c.loading[key]
+		if !ok {
+			break
+		}
 		c.mu.Unlock()
 		<-l.done
-		return l.records, l.err
+		if l.err != nil {
+			return nil, l.err
+		}
+		if l.records.Projection().Covers(want) {
+			return l.records, nil
+		}
+		c.mu.Lock()
+	}
+	proj := want
+	if el, ok := c.byKey[key]; ok {
+		proj = proj.Union(el.Value.(*cachedFile).records.Projection())
 	}
 	l := &loading{done: make(chan struct{})}
 	c.loading[key] = l
 	c.mu.Unlock()
 
-	l.records, l.err = decode()
+	l.records, l.err = decode(proj)
 
 	c.mu.Lock()
 	delete(c.loading, key)
 	if l.err == nil {
-		c.put(key, size, l.records)
+		c.put(key, l.records)
 	}
 	c.mu.Unlock()
 	close(l.done)
 	return l.records, l.err
 }
 
-// put caches records, evicting the least recently used files; c.mu is
-// held.
-func (c *FileCache) put(key string, size int64, records *jqsandbox.Records) {
+// put caches records under key, evicting the least recently used files,
+// unless they do not fit (see Fits); c.mu is held.
+func (c *FileCache) put(key string, records *jqsandbox.Records) {
 	if el, ok := c.byKey[key]; ok {
 		c.remove(el)
+	}
+	size := records.Bytes()
+	if !c.Fits(size) {
+		return
 	}
 	for c.used+size > c.budget && c.order.Len() > 0 {
 		c.remove(c.order.Back())
 	}
 	c.byKey[key] = c.order.PushFront(&cachedFile{key: key, size: size, records: records})
 	c.used += size
+}
+
+// Warm caches records decoded elsewhere (a file just written) under key,
+// unless the file has records cached or loading already, or they do not
+// fit.
+func (c *FileCache) Warm(key string, records *jqsandbox.Records) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[key]; ok {
+		return
+	}
+	if _, ok := c.loading[key]; ok {
+		return
+	}
+	c.put(key, records)
+}
+
+// Used returns the decoded bytes cached.
+func (c *FileCache) Used() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
 }
 
 // Forget drops the files whose key starts with prefix (a file that no

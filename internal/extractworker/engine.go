@@ -74,23 +74,24 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		mode = jqsandbox.Slurp
 	}
 	var recs *jqsandbox.Records
-	cached := false
-	if e.Files != nil {
-		recs, cached = e.Files.Get(in.Key)
-		if !cached && e.Files.Fits(in.Size) {
-			recs, err = e.Files.Load(in.Key, in.Size, func() (*jqsandbox.Records, error) {
-				r, done, err := in.Open()
-				if err != nil {
-					return nil, err
-				}
-				defer done()
-				return jqsandbox.DecodeRecords(r, lim)
-			})
+	decoded, cached := false, false
+	if e.Files != nil && e.Files.Fits(in.Size) {
+		// The file is small enough for its records to be kept: decode them
+		// with what this query needs, or what the cache has and this query
+		// needs, and keep them.
+		recs, err = e.Files.Load(in.Key, q.Projection(mode), func(p jqsandbox.Projection) (*jqsandbox.Records, error) {
+			r, done, err := in.Open()
 			if err != nil {
-				return &Response{Failure: Describe(err, timeout)}
+				return nil, err
 			}
-			cached = true
+			defer done()
+			return jqsandbox.DecodeProjected(r, lim, p)
+		})
+		if err != nil {
+			return &Response{Failure: Describe(err, timeout)}
 		}
+		decoded = true
+		_, cached = e.Files.Get(in.Key) // unless they did not fit
 	}
 	d, r := left()
 	if r != nil {
@@ -98,7 +99,7 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	}
 	lim.Timeout = d
 	var res jqsandbox.Result
-	if cached {
+	if decoded {
 		res, err = q.RunRecords(ctx, recs, mode, values, lim)
 	} else {
 		rd, done, openErr := in.Open()

@@ -21,6 +21,11 @@ type Query struct {
 	// objects are the keys of the query's object constructions, which
 	// results print in the query's order (see keyOrder).
 	objects [][]string
+	// streamProj and slurpProj are what the query reads of each record
+	// in each mode (see Projection).
+	streamProj, slurpProj Projection
+	// selectProj is, for a query select(f), what f reads (see lazySelect).
+	selectProj Projection
 }
 
 var varName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -49,14 +54,20 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err != nil {
 		return nil, parseError(query, err)
 	}
-	defs, err := parsePrelude()
-	if err != nil {
+	if err := loadPrelude(); err != nil { // rewrite checks names against it
 		return nil, err
 	}
+	// Analyzed before rewrite, which turns operators into calls the
+	// analysis does not know.
+	stream, slurp, sel := project(ast, Stream), project(ast, Slurp), lazySelect(ast)
 	if err := rewrite(ast); err != nil {
 		return nil, err
 	}
 	objects := queryObjects(ast)
+	defs, err := parsePrelude(ast)
+	if err != nil {
+		return nil, err
+	}
 	ast.FuncDefs = append(defs, ast.FuncDefs...)
 	opts := append(guardOptions(),
 		gojq.WithEnvironLoader(func() []string { return nil }),
@@ -66,7 +77,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel}, nil
 }
 
 // parseError locates a gojq parse error in the query.
@@ -101,6 +112,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		vars[i] = "$" + n
 	}
 	var objects [][]string // of the query alone: each has the same
+	var stream, slurp, sel Projection
 	compile := func(text string) (*gojq.Code, error) {
 		ast, err := gojq.Parse(text)
 		if err != nil {
@@ -108,6 +120,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		}
 		if objects == nil {
 			objects = queryObjects(ast)
+			stream, slurp, sel = project(ast, Stream), project(ast, Slurp), lazySelect(ast)
 		}
 		code, err := gojq.Compile(ast,
 			gojq.WithEnvironLoader(func() []string { return nil }),
@@ -126,5 +139,5 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		each = nil // a query that only parses alone keeps the per-record loop
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), each: each, objects: objects}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), each: each, objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel}, nil
 }

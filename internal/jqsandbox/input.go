@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/jsonvalue"
 )
 
@@ -29,17 +30,31 @@ type records struct {
 	pending []any
 	started bool
 	dec     jsonvalue.Decoder
+	// proj, when set, is what to keep of each record (see Projection).
+	proj  *projNode
+	pd    projDecoder
+	one   [1]any
+	bytes int64 // estimate of the decoded size of the records read
+	// lazy keeps the lines a projection could not decode whole, and
+	// sets raw to the line of each projected record (see lazySelect).
+	lazy bool
+	raw  []byte
 }
 
 // newRecords returns a reader of JSONL records that records the key order
-// of their objects (see keyOrder).
-func newRecords(r io.Reader, lim Limits) *records {
+// of their objects (see keyOrder), keeping of each what p keeps.
+func newRecords(r io.Reader, lim Limits, p Projection) *records {
 	cr := &countingReader{r: r, max: lim.MaxInputBytes}
-	return &records{
+	rs := &records{
 		br:      bufio.NewReaderSize(cr, 64<<10),
 		maxLine: lim.maxLineBytes(),
 		dec:     jsonvalue.Decoder{Orders: jsonvalue.NewKeyOrders()},
 	}
+	if !p.Whole() {
+		rs.proj = p.root
+		rs.pd = projDecoder{root: p.root, dec: &rs.dec}
+	}
+	return rs
 }
 
 func (rs *records) keyOrders() *jsonvalue.KeyOrders { return rs.dec.Orders }
@@ -55,6 +70,20 @@ func (rs *records) next() (any, int, error) {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
+		rs.raw = nil
+		if rs.proj != nil && rs.started && jsonscan.Valid(b) {
+			if v, ok := rs.pd.decode(b); ok {
+				if rs.lazy {
+					rs.raw = b
+				}
+				rs.one[0] = v
+				rs.pending = rs.one[:]
+				rs.bytes += 16 + rs.pd.bytes
+				rs.pd.bytes = 0
+				continue
+			}
+			rs.pd.bytes = 0
+		}
 		vs, err := rs.decodeAll(b)
 		if err != nil {
 			return nil, rs.line, limitf(ErrInvalidInput, "line %d: %v", rs.line, err)
@@ -65,6 +94,12 @@ func (rs *records) next() (any, int, error) {
 				vs = vs[1:]
 			}
 		}
+		if rs.proj != nil && !rs.lazy {
+			for i, v := range vs {
+				vs[i] = projectValue(v, rs.proj)
+			}
+		}
+		rs.bytes += int64(len(vs))*16 + decodeFactor*int64(len(b))
 		rs.pending = vs
 	}
 	v := rs.pending[0]
@@ -203,8 +238,9 @@ func (s *sliceSource) next() (any, int, error) {
 // readerSource returns the source of a JSONL reader. In Stream mode a
 // second goroutine decodes ahead while the query runs, which halves the
 // time of a large file on two cores.
-func readerSource(r io.Reader, lim Limits, mode Mode) source {
-	recs := newRecords(r, lim)
+func readerSource(r io.Reader, lim Limits, mode Mode, p Projection, lazy bool) source {
+	recs := newRecords(r, lim, p)
+	recs.lazy = lazy && recs.proj != nil
 	if mode == Slurp {
 		return recs
 	}
@@ -218,7 +254,15 @@ func readerSource(r io.Reader, lim Limits, mode Mode) source {
 type Records struct {
 	values []any
 	orders *jsonvalue.KeyOrders
+	proj   Projection
+	bytes  int64
 }
+
+// Projection returns what was kept of each record.
+func (r *Records) Projection() Projection { return r.proj }
+
+// Bytes returns an estimate of the memory the records take.
+func (r *Records) Bytes() int64 { return r.bytes }
 
 // Len returns the number of records.
 func (r *Records) Len() int {
@@ -232,12 +276,18 @@ func (r *Records) Len() int {
 // line is skipped), within lim's input bounds. Use it with RunRecords to
 // decode a file once for many queries.
 func DecodeRecords(r io.Reader, lim Limits) (*Records, error) {
-	recs := newRecords(r, lim.withDefaults())
+	return DecodeProjected(r, lim, Projection{})
+}
+
+// DecodeProjected is DecodeRecords keeping of each record what p keeps:
+// the records answer the queries whose projection p covers.
+func DecodeProjected(r io.Reader, lim Limits, p Projection) (*Records, error) {
+	recs := newRecords(r, lim.withDefaults(), p)
 	out := []any{}
 	for {
 		v, _, err := recs.next()
 		if errors.Is(err, io.EOF) {
-			return &Records{values: out, orders: recs.keyOrders()}, nil
+			return &Records{values: out, orders: recs.keyOrders(), proj: p, bytes: recs.bytes}, nil
 		}
 		if err != nil {
 			return nil, err
@@ -250,6 +300,11 @@ type batch struct {
 	vals  []any
 	lines []int
 	err   error
+	// raw holds, in lazy mode, the lines of the projected records, one
+	// after the other; ends[i] is where that of vals[i] ends (equal to
+	// the previous end for a record decoded whole).
+	raw  []byte
+	ends []int
 }
 
 const batchSize = 64
@@ -277,6 +332,10 @@ func (p *prefetcher) fill(ctx context.Context) {
 				break
 			}
 			b.vals, b.lines = append(b.vals, v), append(b.lines, line)
+			if p.recs.lazy {
+				b.raw = append(b.raw, p.recs.raw...)
+				b.ends = append(b.ends, len(b.raw))
+			}
 		}
 		select {
 		case p.ch <- b:
@@ -306,6 +365,23 @@ func (p *prefetcher) next() (any, int, error) {
 	}
 	p.pos++
 	return p.cur.vals[p.pos-1], p.cur.lines[p.pos-1], nil
+}
+
+// rawLine returns the line of the record next returned last when it was
+// projected in lazy mode, else nil.
+func (p *prefetcher) rawLine() []byte {
+	if !p.recs.lazy {
+		return nil
+	}
+	i := p.pos - 1
+	start := 0
+	if i > 0 {
+		start = p.cur.ends[i-1]
+	}
+	if start == p.cur.ends[i] {
+		return nil
+	}
+	return p.cur.raw[start:p.cur.ends[i]]
 }
 
 // close stops the decoding goroutine and waits for it, so that nothing of

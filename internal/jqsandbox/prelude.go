@@ -1,7 +1,9 @@
 package jqsandbox
 
 import (
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/itchyny/gojq"
@@ -223,20 +225,84 @@ def IN(src; s): any(_sbx_op_eq(src; s); .);
 var (
 	preludeOnce  sync.Once
 	preludeNames map[string]bool // "name/arity" defined by the prelude
+	preludeDefs  []preludeDef    // in order
+	preludeErr   error
 )
 
-// parsePrelude parses the prelude. It is parsed again for every Compile,
-// because gojq's compiler may modify the syntax tree it is given.
-func parsePrelude() ([]*gojq.FuncDef, error) {
-	q, err := gojq.Parse(prelude)
-	if err != nil {
-		return nil, err
-	}
+// preludeDef is one definition of the prelude: its text, and the names it
+// refers to (any identifier in it: a superset).
+type preludeDef struct {
+	name string
+	text string
+	refs []string
+}
+
+// implicitNames are called by gojq's compiler for syntax that names no
+// function (string formats, update operators, .[x], ..): the prelude's
+// definitions of them must be there whatever the query's text says.
+var implicitNames = []string{"tostring", "tojson", "_tohtml", "_touri", "_tourid", "_tocsv",
+	"_totsv", "_tosh", "_tobase64", "_tobase64d", "format", "_modify", "_assign", "recurse",
+	"debug", "_index", "_slice", "_plus", "_negate", "_match", "_last"}
+
+var identifier = regexp.MustCompile(`[a-zA-Z_][a-zA-Z0-9_]*`)
+
+// loadPrelude parses the prelude, once, for parsePrelude and preludeNames.
+func loadPrelude() error {
 	preludeOnce.Do(func() {
+		q, err := gojq.Parse(prelude)
+		if err != nil {
+			preludeErr = err
+			return
+		}
 		preludeNames = map[string]bool{}
 		for _, fd := range q.FuncDefs {
 			preludeNames[fd.Name+"/"+strconv.Itoa(len(fd.Args))] = true
+			text := fd.String()
+			preludeDefs = append(preludeDefs, preludeDef{name: fd.Name, text: text, refs: identifier.FindAllString(text, -1)})
 		}
 	})
+	return preludeErr
+}
+
+// parsePrelude returns the prelude's definitions that query (already
+// rewritten) can reach, freshly parsed: gojq's compiler may modify the
+// syntax tree it is given. The prelude itself is parsed once; compiling
+// only what a query reaches saves most of a small query's compile time.
+func parsePrelude(query *gojq.Query) ([]*gojq.FuncDef, error) {
+	if err := loadPrelude(); err != nil {
+		return nil, err
+	}
+	need := map[string]bool{}
+	for _, n := range implicitNames {
+		need[n] = true
+	}
+	for _, n := range identifier.FindAllString(query.String(), -1) {
+		need[n] = true
+	}
+	// A definition refers only to itself and to those before it: one pass
+	// from the last finds every one reachable.
+	keep := make([]bool, len(preludeDefs))
+	for i := len(preludeDefs) - 1; i >= 0; i-- {
+		d := preludeDefs[i]
+		if !need[d.name] {
+			continue
+		}
+		keep[i] = true
+		for _, r := range d.refs {
+			need[r] = true
+		}
+	}
+	var b strings.Builder
+	for i, d := range preludeDefs {
+		if keep[i] {
+			b.WriteString(d.text)
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteByte('.')
+	q, err := gojq.Parse(b.String())
+	if err != nil {
+		return nil, err
+	}
 	return q.FuncDefs, nil
 }

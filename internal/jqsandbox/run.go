@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
+	"github.com/mcplro/lro/internal/jsonvalue"
 )
 
 // Mode selects how the records are given to the query.
@@ -86,15 +87,22 @@ func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim
 		r = strings.NewReader("")
 	}
 	lim = lim.withDefaults()
-	return q.run(ctx, readerSource(r, lim, mode), mode, vars, lim)
+	if mode == Stream && !q.selectProj.Whole() {
+		return q.run(ctx, readerSource(r, lim, mode, q.selectProj, true), mode, vars, lim)
+	}
+	return q.run(ctx, readerSource(r, lim, mode, q.Projection(mode), false), mode, vars, lim)
 }
 
 // RunRecords is Run over records already decoded (see DecodeRecords), for
 // callers that query the same file again and again: decoding is most of
-// the cost of a query. The records are only read, never modified.
+// the cost of a query. The records are only read, never modified. Their
+// projection must cover the query's in mode (see Query.Projection).
 func (q *Query) RunRecords(ctx context.Context, recs *Records, mode Mode, vars []any, lim Limits) (Result, error) {
 	if recs == nil {
 		recs = &Records{} // no records
+	}
+	if !recs.proj.Covers(q.Projection(mode)) {
+		return Result{}, fmt.Errorf("jqsandbox: the records were decoded with %v, which does not cover the query's %v", recs.proj, q.Projection(mode))
 	}
 	return q.run(ctx, &sliceSource{records: recs.values, orders: recs.orders}, mode, vars, lim.withDefaults())
 }
@@ -257,7 +265,7 @@ func (e *evaluation) run(src source, mode Mode) {
 			return
 		case mode == Slurp:
 			all = append(all, v)
-		case !e.eval(v, line):
+		case !e.evalLazy(v, line, src):
 			return
 		}
 	}
@@ -283,6 +291,46 @@ func (e *evaluation) cancelErr() error {
 		return cause
 	}
 	return nil
+}
+
+// evalLazy is eval, but of a record whose source projected it for a
+// lazySelect query: each output (the input itself) is the record decoded
+// whole from its line.
+func (e *evaluation) evalLazy(v any, line int, src source) bool {
+	p, ok := src.(*prefetcher)
+	var raw []byte
+	if ok {
+		raw = p.rawLine()
+	}
+	if raw == nil {
+		return e.eval(v, line)
+	}
+	var whole any
+	iter := e.q.code.RunWithContext(e.vm, v, e.vars...)
+	for {
+		x, ok := iter.Next()
+		if !ok {
+			return true
+		}
+		if err, ok := x.(error); ok {
+			e.fail(err, line)
+			return false
+		}
+		if whole == nil {
+			// Orders are not recorded: the projection recorded this
+			// line's already.
+			var dec jsonvalue.Decoder
+			w, err := dec.Decode(raw)
+			if err != nil {
+				e.setErr(limitf(ErrInvalidInput, "line %d: %v", line, err))
+				return false
+			}
+			whole = w
+		}
+		if !e.add(whole) {
+			return false
+		}
+	}
 }
 
 // eval runs the query on one input and reports whether to go on.

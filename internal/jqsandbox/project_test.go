@@ -1,0 +1,189 @@
+package jqsandbox
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// projInput holds the sample records and lines that projection must
+// treat as the whole decoder does: duplicate keys, escaped keys, nested
+// objects in skipped fields, a line of two values, non-object records,
+// odd spacing.
+var projInput = sampleJSONL + `{"id":"d-1","title":"dup","title":"second","namespace":"_x","meta":{"b":1,"a":{"z":1,"y":2}},"tags":["t"]}
+{"id":"e-1","ti\u0074le":"escaped key","namespace":"_semantic/esc","n\"s":{"q":1,"p":2}}
+  { "id" : "s-1" , "title" : "spaced" , "namespace" : "_semantic/s" , "provenance" : { "confidence" : 1 , "source" : "x" } }
+{"id":"m-1","title":"two"} {"id":"m-2","title":"values"}
+[1,2,3]
+"a string record"
+{"id":"deep","title":{"nested":{"title":"x"}},"namespace":null,"provenance":[{"confidence":2}],"extra":{"k":[{"a":1,"b":2},{"b":1,"a":2}]}}
+`
+
+// projQueries are queries that projection must answer as whole records.
+var projQueries = []struct {
+	q    string
+	mode Mode
+}{
+	{`[.title,.namespace]|@tsv`, Stream},
+	{`select(.namespace|strings|startswith("_semantic"))`, Stream},
+	{`select(.title|strings|test("cach";"i"))`, Stream},
+	{`{id,title,namespace}`, Stream},
+	{`group_by(.namespace)|map({namespace:.[0].namespace,count:length})`, Slurp},
+	{`select(.tags|arrays|index("security"))`, Stream},
+	{`sort_by(.created)`, Slurp},
+	{`map(.namespace)|unique`, Slurp},
+	{`sort_by(.provenance.confidence?)|reverse`, Slurp},
+	{`select(.provenance.confidence? > 0.5) | .id`, Stream},
+	{`.provenance`, Stream},
+	{`.provenance | del(.source) + {extra: 1}`, Stream},
+	{`.meta | to_entries`, Stream},
+	{`{title} + (.meta // {})`, Stream},
+	{`.title as $t | select($t == "dup") | {t: $t, id}`, Stream},
+	{`if .tags then .tags | length else "none" end`, Stream},
+	{`.provenance | keys`, Stream},
+	{`try (.title | ascii_downcase) catch "err: \(.)"`, Stream},
+	{`[.[] | select(.size? > 100) | .id]`, Slurp},
+	{`map(.provenance) | map(.confidence?) | add?`, Slurp},
+	{`length`, Stream},
+	{`.extra.k[0]`, Stream},
+	{`first(.[] | select(.namespace == "_x"))`, Slurp},
+	{`.[0:2] | map(.id)`, Slurp},
+	{`reduce .[] as $r (0; . + ($r.size? // 0 | numbers))`, Slurp},
+	{`select(.id) | .title | type`, Stream},
+	{`tojson`, Stream},
+	{`.`, Stream},
+	{`to_entries | map(.key)`, Stream},
+	{`[paths] | length`, Stream},
+	{`getpath(["provenance","source"])`, Stream},
+	{`[..] | length`, Stream},
+	{`.title? // .id`, Stream},
+	{`min_by(.size?) | .id`, Slurp},
+	{`select(.title | type == "object")`, Stream},
+	{`select(.meta)`, Stream},
+}
+
+// runBoth runs query over input as compiled, and again with the
+// projections cleared (whole records), and returns both.
+func runBoth(t *testing.T, query, input string, mode Mode) (got, want string) {
+	t.Helper()
+	q, err := Compile(query, nil, testLimits())
+	if err != nil {
+		return "", ""
+	}
+	show := func(q *Query) string {
+		res, err := q.Run(context.Background(), strings.NewReader(input), mode, nil, testLimits())
+		var b strings.Builder
+		for _, v := range res.Values {
+			b.Write(v)
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "truncated=%v omitted=%d err=%v", res.Truncated, res.Omitted, err)
+		return b.String()
+	}
+	whole := *q
+	whole.streamProj, whole.slurpProj, whole.selectProj = Projection{}, Projection{}, Projection{}
+	return show(q), show(&whole)
+}
+
+func TestProjectionNeverChangesResults(t *testing.T) {
+	for _, tc := range projQueries {
+		got, want := runBoth(t, tc.q, projInput, tc.mode)
+		require.Equal(t, want, got, "%s (%v)", tc.q, tc.mode)
+	}
+}
+
+func TestProjectionOfQueries(t *testing.T) {
+	for _, tc := range []struct {
+		q            string
+		mode         Mode
+		want, lazySe string
+	}{
+		{`[.title,.namespace]|@tsv`, Stream, "{namespace:*,title:*}", "*"},
+		{`select(.title|test("x";"i"))`, Stream, "*", "{title:*}"},
+		{`group_by(.namespace)|map({namespace:.[0].namespace,count:length})`, Slurp, "{namespace:*}", "*"},
+		{`sort_by(.provenance.confidence)|reverse`, Slurp, "*", "*"},
+		{`.a.b as $x | $x.c`, Stream, "{a:{b:{c:*}}}", "*"},
+		{`select(.a.b)`, Stream, "*", "{a:{b}}"},
+		{`.`, Stream, "*", "*"},
+		{`keys`, Stream, "*", "*"},
+		{`.. | .a?`, Stream, "*", "*"},
+		{`to_entries`, Stream, "*", "*"},
+		{`tojson`, Stream, "*", "*"},
+		{`getpath([.k])`, Stream, "*", "*"},
+		{`def f: .a; f`, Stream, "*", "*"},
+		{`.a | keys`, Stream, "{a:*}", "*"},
+		{`.a = 1`, Stream, "*", "*"},
+	} {
+		q, err := Compile(tc.q, nil, Limits{})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, q.Projection(tc.mode).String(), tc.q)
+		require.Equal(t, tc.lazySe, q.selectProj.String(), tc.q)
+	}
+}
+
+func TestProjectionRecords(t *testing.T) {
+	// RunRecords over records decoded with a covering projection answers
+	// as over whole records, and refuses records that do not cover.
+	for _, tc := range projQueries {
+		q, err := Compile(tc.q, nil, testLimits())
+		require.NoError(t, err)
+		whole, err := DecodeRecords(strings.NewReader(projInput), testLimits())
+		require.NoError(t, err)
+		part, err := DecodeProjected(strings.NewReader(projInput), testLimits(), q.Projection(tc.mode))
+		require.NoError(t, err)
+		if !q.Projection(tc.mode).Whole() {
+			require.Less(t, part.Bytes(), whole.Bytes(), tc.q)
+		}
+		want, werr := q.RunRecords(context.Background(), whole, tc.mode, nil, testLimits())
+		got, gerr := q.RunRecords(context.Background(), part, tc.mode, nil, testLimits())
+		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), tc.q)
+		require.Equal(t, want, got, tc.q)
+	}
+	q, err := Compile(`.title`, nil, testLimits())
+	require.NoError(t, err)
+	other, err := Compile(`.id`, nil, testLimits())
+	require.NoError(t, err)
+	recs, err := DecodeProjected(strings.NewReader(projInput), testLimits(), other.Projection(Stream))
+	require.NoError(t, err)
+	_, err = q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
+	require.ErrorContains(t, err, "does not cover")
+	require.True(t, other.Projection(Stream).Union(q.Projection(Stream)).Covers(q.Projection(Stream)))
+}
+
+// TestProjectionRandom composes random queries from fragments and checks
+// that projection does not change their results.
+func TestProjectionRandom(t *testing.T) {
+	paths := []string{".id", ".title", ".namespace", ".tags", ".provenance", ".provenance.confidence", ".meta.a", ".size", ".extra.k", "."}
+	unary := []string{"type", "length", "tostring", "ascii_downcase?", "keys?", "tojson", ".[0]?", "first?", "not", "select(.)", "values", "strings"}
+	r := rand.New(rand.NewPCG(1, 2))
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	gen := func() string {
+		switch r.IntN(7) {
+		case 0:
+			return "select(" + pick(paths) + " | " + pick(unary) + ") | " + pick(paths)
+		case 1:
+			return "{a: " + pick(paths) + ", b: (" + pick(paths) + " | " + pick(unary) + ")}"
+		case 2:
+			return "[" + pick(paths) + ", " + pick(paths) + "] | " + pick(unary)
+		case 3:
+			return pick(paths) + " as $x | " + pick(paths) + " | if . then $x else " + pick(paths) + " end"
+		case 4:
+			return "try (" + pick(paths) + " | " + pick(unary) + ") catch ."
+		case 5:
+			return "select(" + pick(paths) + " | " + pick(unary) + ")"
+		}
+		return pick(paths) + " // " + pick(paths) + " | " + pick(unary)
+	}
+	for range 300 {
+		query := gen()
+		got, want := runBoth(t, query, projInput, Stream)
+		require.Equal(t, want, got, query)
+		slurped := "map(" + query + ")"
+		got, want = runBoth(t, slurped, projInput, Slurp)
+		require.Equal(t, want, got, slurped)
+	}
+}
