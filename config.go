@@ -158,6 +158,9 @@ func (c Config) Validate() error {
 	if strings.ContainsRune(c.OutputDir, 0) {
 		return &ConfigError{"output_dir", c.OutputDir, "contains a NUL byte"}
 	}
+	if err := checkStoreURL(c.OutputDir); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -167,7 +167,7 @@ func extractFail(err error) (string, error) {
 // its name in the FS. Nothing is read before this check passes.
 func (o *Offloader) ownFile(path string) (string, error) {
 	clean := filepath.Clean(path)
-	if !filepath.IsAbs(clean) {
+	if clean = o.extractPath(path, clean); clean == "" {
 		return "", fmt.Errorf("file_path %s must be the absolute path of an offload descriptor", echo(strconv.Quote(path)))
 	}
 	name := filepath.Base(clean)

@@ -30,6 +30,12 @@ import (
 //     to this user and the size of the file system the files are on, for
 //     the free-space reserve of [WithMinFreeBytes]; without it, or when it
 //     fails, there is no reserve.
+//   - Remote() bool reports whether the files are kept where a shell on
+//     the model's machine cannot reach them (an object store, see
+//     [RegisterStore]); when it reports true, descriptors always carry the
+//     native guidance, which points to lro_extract and resources/read,
+//     and Path may return a URL (s3://bucket/prefix/name) rather than an
+//     absolute path. DirFS and MemFS do not have it.
 type FS interface {
 	// Create creates the file name for writing, private to its owner
 	// (0600). It must fail, with an error wrapping fs.ErrExist, when any
@@ -322,8 +328,13 @@ func checkDir(dir string, info os.FileInfo, private bool) error {
 	return checkOwner(dir, info, private)
 }
 
-// dirFSFor returns the directory FS that cfg names.
+// dirFSFor returns the FS that cfg names: the object store of a
+// Config.OutputDir that is a store URL (see [RegisterStore]), else the
+// directory.
 func dirFSFor(cfg Config) FS {
+	if _, ok := storeScheme(cfg.OutputDir); ok {
+		return openStore(cfg.OutputDir)
+	}
 	if cfg.OutputDir == "" {
 		return &dirFS{dir: DefaultOutputDir(), private: true}
 	}

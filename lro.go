@@ -467,9 +467,13 @@ func (o *Offloader) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessa
 }
 
 // nativeGuidance reports whether the guidance should point to lro_extract:
-// when the server handling the call has it (as its adapter told Serve),
-// or, outside a server, when AddExtractTool was called.
+// always for files in an object store, which no shell recipe can reach;
+// otherwise when the server handling the call has it (as its adapter told
+// Serve), or, outside a server, when AddExtractTool was called.
 func (o *Offloader) nativeGuidance(ctx context.Context) bool {
+	if isRemote(o.opts.fs) {
+		return true
+	}
 	if native, ok := ctx.Value(nativeKey{}).(bool); ok {
 		return native
 	}

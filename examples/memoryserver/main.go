@@ -23,6 +23,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
+	_ "github.com/mcplro/lro/blobfs" // output_dir may be s3://bucket/prefix, shared by replicas
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/gosdk"
 	"github.com/mcplro/lro/internal/memstore"

@@ -1,0 +1,50 @@
+// Package blobfs keeps the offloaded files of [lro] in object storage, so
+// that the replicas of a server behind a load balancer share them: a
+// result offloaded by one replica can be followed with lro_extract or
+// resources/read on any other.
+//
+// It implements [lro.FS] over a [gocloud.dev/blob] bucket. Importing it
+// registers the s3:// scheme for Config.OutputDir (S3, MinIO, R2 and other
+// S3-compatible stores):
+//
+//	import _ "github.com/mcplro/lro/blobfs"
+//
+//	// ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=s3://my-bucket/lro?region=eu-west-1
+//	off, err := lro.New(cfg)
+//
+// Credentials come from the AWS SDK's standard chain (AWS_ACCESS_KEY_ID
+// and AWS_SECRET_ACCESS_KEY, AWS_PROFILE and the shared config files, web
+// identity, the instance role), never from the URL. The query takes the
+// gocloud s3blob parameters: region, endpoint (for MinIO or R2, with
+// use_path_style=true where the store wants it), profile,
+// request_checksum_calculation and so on. Other gocloud drivers (gs://,
+// azblob://) work once their package is imported and the scheme is passed
+// to [Register].
+//
+// # Guarantees
+//
+//   - An object is visible complete or not at all. The engine writes a
+//     temporary name and renames it: here the temporary file is a private
+//     buffer in memory (bounded by the engine's per-file cap and by
+//     [WithMaxObjectBytes]), and Rename uploads it to its final key in one
+//     PUT that may only create the object (If-None-Match: *), so a name is
+//     never replaced. A buffer that Remove discards never reaches the
+//     store.
+//   - Names are plain file names under the URL's prefix; the prefix's
+//     subfolders and objects of other names are never listed to the
+//     engine, which reads and deletes only names of its own pattern.
+//   - The expiry the engine records in a file (Chtimes) travels with the
+//     object as its metadata, so a replica with a shorter TTL never
+//     deletes a file before the TTL it was written with.
+//   - Removing an object that another replica removed first is
+//     fs.ErrNotExist, which the janitor takes as done: every replica may
+//     run one.
+//   - Every request is bounded in time ([WithTimeout], or timeout=30s in
+//     the URL): a store that is down, hangs or denies access fails the
+//     operation, and the engine falls back to the truncated inline result
+//     with its warning and event.
+//
+// Files are [lro.FS] Remote: descriptors point to lro_extract and
+// resources/read, which read the object in process, and file_path is the
+// object's URL (s3://my-bucket/lro/atlatl-recall-01J....jsonl).
+package blobfs

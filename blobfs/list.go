@@ -1,0 +1,105 @@
+package blobfs
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"time"
+
+	"gocloud.dev/blob"
+)
+
+// ReadDir lists the objects directly under the prefix (not those of its
+// subfolders), sorted by name. An entry's Info reads the expiry recorded
+// in the object (one metadata request the first time, remembered while
+// the object is listed): the janitor needs it, and a listing does not
+// carry metadata.
+func (f *FS) ReadDir() ([]fs.DirEntry, error) {
+	ctx, cancel := f.ctx()
+	defer cancel()
+	it := f.bucket.List(&blob.ListOptions{Prefix: f.prefix, Delimiter: "/"})
+	var out []fs.DirEntry
+	seen := make(map[string]struct{})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: f.location, Err: mapErr(err)}
+		}
+		if obj.IsDir {
+			continue
+		}
+		name := obj.Key[len(f.prefix):]
+		if _, err := f.key("readdir", name); err != nil {
+			continue // not a plain name: never one of the engine's
+		}
+		seen[name] = struct{}{}
+		out = append(out, &entry{fs: f, name: name, size: obj.Size, modTime: obj.ModTime})
+	}
+	// Forget the expiries of objects gone, so that the memory of them
+	// stays bounded by what the prefix holds.
+	f.mu.Lock()
+	for name := range f.expires {
+		if _, ok := seen[name]; !ok {
+			delete(f.expires, name)
+		}
+	}
+	f.mu.Unlock()
+	return out, nil
+}
+
+// entry is a listed object.
+type entry struct {
+	fs      *FS
+	name    string
+	size    int64
+	modTime time.Time // when it was uploaded
+}
+
+func (e *entry) Name() string      { return e.name }
+func (e *entry) IsDir() bool       { return false }
+func (e *entry) Type() fs.FileMode { return 0 }
+
+// Info returns the object's size and, as its modification time, the
+// expiry recorded in it, or when it was uploaded if it records none. An
+// object deleted since the listing is fs.ErrNotExist; an error reading
+// the metadata is returned, so that the janitor leaves the object for its
+// next scan rather than judge it by its upload time.
+func (e *entry) Info() (fs.FileInfo, error) {
+	mod, err := e.fs.expiry(e.name, e.modTime)
+	if err != nil {
+		return nil, err
+	}
+	return info{name: e.name, size: e.size, modTime: mod}, nil
+}
+
+func (e *entry) String() string { return fs.FormatDirEntry(e) }
+
+// expiry returns the expiry recorded in the object name, or uploaded when
+// it records none.
+func (f *FS) expiry(name string, uploaded time.Time) (time.Time, error) {
+	f.mu.Lock()
+	t, ok := f.expires[name]
+	f.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	ctx, cancel := f.ctx()
+	defer cancel()
+	attrs, err := f.bucket.Attributes(ctx, f.prefix+name)
+	if err != nil {
+		return time.Time{}, &fs.PathError{Op: "stat", Path: name, Err: mapErr(err)}
+	}
+	t = uploaded
+	if v, ok := attrs.Metadata[metaExpires]; ok {
+		if parsed, perr := time.Parse(time.RFC3339Nano, v); perr == nil {
+			t = parsed
+		}
+	}
+	f.mu.Lock()
+	f.expires[name] = t
+	f.mu.Unlock()
+	return t, nil
+}
