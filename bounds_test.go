@@ -89,12 +89,7 @@ func TestHugeNamesAndExtrasAreNotCopied(t *testing.T) {
 			rows = append(rows, `{"id":`+strings.Repeat("1", 1+i%5)+`,"v":"`+strings.Repeat("x", 40)+`"}`)
 		}
 		payload := `{"` + long + `":[` + strings.Join(rows, ",") + `],"` + long + `x":[` + strings.Join(rows, ",") + `]}`
-		res := mcp.NewToolResultText(payload)
-		h := o.Middleware()(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "dump"
-		out, err := h(context.Background(), req)
-		require.NoError(t, err)
+		out := serveDump(t, o, mcp.NewToolResultText(payload))
 		text := out.Content[0].(mcp.TextContent).Text
 		assert.Less(t, len(text), 16<<10, "the descriptor stays small")
 		var d lro.OffloadResponse

@@ -154,6 +154,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 	ctx = context.WithValue(ctx, nativeKey{}, call.NativeExtract)
 
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
+	defer c.discard()
 	res, err := next(context.WithValue(ctx, collectorKey{}, c))
 	if err != nil || res.IsError || res.NeedsInput {
 		return res, false, err
@@ -163,13 +164,13 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		set.Query = &q
 	}
 
-	records, scores, tokens, collected, promised, cerr := c.collected()
+	records, tokens, collected, promised, cerr := c.collected()
 	if cerr != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: collected records cannot be offloaded", call.Tool, cerr)
 		return res, false, nil
 	}
 	if collected {
-		return o.serveCollected(ctx, call, res, set, records, scores, tokens, promised)
+		return o.serveCollected(ctx, call, res, set, records, tokens, promised)
 	}
 	// Under a session budget every result is measured: one under the
 	// threshold may still have to be offloaded.
@@ -220,16 +221,28 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 // what a direct client would have had offloaded.
 func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (Result, error)) (Result, bool, error) {
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
+	defer c.discard()
 	res, err := next(context.WithValue(ctx, collectorKey{}, c))
 	if err != nil || res.IsError || res.NeedsInput {
 		return res, false, err
 	}
-	records, _, tokens, collected, _, cerr := c.collected()
+	records, tokens, collected, _, cerr := c.collected()
 	if cerr != nil || !collected || tokens <= o.cfg.ThresholdTokens {
 		return res, false, nil
 	}
 	var b bytes.Buffer
-	writeArray(&b, records)
+	b.WriteByte('[')
+	err = records.each(func(i int, r *record) bool {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(r.line)
+		return true
+	})
+	if err != nil {
+		return res, false, nil
+	}
+	b.WriteByte(']')
 	return Result{Content: []Content{TextContent(b.String())}}, true, nil
 }
 
@@ -239,9 +252,9 @@ func (o *Offloader) sessionBudgeted(call Call) bool {
 }
 
 // serveCollected offloads the set a handler handed to Collect.
-func (o *Offloader) serveCollected(ctx context.Context, call Call, res Result, set ResultSet, records []json.RawMessage, scores []float64, tokens int, promised bool) (Result, bool, error) {
-	set.Records, set.Scores, set.Tokens, set.Validated = records, scores, tokens, true
-	l := layout{root: []byte("[]"), sections: []section{{found: found{src: sliceRecords{lines: records}}}}}
+func (o *Offloader) serveCollected(ctx context.Context, call Call, res Result, set ResultSet, records recordSource, tokens int, promised bool) (Result, bool, error) {
+	set.src, set.Tokens, set.Validated = records, tokens, true
+	l := layout{root: []byte("[]"), sections: []section{{found: found{src: records}}}}
 	// The handler's own result is a rendering of the set, or a
 	// placeholder: all of it is replaced.
 	doc := document{replace: make([]int, len(res.Content))}
@@ -258,9 +271,14 @@ func (o *Offloader) serveCollected(ctx context.Context, call Call, res Result, s
 	d := o.deliveryFor(call)
 	var out Outcome
 	var err error
-	if over && d.Mode == DeliveryTruncate {
+	head, lost := records.(headRecords)
+	switch {
+	case over && d.Mode == DeliveryTruncate:
 		out = o.truncateInline([]ResultSet{set}, &l, 0)
-	} else {
+	case lost:
+		out = o.fallback(ctx, set, tokens, "", head.lost)
+		out.kept = []int{out.Kept}
+	default:
 		out, err = o.offloadSections(ctx, []ResultSet{set}, &l, 0)
 		if err != nil {
 			o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
@@ -272,7 +290,7 @@ func (o *Offloader) serveCollected(ctx context.Context, call Call, res Result, s
 		}
 		// The handler returned a placeholder, trusting Collect: send
 		// the collected records instead, complete.
-		return Result{Content: []Content{TextContent(string(l.sections[0].cut(len(records))))}}, true, nil
+		return Result{Content: []Content{TextContent(string(l.sections[0].cut(records.count())))}}, true, nil
 	}
 	if len(res.Content) == 0 {
 		res.Content = []Content{{}}

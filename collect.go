@@ -1,8 +1,11 @@
 package lro
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"sync"
 
 	"github.com/mcplro/lro/internal/jsonscan"
@@ -23,6 +26,9 @@ type collector struct {
 	scores  []float64
 	tokens  int
 	err     error
+	spool   *spool        // the records of a streamed set too large to hold
+	spooled *spoolRecords // and its finished records
+	lost    error         // why a streamed set could not be spooled: it gets the fallback
 }
 
 // Collect hands the middleware the complete result set of the current tool
@@ -68,6 +74,151 @@ func Collect[T any](ctx context.Context, records []T, scores []float64) bool {
 	return promise
 }
 
+// CollectSeq is [Collect] for a set read one record at a time, from a
+// database cursor for example: a set of any size is offloaded with
+// little memory. It reads every record of records, each one JSON value
+// (a *RecordError otherwise). While their estimate is under the
+// threshold it holds them; past it, it writes them to a temporary file
+// of the Offloader as they come, and the middleware makes that the
+// result's file.
+//
+// When the set will be offloaded, CollectSeq returns offloaded == true
+// and no records: the handler may return at once, and the middleware
+// replaces its result with the descriptor. Otherwise (the set fits,
+// offloading is off, or no middleware is installed) it returns every
+// record, in order, for the handler to send as it always would. An error
+// of records ends the reading and is returned, and nothing is collected.
+// Streamed sets have no scores.
+func CollectSeq(ctx context.Context, records iter.Seq2[json.RawMessage, error]) (inline []json.RawMessage, offloaded bool, err error) {
+	c, _ := ctx.Value(collectorKey{}).(*collector)
+	streams := c != nil && c.o.cfg.IsEnabled() && !c.o.closed.Load()
+	var (
+		quarters int // the running estimate, in quarter tokens
+		sp       *spool
+	)
+	fail := func(e error) ([]json.RawMessage, bool, error) {
+		if sp != nil {
+			sp.discard()
+		}
+		if c != nil {
+			c.mu.Lock()
+			c.set, c.err = true, e
+			c.mu.Unlock()
+		}
+		return nil, false, e
+	}
+	var (
+		head    []json.RawMessage // the first records, for a fallback, once spooling
+		headQ   int
+		lost    error // the spool failed: only count the rest
+		counted int
+	)
+	for rec, rerr := range records {
+		if rerr != nil {
+			return fail(rerr)
+		}
+		if !jsonscan.Valid(rec) {
+			return fail(&RecordError{Index: counted, Err: errNotJSON})
+		}
+		counted++
+		q := quarterTokens(rec) + 1 // and its separator
+		quarters += q
+		switch {
+		case lost != nil:
+			continue
+		case sp != nil:
+			if headQ+q <= 4*c.threshold {
+				head, headQ = append(head, bytes.Clone(rec)), headQ+q
+			}
+			if err := sp.add(rec); err != nil {
+				var recErr *RecordError
+				if errors.As(err, &recErr) {
+					return fail(err)
+				}
+				lost = err
+				sp.discard()
+				sp = nil
+			}
+			continue
+		}
+		inline = append(inline, bytes.Clone(rec)) // a cursor may reuse its buffer
+		if !streams || (quarters+3)/4 <= c.threshold {
+			continue
+		}
+		// Past the threshold: from here on the records go to disk. The
+		// first of them stay in memory too, for the fallback a failed
+		// write gets.
+		for _, r := range inline {
+			if rq := quarterTokens(r) + 1; headQ+rq <= 4*c.threshold {
+				head, headQ = append(head, r), headQ+rq
+			}
+		}
+		if sp, err = c.o.newSpool(); err != nil {
+			lost, sp = err, nil
+		}
+		for _, r := range inline {
+			if sp == nil {
+				break
+			}
+			if err := sp.add(r); err != nil {
+				lost = err
+				sp.discard()
+				sp = nil
+			}
+		}
+		inline = nil
+	}
+	if c == nil {
+		return inline, false, nil
+	}
+	tokens := (quarters + 3) / 4
+	if sp == nil && lost == nil {
+		if streams {
+			tokens = c.o.estimateRecords(sliceRecords{lines: inline})
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.set, c.records, c.scores, c.tokens, c.err, c.promise = true, inline, nil, tokens, nil, false
+		return inline, false, nil
+	}
+	var done *spoolRecords
+	if lost == nil {
+		if done, err = sp.finish(); err != nil {
+			sp.discard()
+			sp, lost = nil, err
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.set, c.records, c.scores, c.tokens, c.err, c.promise = true, head, nil, tokens, nil, true
+	c.spool, c.spooled, c.lost = sp, done, lost
+	if lost != nil {
+		c.spooled = &spoolRecords{n: counted} // counted only: the head is all there is
+	}
+	return nil, true, nil
+}
+
+// discard removes what the collector spooled, once the call is served.
+func (c *collector) discard() {
+	c.mu.Lock()
+	sp := c.spool
+	c.spool = nil
+	c.mu.Unlock()
+	if sp != nil {
+		sp.discard()
+	}
+}
+
+// headRecords are the first records of a streamed set that could not be
+// spooled, and how many it had: what its fallback keeps and tells.
+type headRecords struct {
+	sliceRecords
+	n    int
+	lost error // why the set could not be spooled
+}
+
+func (h headRecords) count() int { return h.n }
+
 func marshalRecord(v any) (json.RawMessage, error) {
 	if raw, ok := v.(json.RawMessage); ok {
 		if !jsonscan.Valid(raw) {
@@ -80,8 +231,14 @@ func marshalRecord(v any) (json.RawMessage, error) {
 
 // collected returns what the handler collected, if anything, and whether
 // the handler was told it would be offloaded.
-func (c *collector) collected() (records []json.RawMessage, scores []float64, tokens int, ok, promised bool, err error) {
+func (c *collector) collected() (records recordSource, tokens int, ok, promised bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.records, c.scores, c.tokens, c.set, c.promise, c.err
+	if c.lost != nil {
+		return headRecords{sliceRecords{lines: c.records}, c.spooled.n, c.lost}, c.tokens, c.set, c.promise, c.err
+	}
+	if c.spooled != nil {
+		return c.spooled, c.tokens, c.set, c.promise, c.err
+	}
+	return sliceRecords{lines: c.records, scores: c.scores}, c.tokens, c.set, c.promise, c.err
 }

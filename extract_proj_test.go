@@ -121,13 +121,14 @@ func jsonLines(vs []json.RawMessage) [][]byte {
 
 // TestWarmExtract: the records of a file just offloaded are decoded into
 // the cache off the call, under the key lro_extract looks up, and not when
-// they cannot fit.
+// they cannot fit; the write path warms the cache by itself.
 func TestWarmExtract(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.OutputDir = t.TempDir()
 	o, err := New(cfg, WithExtractLimits(ExtractLimits{InProcess: true}))
 	require.NoError(t, err)
 	defer o.Close()
+	o.native.Store(true) // as AddExtractTool does
 	var recs []json.RawMessage
 	for _, m := range memstore.Generate(200, 3) {
 		v, err := memstore.Project(&m, string(DetailFull))
@@ -144,9 +145,11 @@ func TestWarmExtract(t *testing.T) {
 	f, err := o.openOffload(name)
 	require.NoError(t, err)
 	f.Close()
-	o.records.Forget(name + "\x00") // whatever the write path did already
+	require.Eventually(t, func() bool { _, ok := o.records.Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond,
+		"the write path warmed it")
+	o.records.Forget(name + "\x00")
 
-	o.warmExtract(name, recs)
+	o.warmExtract(name)
 	require.Eventually(t, func() bool { _, ok := o.records.Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond)
 	cached, _ := o.records.Get(f.key)
 	require.Equal(t, len(recs), cached.Len())
@@ -160,12 +163,13 @@ func TestWarmExtract(t *testing.T) {
 	small, err := New(cfg, WithExtractLimits(ExtractLimits{InProcess: true, CacheBytes: 64 << 10}))
 	require.NoError(t, err)
 	defer small.Close()
-	small.warmExtract(name, recs)
+	small.native.Store(true)
+	small.warmExtract(name)
 	time.Sleep(100 * time.Millisecond)
 	require.Zero(t, small.records.Used())
 
 	// The first query is answered from the warmed records.
-	o.warmExtract(name, recs)
+	o.warmExtract(name)
 	require.Eventually(t, func() bool { _, ok := o.records.Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond)
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": out.Response.FilePath, "recipe": 4})
 	require.NoError(t, err)

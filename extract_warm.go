@@ -1,9 +1,7 @@
 package lro
 
 import (
-	"bytes"
-	"encoding/json"
-
+	"github.com/mcplro/lro/internal/extractworker"
 	"github.com/mcplro/lro/internal/jqsandbox"
 )
 
@@ -12,28 +10,15 @@ import (
 // decoding.
 var warmSlot = make(chan struct{}, 1)
 
-// warmExtract caches, for lro_extract in this process, the records of the
-// file name just published (its records, one JSON value each, exactly as
-// written after the header), so that the first query of it need not
-// decode them. It returns at once: the decoding runs on its own
-// goroutine, and is skipped when another warming runs, when the file
-// is already cached or cannot fit in the cache, or when it cannot be
-// opened as an offloaded file. The caller must not modify records
-// afterwards.
-//
-// Only this process's cache is warmed: when queries run in worker
-// processes (the default on Linux), each worker decodes a file on its
-// first query there, with the projection that query needs, and keeps it.
-func (o *Offloader) warmExtract(name string, records []json.RawMessage) {
-	if o.records == nil || len(records) == 0 {
-		return
-	}
-	var size int64
-	for _, r := range records {
-		size += int64(len(r)) + 1
-	}
-	// Decoded whole, records take about decodeFactor times their size.
-	if !o.records.Fits(decodeFactor * size) {
+// warmExtract caches the records of the file name, just published, for
+// lro_extract, so that the first query of it need not decode them. It
+// returns at once: the file is read again (from the page cache, most
+// likely) and decoded on a goroutine of its own, and not at all when
+// another warming runs, when lro_extract is not served, or when queries
+// run in worker processes (the default on Linux), which decode a file on
+// its first query with only what that query reads, and keep it.
+func (o *Offloader) warmExtract(name string) {
+	if o.records == nil || !o.native.Load() || !o.queriesInProcess() {
 		return
 	}
 	select {
@@ -41,33 +26,43 @@ func (o *Offloader) warmExtract(name string, records []json.RawMessage) {
 	default:
 		return // another warming runs: drop this one
 	}
+	o.warmMu.Lock()
+	defer o.warmMu.Unlock()
+	if o.closed.Load() {
+		<-warmSlot
+		return
+	}
+	o.warming.Add(1)
 	go func() {
-		defer func() { <-warmSlot }()
-		o.warm(name, records)
+		defer func() { <-warmSlot; o.warming.Done() }()
+		o.warm(name)
 	}()
 }
 
-// warm decodes records and caches them under the key of the file name,
-// opened as lro_extract opens it, so that the key is the one its calls
-// will look up.
-func (o *Offloader) warm(name string, records []json.RawMessage) {
+// queriesInProcess reports whether lro_extract's queries run in this
+// process rather than in workers (see runQuery).
+func (o *Offloader) queriesInProcess() bool {
+	_, dir := o.opts.fs.(*dirFS)
+	return o.opts.extractLimits.InProcess || !extractworker.Supported() || !dir
+}
+
+// warm decodes the records of the file name into the cache, under the key
+// lro_extract's calls look up, when they fit.
+func (o *Offloader) warm(name string) {
 	f, err := o.openOffload(name)
 	if err != nil {
 		return
 	}
-	f.Close()
-	if _, ok := o.records.Get(f.key); ok {
+	defer f.Close()
+	if _, ok := o.records.Get(f.key); ok || !o.records.Fits(decodeFactor*f.size) {
 		return
 	}
-	var buf bytes.Buffer
-	for _, r := range records {
-		buf.Write(r)
-		buf.WriteByte('\n')
+	src, err := o.fromStart(f)
+	if err != nil {
+		return
 	}
-	if h := f.size - int64(buf.Len()); h <= 0 || h > maxHeaderBytes+1 {
-		return // not the file's records
-	}
-	recs, err := jqsandbox.DecodeRecords(&buf, o.opts.extractLimits.withDefaults().sandbox())
+	defer src.Close()
+	recs, err := jqsandbox.DecodeRecords(src, o.opts.extractLimits.withDefaults().sandbox())
 	if err != nil {
 		return
 	}

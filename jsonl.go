@@ -185,6 +185,7 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	}
 	o.commit(tmp, final, need, n, ulid.Time(id.Time()), expires)
 	committed = true
+	o.warmExtract(final)
 	w.bytes = n
 	return w, nil
 }

@@ -212,8 +212,10 @@ type Offloader struct {
 	cfg       Config
 	opts      options
 	templates *templates
-	native    atomic.Bool // AddExtractTool was called (see nativeGuidance)
-	resources atomic.Bool // ServeResources was called (see ServesResources)
+	native    atomic.Bool    // AddExtractTool was called (see nativeGuidance)
+	warmMu    sync.Mutex     // orders warmExtract's Add before Close's Wait
+	warming   sync.WaitGroup // warmExtract's goroutines, which Close waits for
+	resources atomic.Bool    // ServeResources was called (see ServesResources)
 	closed    atomic.Bool
 	proxies   proxySessions
 	warned    sync.Map     // tools whose large inline results were logged
@@ -289,6 +291,11 @@ func (o *Offloader) Close() error {
 		close(o.stop)
 	})
 	<-o.done
+	// A warming still reading a file would open the directory again
+	// after the caller has removed it.
+	o.warmMu.Lock()
+	o.warmMu.Unlock()
+	o.warming.Wait()
 	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
 		return c.Close()
 	}

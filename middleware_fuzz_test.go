@@ -3,7 +3,6 @@ package lro_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -48,14 +47,8 @@ func FuzzMiddlewareResult(f *testing.F) {
 		if structured && json.Valid([]byte(payload)) {
 			res.StructuredContent = json.RawMessage(payload)
 		}
-		h := o.Middleware()(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "dump"
-		out, err := h(context.Background(), req)
-		if err != nil {
-			t.Fatalf("error: %v", err)
-		}
-		if out == nil || len(out.Content) == 0 {
+		out := serveDump(t, o, res)
+		if len(out.Content) == 0 {
 			t.Fatal("no content")
 		}
 		checkNoTemp(t, dir)

@@ -65,16 +65,11 @@ func TestPayloadMemoryBound(t *testing.T) {
 		t.Run(shape.name, func(t *testing.T) {
 			o := newOffloader(t, nil, lro.WithoutJanitor(), lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
 			res := mcp.NewToolResultText(shape.payload)
-			h := o.Middleware()(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })
-			req := mcp.CallToolRequest{}
-			req.Params.Name = "dump"
-
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			out, err := h(context.Background(), req)
+			out := serveDump(t, o, res)
 			runtime.ReadMemStats(&after)
-			require.NoError(t, err)
 
 			allocated := after.TotalAlloc - before.TotalAlloc
 			t.Logf("%s: %d records, payload %d bytes, allocated %d bytes (%.2f× the payload)",
@@ -88,6 +83,18 @@ func TestPayloadMemoryBound(t *testing.T) {
 			assert.Equal(t, shape.records, d.Summary.Count)
 		})
 	}
+}
+
+// serveDump sends res through the mcp-go middleware as the result of the
+// tool "dump".
+func serveDump(t testing.TB, o *lro.Offloader, res *mcp.CallToolResult) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "dump"
+	out, err := o.Middleware()(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })(context.Background(), req)
+	require.NoError(t, err)
+	require.NotNil(t, out)
+	return out
 }
 
 // countLines counts the lines of a file without holding it.
@@ -126,12 +133,7 @@ func TestResultCap(t *testing.T) {
 	}
 	payload := "[" + strings.Join(rows, ",") + "]"
 	require.Greater(t, len(payload), 32<<10)
-	res := mcp.NewToolResultText(payload)
-	h := o.Middleware()(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "dump"
-	out, err := h(context.Background(), req)
-	require.NoError(t, err)
+	out := serveDump(t, o, mcp.NewToolResultText(payload))
 	require.False(t, out.IsError)
 
 	var kept []map[string]any

@@ -153,6 +153,17 @@ func (o *Offloader) checkRoom(need int64) error {
 // caller must call commit or release. The events are for the caller to
 // emit once it holds no lock.
 func (o *Offloader) reserve(tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	return o.take(tmp, path, need, true)
+}
+
+// grow takes need more bytes for tmp, a file being written that already
+// holds room, as reserve does but without waiting: two growing files
+// that each waited for the other's room would wait forever.
+func (o *Offloader) grow(tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	return o.take(tmp, path, need, false)
+}
+
+func (o *Offloader) take(tmp, path string, need int64, wait bool) ([]FileEvictedEvent, []FileExpiredEvent, error) {
 	if err := o.checkRoom(need); err != nil {
 		return nil, nil, err
 	}
@@ -173,6 +184,9 @@ func (o *Offloader) reserve(tmp, path string, need int64) ([]FileEvictedEvent, [
 				// Nothing will give room back: the tally is off (it
 				// cannot be, but a wait here would be forever).
 				return evicted, expired, fmt.Errorf("%w: %d bytes in use, none of them evictable", ErrOverQuota, x.used)
+			}
+			if !wait {
+				return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised, none of them evictable now", ErrOverQuota, x.used+x.reserved)
 			}
 			x.room.Wait()
 			continue

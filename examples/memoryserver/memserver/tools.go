@@ -1,9 +1,11 @@
 package memserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strconv"
 
 	"github.com/mcplro/lro"
@@ -193,8 +195,15 @@ func (t tools) list(ctx context.Context, args map[string]any) output {
 	if offset == 0 {
 		// The first request judges the whole set, before any cursor exists:
 		// an offloaded listing has no cursor, the file holds everything.
+		// The set goes over one memory at a time, as from a database
+		// cursor: a large listing is written to its file as it is read,
+		// never held whole.
 		all, _ := t.store.List(ns, 0, 0)
-		if lro.Collect(ctx, project(all, detail), nil) {
+		_, offloaded, err := lro.CollectSeq(ctx, projected(all, detail))
+		if err != nil {
+			return failed(err)
+		}
+		if offloaded {
 			return output{}
 		}
 	}
@@ -204,6 +213,24 @@ func (t tools) list(ctx context.Context, args map[string]any) output {
 		out.NextCursor = strconv.Itoa(offset + len(page))
 	}
 	return output{json: out}
+}
+
+// projected yields each memory at the detail level, as JSON.
+func projected(mems []*memstore.Memory, detail string) iter.Seq2[json.RawMessage, error] {
+	return func(yield func(json.RawMessage, error) bool) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		for _, m := range mems {
+			v, err := memstore.Project(m, detail)
+			if err == nil {
+				buf.Reset()
+				err = enc.Encode(v)
+			}
+			if !yield(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err) {
+				return
+			}
+		}
+	}
 }
 
 func project(mems []*memstore.Memory, detail string) []any {

@@ -1,0 +1,165 @@
+package lro_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplro/lro"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cursorRows yields n JSON records through one reused buffer, as a database
+// cursor would, failing at record fail (when >= 0).
+func cursorRows(n, fail int) iter.Seq2[json.RawMessage, error] {
+	return func(yield func(json.RawMessage, error) bool) {
+		buf := make([]byte, 0, 128)
+		for i := range n {
+			if i == fail {
+				yield(nil, errors.New("cursor: connection reset"))
+				return
+			}
+			buf = fmt.Appendf(buf[:0], `{"id":%d,"name":"row %d","note":"%s"}`, i, i, strings.Repeat("x", i%40))
+			if !yield(buf, nil) {
+				return
+			}
+		}
+	}
+}
+
+// streamingTool returns a handler that hands cursorRows(n, fail) to CollectSeq
+// and, when they are not offloaded, returns them as a JSON array.
+func streamingTool(t *testing.T, n, fail int) func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		recs, offloaded, err := lro.CollectSeq(ctx, cursorRows(n, fail))
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if offloaded {
+			return mcp.NewToolResultText("placeholder"), nil
+		}
+		b, err := json.Marshal(recs)
+		require.NoError(t, err)
+		return mcp.NewToolResultText(string(b)), nil
+	}
+}
+
+func callStreaming(t *testing.T, o *lro.Offloader, n, fail int) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "rows"
+	out, err := o.Middleware()(streamingTool(t, n, fail))(context.Background(), req)
+	require.NoError(t, err)
+	return out
+}
+
+func TestCollectSeq(t *testing.T) {
+	dir := t.TempDir()
+	o := newOffloader(t, func(c *lro.Config) { c.OutputDir = dir }, lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())
+
+	t.Run("a small set is the handler's", func(t *testing.T) {
+		out := callStreaming(t, o, 5, -1)
+		var got []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out.Content[0].(mcp.TextContent).Text), &got))
+		require.Len(t, got, 5)
+		for i, r := range got {
+			assert.EqualValues(t, i, r["id"], "each record its own, though the cursor reused its buffer")
+		}
+	})
+
+	t.Run("a large set is offloaded whole, in order", func(t *testing.T) {
+		out := callStreaming(t, o, 20000, -1)
+		d := descriptorOf(t, out)
+		assert.Equal(t, 20000, d.Summary.Count)
+		h, lines := readJSONL(t, readFile(t, d.FilePath))
+		assert.Equal(t, 20000, h.Count)
+		require.Len(t, lines, 20000)
+		for _, i := range []int{0, 1, 9999, 19999} {
+			var r map[string]any
+			require.NoError(t, json.Unmarshal(lines[i], &r))
+			assert.EqualValues(t, i, r["id"])
+		}
+		assertOnlyPublished(t, dir)
+	})
+
+	t.Run("a cursor error fails the call, leaving nothing", func(t *testing.T) {
+		before := published(t, dir)
+		out := callStreaming(t, o, 20000, 15000)
+		assert.True(t, out.IsError)
+		assert.Contains(t, out.Content[0].(mcp.TextContent).Text, "connection reset")
+		assert.Equal(t, before, published(t, dir))
+		assertOnlyPublished(t, dir)
+	})
+
+	t.Run("without the middleware every record comes back", func(t *testing.T) {
+		recs, offloaded, err := lro.CollectSeq(context.Background(), cursorRows(3000, -1))
+		require.NoError(t, err)
+		assert.False(t, offloaded)
+		assert.Len(t, recs, 3000)
+	})
+
+	t.Run("a record that is not JSON", func(t *testing.T) {
+		bad := func(yield func(json.RawMessage, error) bool) { yield(json.RawMessage(`{"a":`), nil) }
+		_, _, err := lro.CollectSeq(context.Background(), bad)
+		var recErr *lro.RecordError
+		require.ErrorAs(t, err, &recErr)
+		assert.Equal(t, 0, recErr.Index)
+	})
+}
+
+// TestCollectSeqOverTheCap: a streamed set that outgrows the per-file cap
+// gets the truncated fallback (its first records, a warning, an event),
+// never a failed call, and its spool is removed.
+func TestCollectSeqOverTheCap(t *testing.T) {
+	dir := t.TempDir()
+	var events []lro.WriteFailedEvent
+	o := newOffloader(t, func(c *lro.Config) { c.OutputDir = dir }, lro.WithTool("rows", lro.ToolPolicy{Generic: true}),
+		lro.WithoutJanitor(), lro.WithMaxFileBytes(256<<10),
+		lro.WithHooks(lro.Hooks{OnWriteFailed: func(e lro.WriteFailedEvent) { events = append(events, e) }}))
+	out := callStreaming(t, o, 20000, -1)
+	require.False(t, out.IsError)
+	var kept []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out.Content[0].(mcp.TextContent).Text), &kept))
+	assert.NotEmpty(t, kept)
+	assert.EqualValues(t, 0, kept[0]["id"])
+	require.Len(t, events, 1)
+	assert.ErrorIs(t, events[0].Err, lro.ErrFileTooLarge)
+	assert.Equal(t, 20000, events[0].Count)
+	assert.Equal(t, len(kept), events[0].Kept)
+	assertOnlyPublished(t, dir)
+	assert.Zero(t, published(t, dir))
+}
+
+func descriptorOf(t *testing.T, out *mcp.CallToolResult) lro.OffloadResponse {
+	t.Helper()
+	var d lro.OffloadResponse
+	require.NoError(t, json.Unmarshal([]byte(out.Content[0].(mcp.TextContent).Text), &d))
+	require.True(t, d.Offloaded)
+	return d
+}
+
+// published counts the published files in dir.
+func published(t *testing.T, dir string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "atlatl-*.jsonl"))
+	require.NoError(t, err)
+	return len(files)
+}
+
+// assertOnlyPublished checks that dir holds no temporary file or spool.
+func assertOnlyPublished(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.False(t, strings.HasPrefix(e.Name(), "."), "left behind: %s", e.Name())
+	}
+}

@@ -1,0 +1,177 @@
+package lro
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/mcplro/lro/internal/jsonscan"
+)
+
+// spoolChunk is how much room a spool takes from the quota at a time.
+const spoolChunk = 4 << 20
+
+// A spool holds the records of a streamed set (see [CollectSeq]) on disk,
+// one compact JSON line each, as they come: a set larger than memory
+// should hold is read once, written once here and copied once into its
+// file. It is a temporary file of this Offloader, so its room counts
+// against the quota and no janitor sweeps it while it is written.
+type spool struct {
+	o        *Offloader
+	name     string // temporary name in the FS
+	path     string
+	f        File
+	w        *bufio.Writer
+	n        int   // records
+	bytes    int64 // of the records, without line breaks
+	reserved int64 // room taken for it
+	compact  bytes.Buffer
+}
+
+// newSpool creates an empty spool.
+func (o *Offloader) newSpool() (*spool, error) {
+	id, err := o.newID(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	final := fileName(o.cfg.FilePrefix, "spool", id)
+	s := &spool{o: o, name: tempName(final), path: o.opts.fs.Path(final)}
+	if err := s.take(spoolChunk); err != nil {
+		return nil, err
+	}
+	if s.f, err = o.opts.fs.Create(s.name); err != nil {
+		s.o.release(s.name, s.reserved)
+		return nil, err
+	}
+	s.w = bufio.NewWriterSize(s.f, 256<<10)
+	return s, nil
+}
+
+// take grows the spool's room by need bytes.
+func (s *spool) take(need int64) error {
+	var (
+		evicted []FileEvictedEvent
+		expired []FileExpiredEvent
+		err     error
+	)
+	if s.reserved == 0 {
+		evicted, expired, err = s.o.reserve(s.name, s.path, need)
+	} else {
+		evicted, expired, err = s.o.grow(s.name, s.path, need)
+	}
+	ctx := context.Background()
+	for _, e := range expired {
+		s.o.emitExpired(ctx, e)
+	}
+	for _, e := range evicted {
+		s.o.emitEvicted(ctx, e)
+	}
+	if err == nil {
+		s.reserved += need
+	}
+	return err
+}
+
+// add writes one record, which must be one valid JSON value.
+func (s *spool) add(rec []byte) error {
+	if jsonscan.HasNewline(rec) {
+		s.compact.Reset()
+		if err := json.Compact(&s.compact, rec); err != nil {
+			return &RecordError{Index: s.n, Err: err}
+		}
+		rec = s.compact.Bytes()
+	}
+	size := s.bytes + int64(s.n) + int64(len(rec)) + 1
+	if c := s.o.opts.dir.fileCap(); c > 0 && size > c {
+		return fmt.Errorf("%w: the streamed records passed %d bytes", ErrFileTooLarge, c)
+	}
+	if size > s.reserved {
+		if err := s.take(max(spoolChunk, size-s.reserved)); err != nil {
+			return err
+		}
+	}
+	s.w.Write(rec)
+	if err := s.w.WriteByte('\n'); err != nil { // bufio.Writer keeps the first error
+		return err
+	}
+	s.n++
+	s.bytes += int64(len(rec))
+	return nil
+}
+
+// finish flushes and closes the spool, and returns its records.
+func (s *spool) finish() (*spoolRecords, error) {
+	err := s.w.Flush()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.f = nil
+	if err != nil {
+		return nil, err
+	}
+	return &spoolRecords{fs: s.o.opts.fs, name: s.name, n: s.n, bytes: s.bytes}, nil
+}
+
+// discard removes the spool and gives its room back.
+func (s *spool) discard() error {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+	err := s.o.opts.fs.Remove(s.name)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	s.o.release(s.name, s.reserved)
+	s.reserved = 0
+	return err
+}
+
+// spoolRecords are the records of a finished spool, read from its file.
+type spoolRecords struct {
+	fs    FS
+	name  string
+	n     int
+	bytes int64
+}
+
+func (s *spoolRecords) count() int  { return s.n }
+func (s *spoolRecords) size() int64 { return s.bytes }
+
+func (s *spoolRecords) each(yield func(int, *record) bool) error {
+	f, err := s.fs.Open(s.name)
+	if err != nil {
+		return fmt.Errorf("reading the streamed records: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	var (
+		rec  record
+		long []byte // a line longer than the reader's buffer
+	)
+	for i := range s.n {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil {
+			return fmt.Errorf("reading the streamed records: record %d: %w", i, err)
+		}
+		line = line[:len(line)-1]
+		rec = record{line: line, sent: line}
+		if !yield(i, &rec) {
+			return nil
+		}
+	}
+	return nil
+}
