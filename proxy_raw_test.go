@@ -3,6 +3,7 @@ package lro
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,10 +71,25 @@ func TestRawDecodeSeeds(t *testing.T) {
 		t.Errorf("only %d seeds taken by the raw path", taken)
 	}
 	// The common shapes take the fast path.
-	for _, i := range []int{0, 1, 2, 11, 12, 15, 24, 25} {
+	for _, i := range []int{0, 1, 2, 11, 12, 15, 24, 25, 27} {
 		if _, _, ok := scanRemoteMessage([]byte(rawSeeds[i])); !ok {
 			t.Errorf("the fast scan does not take %s", rawSeeds[i])
 		}
+	}
+	// Around encoding/json's nesting limit, which jsonscan.Valid does not
+	// have: 10,000 levels in all, the message's own included.
+	deep := func(d int) string { return strings.Repeat("[", d) + strings.Repeat("]", d) }
+	for _, s := range []string{
+		`{"id":1,"result":{"content":[],"structuredContent":` + deep(9998) + `}}`,
+		`{"id":1,"result":{"content":[],"structuredContent":` + deep(9999) + `}}`,
+		`{"x":` + deep(9999) + `,"id":1,"result":{"content":[]}}`,
+		`{"x":` + deep(10000) + `,"id":1,"result":{"content":[]}}`,
+		`{"id":1,"result":{"content":[{"type":"text","text":"t","_meta":{"a":` + deep(9995) + `}}]}}`,
+		`{"id":1,"result":{"content":[{"type":"text","text":"t","_meta":{"a":` + deep(9996) + `}}]}}`,
+		`{"id":1,"result":{"content":[{"type":"text","text":"t","x":` + deep(9996) + `}]}}`,
+		`{"id":1,"result":{"content":[{"type":"text","text":"t","x":` + deep(9997) + `}]}}`,
+	} {
+		checkRawDecode(t, []byte(s))
 	}
 }
 
@@ -158,4 +174,53 @@ func TestDescriptorKeyScan(t *testing.T) {
 			t.Errorf("mayHaveDescriptorKey(%s) = %v, want %v", s, got, want)
 		}
 	}
+}
+
+// BenchmarkDecodeRemoteMessage times the raw path's decoding of a result
+// of 2 and of 200 memories, as text and as structured content: the fast
+// scan, and encoding/json for reference.
+//
+//	go test -run '^$' -bench DecodeRemoteMessage -count 5
+func BenchmarkDecodeRemoteMessage(b *testing.B) {
+	for _, n := range []int{2, 200} {
+		data := rawBenchMessage(b, n)
+		for _, d := range []struct {
+			name   string
+			decode func([]byte) (json.RawMessage, *mcp.CallToolResult, bool)
+		}{{"scan", scanRemoteMessage}, {"json", unmarshalRemoteMessage}} {
+			b.Run(fmt.Sprintf("%d/%s", n, d.name), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					if _, _, ok := d.decode(data); !ok {
+						b.Fatal("not taken")
+					}
+				}
+			})
+		}
+	}
+}
+
+// rawBenchMessage is a response of the remote with n memories, as text
+// and as structured content.
+func rawBenchMessage(b *testing.B, n int) []byte {
+	memories := make([]map[string]any, n)
+	for i := range memories {
+		memories[i] = map[string]any{
+			"id": fmt.Sprintf("m%d", i), "score": 0.5, "tags": []string{"cache", "é"},
+			"content": strings.Repeat("<cache> line of a memory, é ", 12),
+		}
+	}
+	text, err := json.Marshal(memories)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{
+		"content":           []map[string]any{{"type": "text", "text": string(text)}},
+		"structuredContent": map[string]any{"memories": memories},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
 }
