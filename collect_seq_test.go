@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
@@ -162,4 +163,37 @@ func assertOnlyPublished(t *testing.T, dir string) {
 	for _, e := range entries {
 		assert.False(t, strings.HasPrefix(e.Name(), "."), "left behind: %s", e.Name())
 	}
+}
+
+// storeLike is an FS like an object store's: remote, and unable to read
+// a file back before it is published.
+type storeLike struct{ lro.FS }
+
+func (storeLike) Remote() bool { return true }
+
+func (s storeLike) Open(name string) (fs.File, error) {
+	if strings.HasPrefix(name, ".") {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return s.FS.Open(name)
+}
+
+// TestCollectSeqToAStore: with an object store, the streamed set is
+// spooled in a private local directory, and the store gets the file.
+func TestCollectSeqToAStore(t *testing.T) {
+	mem := lro.NewMemFS("/store")
+	o := newOffloader(t, nil, lro.WithFS(storeLike{mem}), lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())
+	spools := func() []string {
+		m, err := filepath.Glob(filepath.Join(os.TempDir(), "lro-spool-*"))
+		require.NoError(t, err)
+		return m
+	}
+	before := spools()
+	d := descriptorOf(t, callStreaming(t, o, 20000, -1))
+	assert.Equal(t, 20000, d.Summary.Count)
+	entries, err := mem.ReadDir()
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "the file, and nothing else, in the store")
+	assert.Equal(t, filepath.Base(d.FilePath), entries[0].Name())
+	assert.Equal(t, before, spools(), "the local spool is gone")
 }

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"time"
 
 	"github.com/mcplro/lro/internal/jsonscan"
@@ -20,16 +22,20 @@ const spoolChunk = 4 << 20
 // one compact JSON line each, as they come: a set larger than memory
 // should hold is read once, written once here and copied once into its
 // file. It is a temporary file of this Offloader, so its room counts
-// against the quota and no janitor sweeps it while it is written.
+// against the quota and no janitor sweeps it while it is written; with an
+// object store, which cannot read back a file before it is published, it
+// is a private file of the system's temporary directory instead.
 type spool struct {
 	o        *Offloader
-	name     string // temporary name in the FS
+	fs       FS     // where it is: the Offloader's, or local scratch
+	name     string // temporary name in fs
 	path     string
 	f        File
 	w        *bufio.Writer
-	n        int   // records
-	bytes    int64 // of the records, without line breaks
-	reserved int64 // room taken for it
+	n        int    // records
+	bytes    int64  // of the records, without line breaks
+	reserved int64  // room taken for it
+	scratch  string // the private directory of a local spool, removed with it
 	compact  bytes.Buffer
 }
 
@@ -40,12 +46,18 @@ func (o *Offloader) newSpool() (*spool, error) {
 		return nil, err
 	}
 	final := fileName(o.cfg.FilePrefix, "spool", id)
-	s := &spool{o: o, name: tempName(final), path: o.opts.fs.Path(final)}
-	if err := s.take(spoolChunk); err != nil {
+	s := &spool{o: o, fs: o.opts.fs, name: tempName(final), path: o.opts.fs.Path(final)}
+	if isRemote(o.opts.fs) {
+		dir, err := os.MkdirTemp("", "lro-spool-")
+		if err != nil {
+			return nil, err
+		}
+		s.fs, s.scratch = DirFS(dir), dir
+	} else if err := s.take(spoolChunk); err != nil {
 		return nil, err
 	}
-	if s.f, err = o.opts.fs.Create(s.name); err != nil {
-		s.o.release(s.name, s.reserved)
+	if s.f, err = s.fs.Create(s.name); err != nil {
+		s.discard()
 		return nil, err
 	}
 	s.w = bufio.NewWriterSize(s.f, 256<<10)
@@ -90,7 +102,7 @@ func (s *spool) add(rec []byte) error {
 	if c := s.o.opts.dir.fileCap(); c > 0 && size > c {
 		return fmt.Errorf("%w: the streamed records passed %d bytes", ErrFileTooLarge, c)
 	}
-	if size > s.reserved {
+	if size > s.reserved && s.scratch == "" {
 		if err := s.take(max(spoolChunk, size-s.reserved)); err != nil {
 			return err
 		}
@@ -114,7 +126,7 @@ func (s *spool) finish() (*spoolRecords, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spoolRecords{fs: s.o.opts.fs, name: s.name, n: s.n, bytes: s.bytes}, nil
+	return &spoolRecords{fs: s.fs, name: s.name, n: s.n, bytes: s.bytes}, nil
 }
 
 // discard removes the spool and gives its room back.
@@ -123,9 +135,15 @@ func (s *spool) discard() error {
 		s.f.Close()
 		s.f = nil
 	}
-	err := s.o.opts.fs.Remove(s.name)
+	err := s.fs.Remove(s.name)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = nil
+	}
+	if s.scratch != "" {
+		if c, ok := s.fs.(io.Closer); ok {
+			c.Close()
+		}
+		return errors.Join(err, os.RemoveAll(s.scratch))
 	}
 	s.o.release(s.name, s.reserved)
 	s.reserved = 0
