@@ -12,13 +12,13 @@ import (
 // and embedded text resources. Images, audio and other items are never
 // part of it; they stay as they are.
 type document struct {
-	data       []byte           // what the records are found in
-	isJSON     bool             // data is valid JSON
-	fields     []jsonscan.Field // the members of data, an object, when validating found them
-	tokens     int              // the estimate judged against the threshold
-	replace    []int            // the content items the descriptor takes the place of
-	items      []string         // when each text item is a record: their texts
-	structured bool             // the structured content is replaced too
+	data       []byte         // what the records are found in
+	isJSON     bool           // data is valid JSON
+	index      jsonscan.Index // what validating data found of its members and arrays
+	tokens     int            // the estimate judged against the threshold
+	replace    []int          // the content items the descriptor takes the place of
+	items      []string       // when each text item is a record: their texts
+	structured bool           // the structured content is replaced too
 }
 
 // smallItemBytes is the size under which a text item beside a larger one
@@ -100,10 +100,11 @@ func (o *Offloader) documentOf(res Result) (document, bool) {
 }
 
 func (o *Offloader) textDocument(text string, replace []int) document {
-	d := document{data: bytesOf(text), tokens: o.EstimateTokens(bytesOf(text)), replace: replace}
+	d := document{data: bytesOf(text), replace: replace}
 	if looksJSON(text) {
-		d.fields, d.isJSON = jsonscan.ValidFields(d.data)
+		d.index, d.isJSON = validIndex(d.data)
 	}
+	d.tokens = o.estimateText(d.data, d.index.ASCII)
 	return d
 }
 
@@ -113,11 +114,11 @@ func (o *Offloader) structuredDocument(res Result, idx []int) (document, bool) {
 	for _, i := range idx {
 		t := res.Content[i].Text
 		if !serialized && looksJSON(t) {
-			d.fields, serialized = jsonscan.ValidFields(bytesOf(t))
+			d.index, serialized = validIndex(bytesOf(t))
 		}
 		if serialized && d.data == nil {
 			d.data, d.isJSON = bytesOf(t), true
-			d.tokens += o.EstimateTokens(d.data)
+			d.tokens += o.estimateText(d.data, d.index.ASCII)
 			d.replace = append(d.replace, i)
 			continue
 		}
@@ -142,10 +143,21 @@ func (o *Offloader) structuredDocument(res Result, idx []int) (document, bool) {
 		}
 		s = b
 	}
-	d.fields, d.isJSON = jsonscan.ValidFields(s)
+	d.index, d.isJSON = validIndex(s)
 	d.data = s
-	d.tokens += o.EstimateTokens(s)
+	d.tokens += o.estimateText(s, d.index.ASCII)
 	return d, true
+}
+
+// estimateText is EstimateTokens of a document's text; ascii, when the
+// pass that validated it found every byte ASCII, gives the heuristic's
+// estimate from the length alone (a quarter token a byte), sparing a
+// pass over the text.
+func (o *Offloader) estimateText(data []byte, ascii bool) int {
+	if _, heuristic := o.opts.estimator.(HeuristicEstimator); heuristic && ascii {
+		return (len(data) + 3) / 4
+	}
+	return o.EstimateTokens(data)
 }
 
 // size is the bytes of the document.
@@ -167,5 +179,12 @@ func (d document) layoutOf(recordsField string) layout {
 		}
 		return layout{items: true, sections: []section{{found: f, bytes: size}}}
 	}
-	return findLayout(d.data, d.isJSON, d.fields, recordsField)
+	return findLayout(d.data, d.isJSON, &d.index, recordsField)
+}
+
+// validIndex validates a document's JSON text and, in the same pass,
+// locates the elements of its arrays and the search hits among them, so
+// that finding its records takes no second walk (see newArrayRecords).
+func validIndex(data []byte) (jsonscan.Index, bool) {
+	return jsonscan.ValidIndex(data, "score", "memory")
 }

@@ -30,7 +30,7 @@ func scanRemoteMessage(data []byte) (json.RawMessage, *mcp.CallToolResult, bool)
 		return nil, nil, false // not an object, or one of hundreds of members
 	}
 	var id, result []byte
-	ok = readMembers(nil, top, messageKeys, 1, func(k int, v []byte) bool {
+	ok = readMembers(nil, top, messageKeys, func(k int, v []byte) bool {
 		switch k {
 		case 0:
 			id = v
@@ -46,7 +46,7 @@ func scanRemoteMessage(data []byte) (json.RawMessage, *mcp.CallToolResult, bool)
 	}
 	var r remoteResult
 	var content []byte
-	ok = readMembers(result, nil, resultKeys, 2, func(k int, v []byte) bool {
+	ok = readMembers(result, nil, resultKeys, func(k int, v []byte) bool {
 		var err error
 		switch k {
 		case 0:
@@ -98,7 +98,7 @@ func textItem(el []byte) (mcp.TextContent, bool) {
 	if el[0] != '{' {
 		return t, false
 	}
-	ok := readMembers(el, nil, itemKeys, -1, func(k int, v []byte) bool {
+	ok := readMembers(el, nil, itemKeys, func(k int, v []byte) bool {
 		var err error
 		str := true
 		switch k {
@@ -124,16 +124,15 @@ func textItem(el []byte) (mcp.TextContent, bool) {
 // to read the object as encoding/json does: a key that names a field a
 // second time (encoding/json decodes into it twice), a key that is not
 // plain ASCII (encoding/json matches escapes and some non-ASCII letters
-// to ASCII names), or a value that may nest deeper than encoding/json
-// allows, unless it is the member names[open]: one f reads member by
-// member.
-func readMembers(obj []byte, fields []jsonscan.Field, names []string, open int, f func(k int, v []byte) bool) bool {
+// to ASCII names). (Nesting needs no check: jsonscan.Valid refuses what
+// encoding/json would.)
+func readMembers(obj []byte, fields []jsonscan.Field, names []string, f func(k int, v []byte) bool) bool {
 	var seen uint
 	ok := true
 	read := func(m jsonscan.Field) bool {
 		k := slices.IndexFunc(names, func(name string) bool { return bytes.EqualFold(m.Key, []byte(name)) })
 		switch {
-		case !plainKey(m.Key) || (k < 0 || k != open) && !shallow(m.Value):
+		case !plainKey(m.Key):
 			ok = false
 		case k < 0:
 		case seen&(1<<k) != 0 || !f(k, m.Value):
@@ -173,21 +172,4 @@ func plainKey(key []byte) bool {
 		}
 	}
 	return true
-}
-
-// maxNesting is how deep encoding/json lets JSON nest (its scanner's
-// maxNestingDepth). jsonscan.Valid has no such limit.
-const maxNesting = 10000
-
-// shallow reports whether v, the value of a member at most four levels
-// down the message (the message, its result, the content, an item), nests
-// no deeper than encoding/json allows in the message: it holds fewer
-// brackets than it would need to, or is too short to hold them. Counting
-// costs next to nothing, and only a large structured content is counted.
-func shallow(v []byte) bool {
-	const limit = maxNesting - 4
-	if v[0] != '{' && v[0] != '[' || len(v) <= 2*limit {
-		return true
-	}
-	return bytes.Count(v, []byte("{"))+bytes.Count(v, []byte("[")) <= limit
 }

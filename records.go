@@ -79,46 +79,64 @@ type arrayRecords struct {
 	n    int
 	hits bool
 	// spans locate each element, and the score and memory of a hit, when
-	// they take little room beside data (elements of a hundred bytes and
-	// more): later passes then need not look for them again.
-	spans []elementSpan
+	// validating the result found them (within a quarter of its size), or
+	// else when they take little room beside data (elements of a hundred
+	// bytes and more): later passes then need not look for them again.
+	spans []jsonscan.ElementSpan
 }
 
-// elementSpan is where an element, and a hit's score and memory, are in
-// the array.
-type elementSpan struct{ el, score, memory span }
-
-type span struct{ start, end int32 }
-
-func (s span) of(data []byte) []byte { return data[s.start:s.end] }
-
-// newArrayRecords reads the array once: its elements, whether they are
-// all hits, and where they are.
-func newArrayRecords(data []byte) *arrayRecords {
+// newArrayRecords finds the array's elements, whether they are all hits,
+// and where they are: in spans, when validating the array found them,
+// else by reading the array once.
+func newArrayRecords(data []byte, spans []jsonscan.ElementSpan) *arrayRecords {
+	if spans != nil {
+		a := &arrayRecords{data: data, n: len(spans), hits: len(spans) > 0, spans: spans}
+		for _, s := range spans {
+			if !isHit(s.Pair(), s.A.Of(data), s.B.Of(data)) {
+				a.hits = false
+				break
+			}
+		}
+		return a
+	}
 	a := &arrayRecords{data: data, hits: true}
 	cache := len(data) <= math.MaxInt32
-	at := func(p []byte) span {
+	limit := len(data) / 4 / int(unsafe.Sizeof(jsonscan.ElementSpan{})) // spans it may hold
+	at := func(p []byte) jsonscan.Span {
 		if p == nil {
-			return span{}
+			return jsonscan.Span{}
 		}
 		start := cap(data) - cap(p) // p is a slice of data
-		return span{int32(start), int32(start + len(p))}
+		return jsonscan.Span{Start: int32(start), End: int32(start + len(p))}
 	}
 	_ = jsonscan.EachPairElement(data, "score", "memory", func(el jsonscan.Element) bool {
 		a.n++
-		if a.hits && !(el.Pair && isScore(el.A) && len(el.B) > 0 && el.B[0] == '{') {
+		if a.hits && !isHit(el.Pair, el.A, el.B) {
 			a.hits = false
 		}
-		if cache {
-			a.spans = append(a.spans, elementSpan{at(el.Value), at(el.A), at(el.B)})
-			if cache = len(a.spans)*int(unsafe.Sizeof(elementSpan{})) <= len(data)/4; !cache {
+		if cache && len(a.spans) == cap(a.spans) {
+			// Doubling up to the bound: append's growth would allocate
+			// about five times the spans of an array too large for them.
+			n := min(max(2*cap(a.spans), 16), limit)
+			if cache = n > len(a.spans); cache {
+				a.spans = append(make([]jsonscan.ElementSpan, 0, n), a.spans...)
+			} else {
 				a.spans = nil
 			}
+		}
+		if cache {
+			a.spans = append(a.spans, jsonscan.ElementSpan{Value: at(el.Value), A: at(el.A), B: at(el.B)})
 		}
 		return true
 	})
 	a.hits = a.hits && a.n > 0
 	return a
+}
+
+// isHit reports whether an element, with its members score and memory
+// when it is an object of just those, is a search hit.
+func isHit(pair bool, score, memory []byte) bool {
+	return pair && isScore(score) && len(memory) > 0 && memory[0] == '{'
 }
 
 func isScore(v []byte) bool { return len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') }
@@ -139,7 +157,7 @@ func (a *arrayRecords) each(yield func(int, *record) bool) error {
 	}
 	if a.spans != nil {
 		for i, s := range a.spans {
-			if !emit(i, s.el.of(a.data), s.score.of(a.data), s.memory.of(a.data)) {
+			if !emit(i, s.Value.Of(a.data), s.A.Of(a.data), s.B.Of(a.data)) {
 				break
 			}
 		}

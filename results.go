@@ -78,20 +78,23 @@ const (
 // findLayout finds the records in data: a JSON array, the large fields of
 // a JSON object (arrays, nested objects searched for arrays, long
 // strings), or, for text that is not JSON, its lines. isJSON says that
-// data is valid JSON (the caller has checked), and fields, when not nil,
-// are its members, found while checking. want is the policy's
+// data is valid JSON (the caller has checked), and ix, when not nil, is
+// what checking found of its members and arrays. want is the policy's
 // RecordsField, a dotted path, or "".
-func findLayout(data []byte, isJSON bool, fields []jsonscan.Field, want string) layout {
+func findLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) layout {
 	p := bytes.TrimSpace(data)
 	if !isJSON || len(p) == 0 {
 		return layout{sections: []section{{found: fromLines(data), bytes: len(data)}}}
 	}
+	if ix == nil {
+		ix = &jsonscan.Index{}
+	}
 	switch p[0] {
 	case '[':
-		return layout{root: p, sections: []section{{found: fromArray(p), bytes: len(p)}}}
+		return layout{root: p, sections: []section{{found: fromArray(p, ix.Root), bytes: len(p)}}}
 	case '{':
 		l := layout{root: p}
-		l.split(p, fields, nil, 0, want)
+		l.split(p, ix.Fields, ix.Arrays, nil, 0, want)
 		l.order(want)
 		l.bound()
 		return l
@@ -104,21 +107,23 @@ func findLayout(data []byte, isJSON bool, fields []jsonscan.Field, want string) 
 	return layout{sections: []section{{found: fromLines(data), bytes: len(data)}}}
 }
 
-// split walks an object, whose members are fields when not nil: large
-// fields become sections, small ones extra.
-func (l *layout) split(obj []byte, fields []jsonscan.Field, prefix []string, depth int, want string) {
-	each := func(yield func(jsonscan.Field) bool) {
+// split walks an object, whose members are fields when not nil, and the
+// elements of those that are arrays arrays[i] when not nil: large fields
+// become sections, small ones extra.
+func (l *layout) split(obj []byte, fields []jsonscan.Field, arrays [][]jsonscan.ElementSpan, prefix []string, depth int, want string) {
+	each := func(yield func(int, jsonscan.Field) bool) {
 		if fields == nil {
-			_ = jsonscan.Fields(obj, yield)
+			i := 0
+			_ = jsonscan.Fields(obj, func(f jsonscan.Field) bool { i++; return yield(i-1, f) })
 			return
 		}
-		for _, f := range fields {
-			if !yield(f) {
+		for i, f := range fields {
+			if !yield(i, f) {
 				return
 			}
 		}
 	}
-	each(func(kv jsonscan.Field) bool {
+	each(func(i int, kv jsonscan.Field) bool {
 		path := append(slices.Clip(prefix), string(kv.Key))
 		v := kv.Value
 		if depth == 0 && l.cursor == "" && isActiveCursor(string(kv.Key), v) {
@@ -131,10 +136,14 @@ func (l *layout) split(obj []byte, fields []jsonscan.Field, prefix []string, dep
 		}
 		switch v[0] {
 		case '[':
-			l.sections = append(l.sections, section{found: fromArray(v), path: path, bytes: len(v)})
+			var els []jsonscan.ElementSpan
+			if fields != nil && i < len(arrays) {
+				els = arrays[i]
+			}
+			l.sections = append(l.sections, section{found: fromArray(v, els), path: path, bytes: len(v)})
 		case '{':
 			if depth < maxDepth && !named && !wide(v) {
-				l.split(v, nil, path, depth+1, want)
+				l.split(v, nil, nil, path, depth+1, want)
 				return true
 			}
 			l.sections = append(l.sections, section{found: fromMembers(v), path: path, bytes: len(v)})
@@ -241,8 +250,11 @@ func isActiveCursor(key string, v []byte) bool {
 }
 
 // fromArray finds the records of a JSON array: its elements, or the
-// memories of search hits.
-func fromArray(data []byte) found { return found{src: newArrayRecords(data)} }
+// memories of search hits. els, when not nil, are its elements, found
+// while validating it.
+func fromArray(data []byte, els []jsonscan.ElementSpan) found {
+	return found{src: newArrayRecords(data, els)}
+}
 
 // fromMembers makes one {"key", "value"} record of each member of an
 // object too deep or too wide to search: a map from ids to records.

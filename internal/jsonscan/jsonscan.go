@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 )
 
 // ErrNotArray is returned by Elements when the text is not a JSON array.
@@ -22,23 +23,10 @@ var ErrNotObject = errors.New("jsonscan: not a JSON object")
 // Elements returns the elements of the JSON array in data, each a subslice
 // of data with surrounding white space removed.
 func Elements(data []byte) ([][]byte, error) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
-		return nil, ErrNotArray
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		return [][]byte{}, nil
-	}
-	var out [][]byte
-	for i < len(data) {
-		end := skipValue(data, i)
-		out = append(out, data[i:end])
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] == ']' {
-			break
-		}
-		i = skipSpace(data, i+1) // past ','
+	out := [][]byte{}
+	err := EachElement(data, func(el []byte) bool { out = append(out, el); return true })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -146,26 +134,30 @@ func skipSpace(data []byte, i int) int {
 
 // skipString returns the index just past the string that starts at data[i].
 // It looks at eight bytes at a time while none is a quote or a backslash
-// (as validString does): most strings of a result are short, and a call of
-// bytes.IndexByte per string cost more than the scan.
+// (as validString does), and goes straight to the first one flagged: most
+// strings of a result are short, and a call of bytes.IndexByte per string
+// cost more than the scan.
 func skipString(data []byte, i int) int {
 	i++ // opening quote
 	for {
-		for i+8 <= len(data) {
+		if i+8 <= len(data) {
 			w := binary.LittleEndian.Uint64(data[i:])
 			q, b := w^(lows*'"'), w^(lows*'\\')
-			if ((q-lows)&^q|(b-lows)&^b)&highs != 0 {
-				break
+			m := ((q-lows)&^q | (b-lows)&^b) & highs
+			if m == 0 {
+				i += 8
+				continue
 			}
-			i += 8
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for i < len(data) && data[i] != '"' && data[i] != '\\' {
+				i++
+			}
+			if i >= len(data) {
+				return len(data)
+			}
 		}
-		for i < len(data) && data[i] != '"' && data[i] != '\\' {
-			i++
-		}
-		switch {
-		case i >= len(data):
-			return len(data)
-		case data[i] == '"':
+		if data[i] == '"' {
 			return i + 1
 		}
 		i += 2 // an escape: the next byte is never the end
@@ -214,26 +206,7 @@ func skipValue(data []byte, i int) int {
 // order, until yield returns false. Unlike Elements it holds nothing per
 // element, so that an array of a million tiny values costs no memory.
 func EachElement(data []byte, yield func(el []byte) bool) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
-		return ErrNotArray
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		return nil
-	}
-	for i < len(data) {
-		end := skipValue(data, i)
-		if !yield(data[i:end]) {
-			return nil
-		}
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] == ']' {
-			return nil
-		}
-		i = skipSpace(data, i+1) // past ','
-	}
-	return nil
+	return eachElement(data, "", "", false, func(el Element) bool { return yield(el.Value) })
 }
 
 // Element is one element of an array, found by EachPairElement: Value,
@@ -250,6 +223,12 @@ type Element struct {
 // order), and their values: it reads each element once, where EachElement
 // and Pair would read it twice.
 func EachPairElement(data []byte, a, b string, yield func(Element) bool) error {
+	return eachElement(data, a, b, true, yield)
+}
+
+// eachElement walks the array in data for EachElement and, with pairs,
+// EachPairElement.
+func eachElement(data []byte, a, b string, pairs bool, yield func(Element) bool) error {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return ErrNotArray
@@ -261,7 +240,7 @@ func EachPairElement(data []byte, a, b string, yield func(Element) bool) error {
 	for i < len(data) {
 		var el Element
 		end := 0
-		if data[i] == '{' {
+		if pairs && data[i] == '{' {
 			el, end = pairObject(data, i, a, b)
 		} else {
 			end = skipValue(data, i)

@@ -1,6 +1,9 @@
 package jsonscan
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 const (
 	lows  = 0x0101010101010101
@@ -16,6 +19,11 @@ var stringStop = func() (t [256]bool) {
 	t['"'], t['\\'] = true, true
 	return t
 }()
+
+// maxNesting is how deeply encoding/json lets values nest (its scanner's
+// maxNestingDepth): deeper text is invalid here too, so that what Valid
+// accepts, encoding/json decodes.
+const maxNesting = 10000
 
 // Valid reports whether data is one valid JSON value, surrounded by
 // optional white space, as encoding/json's Valid does (invalid UTF-8 inside
@@ -43,22 +51,46 @@ func ValidFields(data []byte) (fields []Field, ok bool) {
 	return tf.fields, true
 }
 
-// topFields collects the members of the outermost object during valid.
+// topFields collects the members of the outermost object during valid,
+// and, when ix is not nil, the elements of the arrays among them or of an
+// outermost array.
 type topFields struct {
 	fields []Field
 	over   bool // more than maxTopFields
 	key    []byte
 	start  int // where the pending member's value starts; -1: none, -2: at the next value
+	ix     *indexer
+	// depth is how deep valid calls the hooks: the members of the
+	// outermost object are at depth 1, the elements of an array among
+	// them at 2, and their members at 3 (those of an outermost array, at
+	// 1 and 2). Deeper values, most of a result, cost no call.
+	depth int
+	ascii bool // every byte of a valid text is ASCII
 }
 
 func valid(data []byte, tf *topFields) bool {
 	var buf [64]byte
 	stack := buf[:0] // the closing byte of each open container
 	i := 0
+	// high gathers the bytes of the strings, eight at a time, and maybe a
+	// few bytes beside them: outside strings, a valid text is ASCII, so
+	// that it is ASCII if and only if high has no high bit.
+	var high uint64
+	all := tf // learns that, even when tf has nothing to collect
 	if tf != nil {
-		tf.start = -1
-		if j := skipSpace(data, 0); j >= len(data) || data[j] != '{' {
-			tf.fields, tf = nil, nil // not an object: nothing to collect
+		tf.start, tf.depth = -1, 1
+		if tf.ix != nil {
+			tf.depth = 3
+		}
+		j := skipSpace(data, 0)
+		switch {
+		case j < len(data) && data[j] == '{':
+		case j < len(data) && data[j] == '[' && tf.ix != nil:
+			tf.fields = nil // not an object: its elements only
+			tf.ix.open(j, 1)
+			tf.depth = 2
+		default:
+			tf.fields, tf = nil, nil // nothing to collect
 		}
 	}
 	for {
@@ -67,12 +99,21 @@ func valid(data []byte, tf *topFields) bool {
 		if i >= len(data) {
 			return false
 		}
-		if tf != nil && tf.start == -2 {
-			tf.start = i
+		if tf != nil && len(stack) <= tf.depth {
+			tf.valueAt(data, i, len(stack))
 		}
 		ok := true
-		switch c := data[i]; {
+		switch c := data[i]; { // in order of frequency
+		case c == '"':
+			var h uint64
+			i, h, ok = validString(data, i)
+			high |= h
+		case c == '-' || c >= '0' && c <= '9':
+			i, ok = validNumber(data, i)
 		case c == '{':
+			if len(stack) >= maxNesting {
+				return false // one level deeper than encoding/json takes
+			}
 			i = skipSpace(data, i+1)
 			if i < len(data) && data[i] == '}' {
 				i++
@@ -80,14 +121,19 @@ func valid(data []byte, tf *topFields) bool {
 			}
 			stack = append(stack, '}')
 			keyAt := i
-			if i, ok = member(data, i); !ok {
+			var h uint64
+			if i, h, ok = member(data, i); !ok {
 				return false
 			}
-			if tf != nil && len(stack) == 1 {
-				tf.pending(data, keyAt, i)
+			high |= h
+			if tf != nil && len(stack) <= tf.depth {
+				tf.member(data, keyAt, len(stack))
 			}
 			continue
 		case c == '[':
+			if len(stack) >= maxNesting {
+				return false
+			}
 			i = skipSpace(data, i+1)
 			if i < len(data) && data[i] == ']' {
 				i++
@@ -95,10 +141,6 @@ func valid(data []byte, tf *topFields) bool {
 			}
 			stack = append(stack, ']')
 			continue
-		case c == '"':
-			i, ok = validString(data, i)
-		case c == '-' || c >= '0' && c <= '9':
-			i, ok = validNumber(data, i)
 		case c == 't':
 			i, ok = literal(data, i, "true")
 		case c == 'f':
@@ -113,11 +155,14 @@ func valid(data []byte, tf *topFields) bool {
 		}
 		// After a value: close containers or move to the next element.
 		for {
-			if tf != nil && len(stack) == 1 && tf.start >= 0 {
-				tf.add(data, i)
+			if tf != nil && len(stack) <= tf.depth {
+				tf.valueEnd(data, i, len(stack))
 			}
 			i = skipSpace(data, i)
 			if len(stack) == 0 {
+				if all != nil {
+					all.ascii = high&highs == 0
+				}
 				return i == len(data)
 			}
 			if i >= len(data) {
@@ -135,11 +180,13 @@ func valid(data []byte, tf *topFields) bool {
 			i++
 			if top == '}' {
 				keyAt := skipSpace(data, i)
-				if i, ok = member(data, keyAt); !ok {
+				var h uint64
+				if i, h, ok = member(data, keyAt); !ok {
 					return false
 				}
-				if tf != nil && len(stack) == 1 {
-					tf.pending(data, keyAt, i)
+				high |= h
+				if tf != nil && len(stack) <= tf.depth {
+					tf.member(data, keyAt, len(stack))
 				}
 			}
 			break
@@ -147,85 +194,135 @@ func valid(data []byte, tf *topFields) bool {
 	}
 }
 
-// pending notes the member whose key starts at keyAt and whose colon ends
-// before i: its value comes next.
-func (t *topFields) pending(data []byte, keyAt, i int) {
-	end := skipString(data, keyAt)
-	t.key, t.start = data[keyAt+1:end-1], -2
+// member notes the member, at depth d, whose key starts at keyAt: its
+// value comes next.
+func (t *topFields) member(data []byte, keyAt, d int) {
+	if d == 1 {
+		end := skipString(data, keyAt)
+		t.key, t.start = data[keyAt+1:end-1], -2
+		return
+	}
+	if t.ix != nil && t.ix.active {
+		t.ix.member(data, keyAt, d)
+	}
+}
+
+// valueAt notes a value that starts at i, at depth d.
+func (t *topFields) valueAt(data []byte, i, d int) {
+	if d == 1 && t.start == -2 {
+		t.start = i
+		if t.ix != nil && data[i] == '[' && !t.over && len(t.fields) < maxTopFields {
+			t.ix.open(i, 2)
+		}
+		return
+	}
+	if t.ix != nil && t.ix.active {
+		t.ix.valueAt(data, i, d)
+	}
+}
+
+// valueEnd notes that a value at depth d ends at i.
+func (t *topFields) valueEnd(data []byte, i, d int) {
+	if d == 1 && t.start >= 0 {
+		t.add(data, i)
+		return
+	}
+	if t.ix != nil && t.ix.active {
+		t.ix.valueEnd(i, d)
+	}
 }
 
 // add records the pending member, whose value ends at i.
 func (t *topFields) add(data []byte, i int) {
+	var els []ElementSpan
+	if t.ix != nil && t.ix.active {
+		els = t.ix.close()
+	}
 	if len(t.fields) < maxTopFields {
 		t.fields = append(t.fields, Field{Key: t.key, Value: data[t.start:i]})
+		if t.ix != nil {
+			t.ix.arrays = append(t.ix.arrays, els)
+		}
 	} else {
 		t.over = true
 	}
 	t.start = -1
 }
 
-// member checks `"key" :` at i and returns the index after the colon.
-func member(data []byte, i int) (int, bool) {
+// member checks `"key" :` at i and returns the index after the colon,
+// and the key's bytes as validString does.
+func member(data []byte, i int) (int, uint64, bool) {
 	if i >= len(data) || data[i] != '"' {
-		return i, false
+		return i, 0, false
 	}
-	i, ok := validString(data, i)
+	i, h, ok := validString(data, i)
 	if !ok {
-		return i, false
+		return i, h, false
 	}
 	i = skipSpace(data, i)
 	if i >= len(data) || data[i] != ':' {
-		return i, false
+		return i, h, false
 	}
-	return i + 1, true
+	return i + 1, h, true
 }
 
-func validString(data []byte, i int) (int, bool) {
+// validString checks the string at i and returns the index after it, and
+// its bytes ORed together (with maybe some of the bytes after it), from
+// which valid learns whether the text is ASCII.
+func validString(data []byte, i int) (int, uint64, bool) {
 	i++ // opening quote
+	var high uint64
 	for {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character (SWAR: a byte of x below n shows in
-		// (x - n*0x01..) &^ x & 0x80..; a false alarm only ends the fast
-		// loop early).
-		for i+8 <= len(data) {
+		if i+8 <= len(data) {
+			// Eight bytes at a time while none is a quote, a backslash or
+			// a control character (SWAR: a byte of x below n shows in
+			// (x - n*0x01..) &^ x & 0x80..; the lowest byte flagged is
+			// exact, since only a byte that borrows flags the ones above
+			// it): most strings are short, and the first byte flagged
+			// ends them.
 			w := binary.LittleEndian.Uint64(data[i:])
 			q, b := w^(lows*'"'), w^(lows*'\\')
-			if ((w-lows*0x20)&^w|(q-lows)&^q|(b-lows)&^b)&highs != 0 {
-				break
+			m := ((w-lows*0x20)&^w | (q-lows)&^q | (b-lows)&^b) & highs
+			high |= w
+			if m == 0 {
+				i += 8
+				continue
 			}
-			i += 8
-		}
-		for i < len(data) && !stringStop[data[i]] {
-			i++
-		}
-		if i >= len(data) {
-			return i, false
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for i < len(data) && !stringStop[data[i]] {
+				high |= uint64(data[i])
+				i++
+			}
+			if i >= len(data) {
+				return i, high, false
+			}
 		}
 		switch data[i] {
 		case '"':
-			return i + 1, true
+			return i + 1, high, true
 		case '\\':
 			if i+1 >= len(data) {
-				return i, false
+				return i, high, false
 			}
 			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(data) {
-					return i, false
+					return i, high, false
 				}
 				for _, h := range data[i+2 : i+6] {
 					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return i, false
+						return i, high, false
 					}
 				}
 				i += 6
 			default:
-				return i, false
+				return i, high, false
 			}
 		default: // a raw control character
-			return i, false
+			return i, high, false
 		}
 	}
 }
