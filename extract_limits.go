@@ -39,9 +39,9 @@ import (
 //
 // What it costs: a worker's start (tens of milliseconds, once), a copy of
 // the results through a pipe (tens of microseconds for a screenful), the
-// workers' memory (each keeps up to CacheBytes of files decoded, several
-// times their size), and a file decoded once per worker that queries it
-// rather than once per process.
+// workers' memory (each keeps up to CacheBytes of decoded records), and a
+// file decoded once per worker that queries it rather than once per
+// process.
 //
 // Queries run in this process instead when InProcess is set, on other
 // systems, when the FS is not a directory of this system (a [MemFS], an
@@ -66,9 +66,10 @@ type ExtractLimits struct {
 	// MaxHeapBytes bounds the heap growth while a query runs, the decoded
 	// records included when they are not cached; default 512 MiB.
 	MaxHeapBytes uint64
-	// CacheBytes is how many bytes of files are kept decoded between
-	// queries, in each worker (or in this process); default
-	// DefaultExtractCacheBytes, negative disables.
+	// CacheBytes bounds the decoded records kept between queries (an
+	// estimate of their size in memory, not of the files'), in each
+	// worker (or in this process); default DefaultExtractCacheBytes,
+	// negative disables.
 	CacheBytes int64
 
 	// InProcess runs queries in this process rather than in worker

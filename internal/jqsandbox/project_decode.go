@@ -3,6 +3,7 @@ package jqsandbox
 import (
 	"bytes"
 
+	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/jsonvalue"
 )
 
@@ -39,7 +40,7 @@ const maxProjDepth = 256
 const decodeFactor = 5
 
 func (d *projDecoder) decode(line []byte) (any, bool) {
-	i := skipWS(line, 0)
+	i := jsonscan.SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return nil, false
 	}
@@ -55,15 +56,15 @@ func (d *projDecoder) object(data []byte, i int, n *projNode, depth int) (map[st
 	d.bytes += 64
 	start := len(d.keys)
 	defer func() { d.keys = d.keys[:start] }()
-	i = skipWS(data, i+1)
+	i = jsonscan.SkipSpace(data, i+1)
 	if data[i] == '}' {
 		return m, i + 1, true
 	}
 	for {
-		end := stringEnd(data, i)
+		end := jsonscan.SkipString(data, i)
 		raw := data[i+1 : end-1]
 		d.keys = append(d.keys, raw)
-		i = skipWS(data, skipWS(data, end)+1) // past the colon
+		i = jsonscan.SkipSpace(data, jsonscan.SkipSpace(data, end)+1) // past the colon
 		c := n.fields[string(raw)]
 		if c == nil && bytes.IndexByte(raw, '\\') >= 0 {
 			return nil, i, false // might name a kept key
@@ -94,9 +95,9 @@ func (d *projDecoder) object(data []byte, i int, n *projNode, depth int) (map[st
 			m[c.name] = v
 			d.bytes += 32
 		}
-		i = skipWS(data, i)
+		i = jsonscan.SkipSpace(data, i)
 		if data[i] == ',' {
-			i = skipWS(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 			continue
 		}
 		d.record(d.keys[start:])
@@ -112,32 +113,32 @@ func (d *projDecoder) skip(data []byte, i, depth int) (int, bool) {
 	}
 	switch data[i] {
 	case '"':
-		return stringEnd(data, i), true
+		return jsonscan.SkipString(data, i), true
 	case '{':
 		start := len(d.keys)
 		defer func() { d.keys = d.keys[:start] }()
-		i = skipWS(data, i+1)
+		i = jsonscan.SkipSpace(data, i+1)
 		if data[i] == '}' {
 			return i + 1, true
 		}
 		for {
-			end := stringEnd(data, i)
+			end := jsonscan.SkipString(data, i)
 			d.keys = append(d.keys, data[i+1:end-1])
-			i = skipWS(data, skipWS(data, end)+1)
+			i = jsonscan.SkipSpace(data, jsonscan.SkipSpace(data, end)+1)
 			var ok bool
 			if i, ok = d.skip(data, i, depth+1); !ok {
 				return i, false
 			}
-			i = skipWS(data, i)
+			i = jsonscan.SkipSpace(data, i)
 			if data[i] == ',' {
-				i = skipWS(data, i+1)
+				i = jsonscan.SkipSpace(data, i+1)
 				continue
 			}
 			d.record(d.keys[start:])
 			return i + 1, true
 		}
 	case '[':
-		i = skipWS(data, i+1)
+		i = jsonscan.SkipSpace(data, i+1)
 		if data[i] == ']' {
 			return i + 1, true
 		}
@@ -146,15 +147,15 @@ func (d *projDecoder) skip(data []byte, i, depth int) (int, bool) {
 			if i, ok = d.skip(data, i, depth+1); !ok {
 				return i, false
 			}
-			i = skipWS(data, i)
+			i = jsonscan.SkipSpace(data, i)
 			if data[i] == ',' {
-				i = skipWS(data, i+1)
+				i = jsonscan.SkipSpace(data, i+1)
 				continue
 			}
 			return i + 1, true
 		}
 	}
-	return scalarEnd(data, i), true
+	return jsonscan.SkipValue(data, i), true
 }
 
 // record records the key sequence of an object (raw keys), as decoding
@@ -193,13 +194,13 @@ func (d *projDecoder) record(keys [][]byte) {
 func skipPlain(data []byte, i, depth int) (int, bool) {
 	switch data[i] {
 	case '"':
-		return stringEnd(data, i), true
+		return jsonscan.SkipString(data, i), true
 	case '{', '[':
 		level := 0
 		for i < len(data) {
 			switch data[i] {
 			case '"':
-				i = stringEnd(data, i)
+				i = jsonscan.SkipString(data, i)
 				continue
 			case '{', '[':
 				if level++; depth+level > maxProjDepth {
@@ -214,48 +215,5 @@ func skipPlain(data []byte, i, depth int) (int, bool) {
 		}
 		return i, false
 	}
-	return scalarEnd(data, i), true
-}
-
-// stringEnd returns the index just past the string at data[i].
-func stringEnd(data []byte, i int) int {
-	i++
-	for {
-		j := bytes.IndexByte(data[i:], '"')
-		if j < 0 {
-			return len(data)
-		}
-		i += j
-		n := 0
-		for k := i - 1; data[k] == '\\'; k-- {
-			n++
-		}
-		i++
-		if n%2 == 0 {
-			return i
-		}
-	}
-}
-
-func scalarEnd(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-func skipWS(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
+	return jsonscan.SkipValue(data, i), true
 }

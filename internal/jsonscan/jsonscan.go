@@ -117,6 +117,19 @@ func HasNewline(data []byte) bool {
 	return bytes.IndexByte(data, '\n') >= 0 || bytes.IndexByte(data, '\r') >= 0
 }
 
+// SkipSpace returns the index of the first byte at or after data[i] that
+// is not JSON white space. With SkipString and SkipValue it serves
+// scanners of their own (a decoder of a few fields) over text known to be
+// valid.
+func SkipSpace(data []byte, i int) int { return skipSpace(data, i) }
+
+// SkipString returns the index just past the string that starts at
+// data[i].
+func SkipString(data []byte, i int) int { return skipString(data, i) }
+
+// SkipValue returns the index just past the value that starts at data[i].
+func SkipValue(data []byte, i int) int { return skipValue(data, i) }
+
 func skipSpace(data []byte, i int) int {
 	if i < len(data) && data[i] > ' ' {
 		return i // the usual case: compact JSON
