@@ -233,8 +233,7 @@ type Element struct {
 
 // EachPairElement is EachElement that also tells, for each element,
 // whether it is an object of exactly the members a and b (in either
-// order), and their values: it reads each element once, where EachElement
-// and Pair would read it twice.
+// order), and their values, reading each element once.
 func EachPairElement(data []byte, a, b string, yield func(Element) bool) error {
 	return eachElement(data, a, b, true, yield)
 }
@@ -300,30 +299,4 @@ func pairObject(data []byte, i int, a, b string) (Element, int) {
 		el.A, el.B = nil, nil
 	}
 	return el, i + 1
-}
-
-// Pair returns the values of the JSON object in data when it has exactly
-// the two members a and b, in either order, and ok == false otherwise. It
-// reads the object once, which matters when called once per record.
-func Pair(data []byte, a, b string) (va, vb []byte, ok bool) {
-	i, err := objectStart(data)
-	if err != nil {
-		return nil, nil, false
-	}
-	for n := 0; ; n++ {
-		var f Field
-		if f, i = nextField(data, i); f.Key == nil {
-			return va, vb, n == 2 && va != nil && vb != nil
-		}
-		switch {
-		case n >= 2:
-			return nil, nil, false
-		case string(f.Key) == a && va == nil:
-			va = f.Value
-		case string(f.Key) == b && vb == nil:
-			vb = f.Value
-		default:
-			return nil, nil, false
-		}
-	}
 }
