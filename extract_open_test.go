@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/stretchr/testify/assert"
@@ -25,11 +26,7 @@ import (
 func TestExtractNeverBlocksOnAFIFO(t *testing.T) {
 	for _, inProcess := range []bool{false, true} {
 		t.Run(map[bool]string{false: "workers", true: "in process"}[inProcess], func(t *testing.T) {
-			o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout, InProcess: inProcess}))
-			s := memserver.New(testStore, o)
-			o.AddExtractTool(s)
-			c := connect(t, s)
-			path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
+			c, path := offloadedForExtract(t, inProcess)
 			saved := path + ".saved"
 			extract(t, c, map[string]any{"file_path": path, "recipe": 4}) // a worker started, the file read
 
@@ -84,11 +81,7 @@ func TestExtractNeverBlocksOnAFIFO(t *testing.T) {
 func TestExtractRefusesAHardLink(t *testing.T) {
 	for _, inProcess := range []bool{false, true} {
 		t.Run(map[bool]string{false: "workers", true: "in process"}[inProcess], func(t *testing.T) {
-			o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout, InProcess: inProcess}))
-			s := memserver.New(testStore, o)
-			o.AddExtractTool(s)
-			c := connect(t, s)
-			path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
+			c, path := offloadedForExtract(t, inProcess)
 			outside := filepath.Join(t.TempDir(), "secret.jsonl")
 			require.NoError(t, os.WriteFile(outside, readFile(t, path), 0o600))
 			require.NoError(t, os.Remove(path))
@@ -99,4 +92,16 @@ func TestExtractRefusesAHardLink(t *testing.T) {
 			assert.Contains(t, textOf(t, res, 0), "has 2 links; an offloaded file has one")
 		})
 	}
+}
+
+// offloadedForExtract serves the memory server with lro_extract, queries
+// running in process or in workers, and offloads a recall: the client
+// and the file's path.
+func offloadedForExtract(t *testing.T, inProcess bool) (*client.Client, string) {
+	t.Helper()
+	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout, InProcess: inProcess}))
+	s := memserver.New(testStore, o)
+	o.AddExtractTool(s)
+	c := connect(t, s)
+	return c, offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
 }

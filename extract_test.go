@@ -283,18 +283,21 @@ func nameULID(t time.Time) string {
 
 // TestExtractSurvivesHostileQueries runs queries built to exhaust memory or
 // time: each ends with a clear error and the server keeps answering.
+// costlyQueries each try to take unbounded time or memory.
+var costlyQueries = []string{
+	`def f: 1+f; f`,
+	`[range(1e9)]`,
+	`"x" * 100000000`,
+	`"x" * 1e12`,
+	`[limit(1e8; repeat("aaaaaaaaaa"))]`,
+	`reduce range(1e9) as $i ([]; . + [$i])`,
+	`last(range(1e12))`,
+}
+
 func TestExtractSurvivesHostileQueries(t *testing.T) {
 	c, _ := extractServer(t, nil)
 	desc := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
-	for _, q := range []string{
-		`def f: 1+f; f`,
-		`[range(1e9)]`,
-		`"x" * 100000000`,
-		`"x" * 1e12`,
-		`[limit(1e8; repeat("aaaaaaaaaa"))]`,
-		`reduce range(1e9) as $i ([]; . + [$i])`,
-		`last(range(1e12))`,
-	} {
+	for _, q := range costlyQueries {
 		start := time.Now()
 		res := extract(t, c, map[string]any{"file_path": desc.FilePath, "query": q})
 		assert.True(t, res.IsError, "%s: %.200s", q, textOf(t, res, 0))

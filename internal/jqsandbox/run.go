@@ -306,16 +306,7 @@ func (e *evaluation) evalLazy(v any, line int, src source) bool {
 		return e.eval(v, line)
 	}
 	var whole any
-	iter := e.q.code.RunWithContext(e.vm, v, e.vars...)
-	for {
-		x, ok := iter.Next()
-		if !ok {
-			return true
-		}
-		if err, ok := x.(error); ok {
-			e.fail(err, line)
-			return false
-		}
+	return e.outputs(e.q.code, v, line, func(any) (any, bool) {
 		if whole == nil {
 			// Orders are not recorded: the projection recorded this
 			// line's already.
@@ -323,14 +314,12 @@ func (e *evaluation) evalLazy(v any, line int, src source) bool {
 			w, err := dec.Decode(raw)
 			if err != nil {
 				e.setErr(limitf(ErrInvalidInput, "line %d: %v", line, err))
-				return false
+				return nil, false
 			}
 			whole = w
 		}
-		if !e.add(whole) {
-			return false
-		}
-	}
+		return whole, true
+	})
 }
 
 // eval runs the query on one input and reports whether to go on.
@@ -338,6 +327,12 @@ func (e *evaluation) eval(v any, line int) bool { return e.evalCode(e.q.code, v,
 
 // evalCode runs code on v.
 func (e *evaluation) evalCode(code *gojq.Code, v any, line int) bool {
+	return e.outputs(code, v, line, func(x any) (any, bool) { return x, true })
+}
+
+// outputs runs code on v and adds what output makes of each of its outputs,
+// until output or add says to stop.
+func (e *evaluation) outputs(code *gojq.Code, v any, line int, output func(any) (any, bool)) bool {
 	iter := code.RunWithContext(e.vm, v, e.vars...)
 	for {
 		x, ok := iter.Next()
@@ -348,7 +343,8 @@ func (e *evaluation) evalCode(code *gojq.Code, v any, line int) bool {
 			e.fail(err, line)
 			return false
 		}
-		if !e.add(x) {
+		y, ok := output(x)
+		if !ok || !e.add(y) {
 			return false
 		}
 	}
