@@ -120,27 +120,28 @@ type confLink struct {
 
 type callFunc func(tool string, args map[string]any) confResult
 
-// confClient connects one Go client to url; proxy makes it announce itself
-// as an LRO proxy.
+// confClient connects one Go client to url; a proxy that is not nil is the
+// lro.ProxyCapability object the client announces itself with, as an LRO
+// proxy.
 type confClient struct {
 	name    string
-	connect func(t *testing.T, url string, proxy bool) callFunc
+	connect func(t *testing.T, url string, proxy map[string]any) callFunc
 	// connectAs connects as a client of the given name.
-	connectAs func(t *testing.T, url, name string, proxy bool) callFunc
+	connectAs func(t *testing.T, url, name string, proxy map[string]any) callFunc
 }
 
 func init() {
 	for i := range confClients {
 		as := confClients[i].connectAs
-		confClients[i].connect = func(t *testing.T, url string, proxy bool) callFunc { return as(t, url, "conformance", proxy) }
+		confClients[i].connect = func(t *testing.T, url string, proxy map[string]any) callFunc { return as(t, url, "conformance", proxy) }
 	}
 }
 
 var confClients = []confClient{
-	{name: "go-sdk client", connectAs: func(t *testing.T, url, name string, proxy bool) callFunc {
+	{name: "go-sdk client", connectAs: func(t *testing.T, url, name string, proxy map[string]any) callFunc {
 		opts := &mcp.ClientOptions{}
-		if proxy {
-			opts.Capabilities = &mcp.ClientCapabilities{Experimental: map[string]any{lro.ProxyCapability: map[string]any{}}}
+		if proxy != nil {
+			opts.Capabilities = &mcp.ClientCapabilities{Experimental: map[string]any{lro.ProxyCapability: proxy}}
 		}
 		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
@@ -169,7 +170,7 @@ var confClients = []confClient{
 			return r
 		}
 	}},
-	{name: "mcp-go client", connectAs: func(t *testing.T, url, name string, proxy bool) callFunc {
+	{name: "mcp-go client", connectAs: func(t *testing.T, url, name string, proxy map[string]any) callFunc {
 		c, err := mcpclient.NewStreamableHttpClient(url)
 		require.NoError(t, err)
 		require.NoError(t, c.Start(context.Background()))
@@ -178,8 +179,8 @@ var confClients = []confClient{
 		init.Params.ClientInfo = mcpgo.Implementation{Name: name, Version: "1"}
 		// The session protocol: the go-sdk client covers 2026-07-28.
 		init.Params.ProtocolVersion = mcpgo.ProtocolVersion20251125
-		if proxy {
-			init.Params.Capabilities.Experimental = map[string]any{lro.ProxyCapability: map[string]any{}}
+		if proxy != nil {
+			init.Params.Capabilities.Experimental = map[string]any{lro.ProxyCapability: proxy}
 		}
 		_, err = c.Initialize(context.Background(), init)
 		require.NoError(t, err)
@@ -225,7 +226,7 @@ type confCase struct {
 	args    map[string]any
 	config  func(*lro.Config)
 	options func() []lro.Option // besides genericPolicies
-	proxy   bool
+	proxy   map[string]any      // the client's lro.ProxyCapability, if any
 	extract bool
 	check   func(t *testing.T, env confEnv, r confResult)
 }
@@ -289,8 +290,10 @@ var confCases = []confCase{
 			assert.Less(t, len(kept.Results), 200)
 			assert.LessOrEqual(t, env.off.EstimateTokens([]byte(r.Texts[0])), env.off.Config().ThresholdTokens)
 		}},
-	{name: "a proxy client gets the full result", tool: "recall_memories", args: map[string]any{"query": "cache", "limit": 200}, proxy: true,
+	{name: "a proxy client gets the full result", tool: "recall_memories", args: map[string]any{"query": "cache", "limit": 200}, proxy: map[string]any{},
 		check: samePlain},
+	{name: "a restoring proxy gets the JSON once", tool: "recall_memories", args: map[string]any{"query": "cache", "limit": 3}, proxy: restoringProxy,
+		check: sentOnce},
 	{name: "lro_extract", tool: "recall_memories", args: map[string]any{"query": "cache", "limit": 200, "detail": "full"}, extract: true,
 		check: func(t *testing.T, env confEnv, r confResult) {
 			d := checkOffloaded(t, env, r, "recall", lro.DetailFull, 200, true)
@@ -307,7 +310,7 @@ func TestConformance(t *testing.T) {
 			}
 			t.Run(h.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
-				plain := c.connect(t, h.serve(t, nil, false), false)
+				plain := c.connect(t, h.serve(t, nil, false), nil)
 				for _, tc := range confCases {
 					t.Run(tc.name, func(t *testing.T) {
 						opts := genericPolicies
@@ -331,7 +334,7 @@ func TestConformanceSameDescriptor(t *testing.T) {
 	var got []string
 	for _, h := range confHosts[:2] {
 		off := newOffloader(t, nil)
-		r := confClients[0].connect(t, h.serve(t, off, false), false)("recall_memories", args)
+		r := confClients[0].connect(t, h.serve(t, off, false), nil)("recall_memories", args)
 		d := checkOffloaded(t, confEnv{off: off}, r, "recall", lro.DetailMedium, 200, true)
 		got = append(got, strings.ReplaceAll(r.Texts[0], d.FilePath, "{file}"))
 	}
@@ -344,6 +347,23 @@ func samePlain(t *testing.T, env confEnv, r confResult) {
 	t.Helper()
 	assert.False(t, isDescriptorText(r.Texts), "not offloaded")
 	assert.Equal(t, env.plain(env.tool, env.args), r)
+}
+
+// restoringProxy is the capability of a proxy that puts back structured
+// content its one text item repeats, as lro.Proxy does.
+var restoringProxy = map[string]any{"structuredFromText": true}
+
+// sentOnce checks that the result is what the server gives without
+// offloading less its structured content, which its text repeats byte for
+// byte.
+func sentOnce(t *testing.T, env confEnv, r confResult) {
+	t.Helper()
+	plain := env.plain(env.tool, env.args)
+	require.NotNil(t, plain.Structured, "the tool has structured content")
+	require.Len(t, plain.Texts, 1)
+	assert.Nil(t, r.Structured, "left out: the text holds it")
+	assert.Equal(t, plain.Texts, r.Texts)
+	assert.JSONEq(t, string(plain.Structured), r.Texts[0])
 }
 
 func isDescriptorText(texts []string) bool {

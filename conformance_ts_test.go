@@ -24,7 +24,7 @@ func TestConformanceTypeScript(t *testing.T) {
 			var cases []confCase
 			var steps []e2e.Step
 			for _, c := range confCases {
-				if c.config == nil && c.options == nil && !c.proxy {
+				if c.config == nil && c.options == nil && c.proxy == nil {
 					cases = append(cases, c)
 					steps = append(steps, e2e.CallTool(c.tool, c.args))
 				}

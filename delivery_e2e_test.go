@@ -75,7 +75,7 @@ func TestDeliveryByClientName(t *testing.T) {
 			for _, c := range confClients {
 				for name, mode := range map[string]lro.Delivery{"compact-client": lro.DeliveryCompact, "web-client": lro.DeliveryTruncate, "claude": lro.DeliveryDescriptor} {
 					t.Run(c.name+"/"+name, func(t *testing.T) {
-						checkDelivered(t, mode, c.connectAs(t, url, name, false)("recall_memories", recall200))
+						checkDelivered(t, mode, c.connectAs(t, url, name, nil)("recall_memories", recall200))
 					})
 				}
 			}
@@ -89,7 +89,7 @@ func TestDeliveryByConfig(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			for _, h := range confHosts[:2] {
 				off := newOffloader(t, func(c *lro.Config) { c.Delivery = mode })
-				checkDelivered(t, mode, confClients[0].connect(t, h.serve(t, off, true), false)("recall_memories", recall200))
+				checkDelivered(t, mode, confClients[0].connect(t, h.serve(t, off, true), nil)("recall_memories", recall200))
 			}
 		})
 	}
@@ -108,7 +108,7 @@ func TestSessionBudgetEndToEnd(t *testing.T) {
 			t.Run(h.name+"/"+c.name, func(t *testing.T) {
 				off := newOffloader(t, func(c *lro.Config) { c.SessionBudgetTokens = budget })
 				url := h.serve(t, off, true)
-				call := c.connectAs(t, url, "budgeted", false)
+				call := c.connectAs(t, url, "budgeted", nil)
 				first := call("recall_memories", small)
 				require.False(t, first.IsError)
 				tokens := len(first.Texts[0]) / 4
@@ -130,7 +130,7 @@ func TestSessionBudgetEndToEnd(t *testing.T) {
 				assert.True(t, d.Offloaded)
 				assert.Equal(t, 12, d.Summary.Count)
 
-				other := c.connectAs(t, url, "budgeted", false)("recall_memories", small)
+				other := c.connectAs(t, url, "budgeted", nil)("recall_memories", small)
 				assert.Equal(t, first.Texts[0], other.Texts[0], "a new session starts with the whole budget")
 			})
 		}

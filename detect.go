@@ -7,13 +7,18 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplro/lro/internal/proxywire"
 )
 
 // ProxyCapability is the key of the experimental client capability by
 // which an LRO proxy announces itself, besides clientInfo.proxy = true:
 // typed capabilities survive every SDK, where unknown clientInfo fields do
-// not.
-const ProxyCapability = "io.github.mcplro/proxy"
+// not. Its value is an object; {"structuredFromText": true} says the proxy
+// puts back structured content that a server leaves out because the
+// result's one text item repeats it, which the adapters of this module
+// then do (see [Proxy]).
+const ProxyCapability = proxywire.Capability
 
 // proxySessions remembers the sessions whose initialize request said
 // clientInfo.proxy = true (the only place an older client says it).

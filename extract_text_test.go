@@ -24,7 +24,7 @@ func TestExtractGrepAndLines(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			off := newOffloader(t, nil, genericPolicies...)
 			url := h.serve(t, off, true)
-			call := confClients[0].connect(t, url, false)
+			call := confClients[0].connect(t, url, nil)
 			logs := call("logs", nil)
 			d := checkOffloaded(t, confEnv{off: off}, logs, "logs", "", 2000, false)
 			shell := func(name string, args ...string) string {

@@ -158,7 +158,11 @@ func (o *Offloader) Wrap(policy ToolPolicy, handler server.ToolHandlerFunc) serv
 
 // serveMCPGo translates an mcp-go call to [Offloader.Serve] and back.
 func (o *Offloader) serveMCPGo(ctx context.Context, req mcp.CallToolRequest, next server.ToolHandlerFunc, policy *ToolPolicy) (*mcp.CallToolResult, error) {
-	return serveMCPGoAs(o, ctx, req, policy, next, fromMCPGo, toMCPGo)
+	res, err := serveMCPGoAs(o, ctx, req, policy, next, fromMCPGo, toMCPGo)
+	if err == nil && proxyRestores(ctx) {
+		res = withoutRepeat(res)
+	}
+	return res, err
 }
 
 // serveMCPGoAs is serveMCPGo for a handler whose result is an R: a tool's

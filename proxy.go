@@ -21,6 +21,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplro/lro/internal/proxywire"
 )
 
 // ProxyConfig configures a [Proxy].
@@ -67,7 +69,10 @@ type ProxyConfig struct {
 // streamable-HTTP server and offloads the results on the local disk, where
 // the model's shell can reach them (the specification's Local LRO Proxy).
 // It announces itself to the remote as a proxy, so the remote returns full
-// results instead of offloading them on its own disk.
+// results instead of offloading them on its own disk. It also says that it
+// restores structured content, so that a remote on this module sends the
+// JSON of a result once, not again as the structured content its text
+// repeats; the proxy puts that back before anything reads the result.
 //
 // Serve [Proxy.Server] on stdio with server.ServeStdio. The proxy holds no
 // state beyond its files, which its Offloader's janitor deletes.
@@ -366,7 +371,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 		transport.WithHTTPLogger(p.log),
 	}
 	copts := []client.ClientOption{client.WithClientCapabilities(mcp.ClientCapabilities{
-		Experimental: map[string]any{ProxyCapability: map[string]any{}},
+		Experimental: map[string]any{ProxyCapability: map[string]any{proxywire.Feature: true}},
 	})}
 	if version != "" {
 		copts = append(copts, client.WithProtocolVersion(version))
@@ -602,9 +607,11 @@ func (p *Proxy) failure(ctx context.Context, tool string, err error) string {
 // judge returns what the client gets of the remote's result of tool: a
 // descriptor look-alike becomes a tool error that says so, and an error is
 // cut to MaxErrorBytes (see [Proxy]). The rest goes on untouched, for the
-// offload middleware to judge.
+// offload middleware to judge, with the structured content the remote
+// left out for the proxy put back (see proxy_once.go).
 func (p *Proxy) judge(tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
 	dropServerInfo(res)
+	restoreStructured(res)
 	if why := lookalike(res); why != "" {
 		p.warnOnce("lookalike "+tool, "lro proxy: a remote result looks like an offload descriptor; the client gets a tool error instead", "tool", tool, "why", why)
 		return lookalikeResult(p.cfg.Remote, tool, why, res, p.lim.errText)

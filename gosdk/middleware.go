@@ -135,6 +135,9 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 		return nil, err
 	}
 	if !replaced {
+		if proxyRestores(req) {
+			return withoutRepeat(orig), nil
+		}
 		return orig, nil
 	}
 	return toSDK(req, orig, res), nil

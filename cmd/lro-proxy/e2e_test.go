@@ -162,6 +162,14 @@ func testProxyEndToEnd(t *testing.T, rem *remoteServer) {
 
 				small := call(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 2})
 				assert.Contains(t, text(small), `"results":[`, "small results pass through inline")
+				// The remote sends the proxy its JSON once; the proxy's
+				// client still gets both forms.
+				for _, res := range []*mcp.CallToolResult{small, call(t, cs, "export_memories", map[string]any{"limit": 2})} {
+					require.NotNil(t, res.StructuredContent, text(res))
+					sc, err := json.Marshal(res.StructuredContent)
+					require.NoError(t, err)
+					assert.JSONEq(t, text(res), string(sc))
+				}
 			})
 		}
 	}
