@@ -3,6 +3,8 @@ package lro
 import (
 	"encoding/binary"
 	"unicode/utf8"
+
+	"github.com/mcplro/lro/internal/jsonscan"
 )
 
 // An Estimator estimates how many tokens a piece of text costs a model.
@@ -53,19 +55,10 @@ func quarterTokens(p []byte) int {
 	q := 0
 	i := 0
 	for i < len(p) {
-		// Most results are ASCII JSON: take eight bytes at a time while
-		// none has its high bit set.
-		for i+8 <= len(p) && binary.LittleEndian.Uint64(p[i:])&asciiMask == 0 {
-			q += 8
-			i += 8
-		}
-		if i >= len(p) {
-			break
-		}
-		c := p[i]
-		if c < utf8.RuneSelf {
-			q++
-			i++
+		if p[i] < utf8.RuneSelf {
+			n := max(asciiWords(p[i:]), 1) // a quarter token a byte
+			q += n
+			i += n
 			continue
 		}
 		r, size := utf8.DecodeRune(p[i:])
@@ -77,6 +70,27 @@ func quarterTokens(p []byte) int {
 		i += size
 	}
 	return q
+}
+
+// asciiWords returns the length of the ASCII text that p starts with,
+// rounded down to eight bytes: most results are ASCII JSON, read here 32
+// bytes at a time, then eight.
+func asciiWords(p []byte) int {
+	n := 0
+	for ; len(p)-n >= 32; n += 32 {
+		b := p[n : n+32]
+		w := binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
+			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
+		if w&asciiMask != 0 {
+			break
+		}
+	}
+	for ; len(p)-n >= 8; n += 8 {
+		if binary.LittleEndian.Uint64(p[n:])&asciiMask != 0 {
+			break
+		}
+	}
+	return n
 }
 
 // runeWeight returns the cost of one non-ASCII rune in quarter tokens.
@@ -105,4 +119,80 @@ func runeWeight(r rune) int {
 	default:
 		return 2
 	}
+}
+
+// recordChecks is what checkRecords learned of the records of a set. The
+// zero value knows nothing.
+type recordChecks struct {
+	// valid is how many records, from the first, are valid JSON: the
+	// first record that is not, or all of them.
+	valid int
+	// newlines has a bit for each of those records that holds a raw line
+	// break: nil while none does, so that a set of compact records
+	// costs no memory.
+	newlines []uint64
+	// namespaces, when the records are memories, has counted the
+	// namespaces of those records: writing them need not look again.
+	namespaces *nsCounter
+}
+
+// checked reports whether record i is known to be valid JSON, and if so
+// whether it holds a raw line break.
+func (c *recordChecks) checked(i int) (ok, newline bool) {
+	if i >= c.valid {
+		return false, false
+	}
+	return true, c.newlines != nil && c.newlines[i/64]&(1<<(i%64)) != 0
+}
+
+// checkRecords estimates the records of src as estimateRecords does with
+// the heuristic, and checks them as JSON in the same pass: checking a
+// record learns whether it is ASCII, and for an ASCII text the heuristic
+// is a quarter token a byte, so that only the others need quarterTokens.
+// It counts the namespaces of memories on the way (the check finds the
+// member), which writing them would otherwise look for in each record.
+// After a record that is not JSON it only estimates: writing the set, if
+// it is offloaded, stops there with the error it always gave.
+func checkRecords(src recordSource, memories bool) (int, recordChecks) {
+	var c recordChecks
+	key := ""
+	if memories {
+		c.namespaces, key = newNSCounter(), "namespace"
+	}
+	q, n := 0, src.count()
+	bad := false
+	_ = src.each(func(i int, r *record) bool {
+		q++ // the separating comma
+		if !bad {
+			ok, ascii := c.check(n, i, r.line, key)
+			if ascii {
+				q += len(r.line)
+				return true
+			}
+			bad = !ok
+		}
+		q += quarterTokens(r.line)
+		return true
+	})
+	return (q + 3) / 4, c
+}
+
+// check checks record i of n, line, and notes what it learns; it
+// reports whether the record is valid JSON, and ASCII.
+func (c *recordChecks) check(n, i int, line []byte, key string) (ok, ascii bool) {
+	f, ok := jsonscan.ValidFacts(line, key)
+	if !ok {
+		return false, false
+	}
+	c.valid = i + 1
+	if f.Newline {
+		if c.newlines == nil {
+			c.newlines = make([]uint64, (n+63)/64)
+		}
+		c.newlines[i/64] |= 1 << (i % 64)
+	}
+	if c.namespaces != nil && f.Value != nil {
+		c.namespaces.count(f.Value)
+	}
+	return true, f.ASCII
 }

@@ -161,7 +161,10 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 		return w, err
 	}
 	w.stats = newSetStats(set.Generic)
-	n, err := writeLines(f, header, src, set.Validated, w.stats)
+	if set.checks.namespaces != nil {
+		w.stats.namespaces = set.checks.namespaces // counted as the records were checked
+	}
+	n, err := writeLines(f, header, src, set.Validated, &set.checks, w.stats)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -191,8 +194,10 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 }
 
 // writeLines writes the header and one record per line, and learns the
-// records' stats in the same pass.
-func writeLines(f File, header []byte, src recordSource, valid bool, st *setStats) (int64, error) {
+// records' stats in the same pass. Records that checks knows need no
+// other look: the others are checked here, unless valid says they are
+// JSON, and looked at for line breaks.
+func writeLines(f File, header []byte, src recordSource, valid bool, checks *recordChecks, st *setStats) (int64, error) {
 	bw := bufPool.Get().(*bufio.Writer)
 	bw.Reset(f)
 	defer func() {
@@ -212,11 +217,15 @@ func writeLines(f File, header []byte, src recordSource, valid bool, st *setStat
 	)
 	err := src.each(func(i int, r *record) bool {
 		p := r.line
-		if !valid && !jsonscan.Valid(p) {
-			recErr = &RecordError{Index: i, Err: errNotJSON}
-			return false
+		ok, newline := checks.checked(i)
+		if !ok {
+			if !valid && !jsonscan.Valid(p) {
+				recErr = &RecordError{Index: i, Err: errNotJSON}
+				return false
+			}
+			newline = jsonscan.HasNewline(p)
 		}
-		if jsonscan.HasNewline(p) {
+		if newline {
 			compact.Reset()
 			if err := json.Compact(&compact, p); err != nil {
 				recErr = &RecordError{Index: i, Err: err}
@@ -225,7 +234,7 @@ func writeLines(f File, header []byte, src recordSource, valid bool, st *setStat
 			p = compact.Bytes()
 		}
 		line(p)
-		st.add(r)
+		st.add(r, ok && checks.namespaces != nil)
 		return true
 	})
 	if recErr != nil {

@@ -73,6 +73,7 @@ type ResultSet struct {
 	Validated bool
 
 	src    recordSource // the records, when they are not Records (a view of a tool result)
+	checks recordChecks // what estimating the records learned by checking them
 	beside int          // tokens of the inline result besides its document
 	doc    *layout      // the document the records came from, rebuilt around those a fallback keeps
 	force  bool         // offload even under the threshold (the session budget)
@@ -324,7 +325,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 	}
 	tokens := set.Tokens
 	if tokens <= 0 {
-		tokens = o.estimateRecords(set.source())
+		tokens, set.checks = o.estimateSet(&set)
 	}
 	if !o.cfg.IsEnabled() || tokens <= o.cfg.ThresholdTokens && !set.force {
 		return Outcome{Action: Inline, Tokens: tokens}, nil
@@ -366,6 +367,18 @@ func (o *Offloader) estimateRecords(src recordSource) int {
 		return true
 	})
 	return n
+}
+
+// estimateSet is estimateRecords for the records of set, which, when
+// they are to be checked and the estimator is the heuristic, it checks in
+// the same pass (see checkRecords): their estimate then costs nothing
+// more than checking them, and writing them needs no other pass to check
+// them or to look for line breaks.
+func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
+	if _, ok := o.opts.estimator.(HeuristicEstimator); ok && !set.Validated && o.cfg.IsEnabled() {
+		return checkRecords(set.source(), !set.Generic)
+	}
+	return o.estimateRecords(set.source()), recordChecks{}
 }
 
 // fallback keeps as many whole records as fit the threshold.

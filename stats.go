@@ -24,14 +24,15 @@ func newSetStats(generic bool) *setStats {
 	if generic {
 		s.shape = newShape()
 	} else {
-		s.namespaces = &nsCounter{counts: map[string]*int{}}
+		s.namespaces = newNSCounter()
 	}
 	return s
 }
 
-// add learns one record.
-func (s *setStats) add(r *record) {
-	if s.namespaces != nil {
+// add learns one record; counted says that its namespace was counted
+// already (see recordChecks).
+func (s *setStats) add(r *record, counted bool) {
+	if s.namespaces != nil && !counted {
 		s.namespaces.add(r.line)
 	}
 	if s.shape != nil && s.shape.n < inferSample {
@@ -54,7 +55,7 @@ func (s *setStats) scoreRange() *[2]float64 {
 // was not written in this call (a section described again).
 func statsOf(src recordSource, generic bool) *setStats {
 	s := newSetStats(generic)
-	_ = src.each(func(_ int, r *record) bool { s.add(r); return true })
+	_ = src.each(func(_ int, r *record) bool { s.add(r, false); return true })
 	return s
 }
 
@@ -71,11 +72,17 @@ type nsCounter struct {
 	counts map[string]*int
 }
 
+func newNSCounter() *nsCounter { return &nsCounter{counts: map[string]*int{}} }
+
+// add counts the namespace of rec, a memory.
 func (c *nsCounter) add(rec []byte) {
-	v, ok := jsonscan.Lookup(rec, "namespace")
-	if !ok {
-		return
+	if v, ok := jsonscan.Lookup(rec, "namespace"); ok {
+		c.count(v)
 	}
+}
+
+// count counts v, the value of a namespace member, when it is a string.
+func (c *nsCounter) count(v []byte) {
 	name, ok := jsonscan.String(v)
 	if !ok {
 		var s string

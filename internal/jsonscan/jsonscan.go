@@ -53,25 +53,6 @@ func Fields(data []byte, yield func(Field) bool) error {
 	}
 }
 
-// Lookup returns the raw value of the top-level member key of the JSON
-// object in data. Keys that contain escapes are compared as written.
-// It allocates nothing, which matters when called once per record.
-func Lookup(data []byte, key string) (value []byte, ok bool) {
-	i, err := objectStart(data)
-	if err != nil {
-		return nil, false
-	}
-	for {
-		var f Field
-		if f, i = nextField(data, i); f.Key == nil {
-			return nil, false
-		}
-		if string(f.Key) == key {
-			return f.Value, true
-		}
-	}
-}
-
 // objectStart returns the index of the first member of the object in data.
 func objectStart(data []byte) (int, error) {
 	i := skipSpace(data, 0)

@@ -139,26 +139,6 @@ func FuzzValidFields(f *testing.F) {
 	})
 }
 
-func BenchmarkValid(b *testing.B) {
-	rec := []byte(`{"id":"01KAQ7Z8M3V4W9X2Y5B6C7D8E9","memory_type":"semantic","title":"Caching strategy for session tokens","namespace":"_semantic/architecture","tags":["caching","security"],"created":"2024-03-01T10:00:00Z","content":"Session tokens are cached in Redis with a TTL matching the token lifetime so that revocation is immediate.","provenance":{"confidence":0.87,"trust_level":"verified"},"temporal":{"decay":{"model":"exponential","half_life_days":90,"strength":0.93}}}`)
-	b.Run("jsonscan", func(b *testing.B) {
-		b.SetBytes(int64(len(rec)))
-		for b.Loop() {
-			if !Valid(rec) {
-				b.Fatal()
-			}
-		}
-	})
-	b.Run("encoding-json", func(b *testing.B) {
-		b.SetBytes(int64(len(rec)))
-		for b.Loop() {
-			if !json.Valid(rec) {
-				b.Fatal()
-			}
-		}
-	})
-}
-
 func TestValidFieldsOfAWideObject(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("{")
