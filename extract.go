@@ -2,6 +2,7 @@ package lro
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -56,6 +56,7 @@ func (o *Offloader) AddExtractTool(s *server.MCPServer) {
 		return mcp.NewToolResultText(text), nil
 	})
 	o.native.Store(true)
+	o.prestartWorkers()
 }
 
 // A ToolDefinition is what a host adapter needs to register a tool of this
@@ -221,19 +222,22 @@ func readHeader(r *bufio.Reader) (OffloadHeader, error) {
 // formatResults renders results one a line, at most the threshold's worth:
 // whole results, and of a large array result, whole elements.
 func (o *Offloader) formatResults(res jqsandbox.Result, raw bool) string {
-	var b strings.Builder
+	var b bytes.Buffer
 	budget := o.cfg.ThresholdTokens
 	shown := 0
 	for _, v := range res.Values {
-		text := renderValue(v, raw)
-		t := o.EstimateTokens([]byte(text))
+		// Written, then measured where it stands, and taken back if it
+		// does not fit: no copy of each result.
+		start := b.Len()
+		writeValue(&b, v, raw)
+		t := o.EstimateTokens(b.Bytes()[start:])
 		if t <= budget {
-			b.WriteString(text)
 			b.WriteByte('\n')
 			budget -= t
 			shown++
 			continue
 		}
+		b.Truncate(start)
 		if els, err := jsonscan.Elements(v); err == nil && len(els) > 0 {
 			fit := 0
 			for fit < len(els) {
@@ -273,12 +277,14 @@ func (o *Offloader) formatResults(res jqsandbox.Result, raw bool) string {
 	return b.String()
 }
 
-func renderValue(v json.RawMessage, raw bool) string {
+// writeValue writes a result: as it is encoded, or, raw, a string's text
+// (as jq -r prints it).
+func writeValue(b *bytes.Buffer, v json.RawMessage, raw bool) {
 	if raw && len(v) > 0 && v[0] == '"' {
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			return s
+		if s, ok := jsonscan.Unquote(v); ok {
+			b.WriteString(s)
+			return
 		}
 	}
-	return string(v)
+	b.Write(v)
 }

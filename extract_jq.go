@@ -20,7 +20,11 @@ import (
 const (
 	// headerReserve: the header line (at most maxHeaderBytes) and the
 	// buffer it is read through.
-	headerReserve = maxHeaderBytes + 64<<10
+	headerReserve = maxHeaderBytes + headerBuffer
+	// headerBuffer is the buffer the header is read through: a header is
+	// a few hundred bytes, and a worker reads the records itself (in
+	// process, the records' reader reads past this buffer).
+	headerBuffer = 4 << 10
 	// decodeFactor: decoded records take several times their JSONL size
 	// (4.4 measured for memories).
 	decodeFactor = 5
@@ -35,7 +39,7 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 	if err := extractCalls.reserve(ticket, headerReserve+2*int64(jqsandbox.DefaultMaxOutputBytes), lim.MaxCallBytes); err != nil {
 		return "", err
 	}
-	r := bufio.NewReaderSize(f.f, 64<<10)
+	r := bufio.NewReaderSize(f.f, headerBuffer)
 	h, err := readHeader(r)
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", echo(req.Path), err)

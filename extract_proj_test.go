@@ -67,6 +67,14 @@ func TestExtractProjectionDifferential(t *testing.T) {
 		{`map(.meta.score?) | add`, true},
 		{`to_entries | length`, false},
 		{`.`, false},
+		// Regular expressions: answered from kept expressions, inlined
+		// test calls, or gojq's own _match (errors included).
+		{`select(.title | test("A"; "x"))`, false},
+		{`select(.title | test("["))`, false},
+		{`[.title | match("a"; "g") | .offset]`, false},
+		{`select(.title | test("s"; "gi")) | .id`, false},
+		{`select(.title | test($k))`, false},
+		{`[.[] | .title | select(test("quasar"; "i"))] | length`, true},
 	}
 
 	for _, f := range files {
@@ -89,24 +97,29 @@ func TestExtractProjectionDifferential(t *testing.T) {
 			require.Equal(t, want, cached, "%s %s: decoded with %v", f.name, what, q.Projection(mode))
 		}
 		for i, r := range f.recipes {
-			var names []string
-			var vars []any
-			for _, p := range r.Params {
-				names = append(names, p.Name)
-				v := p.Default
-				if p.Name == "keyword" {
-					v = "a"
+			// Keywords that match, that match only regardless of case or
+			// through a fold (k, s), that match nothing, that are not a
+			// valid expression.
+			for _, keyword := range []string{"a", "A", "k", "S", "quasar", "[", "(?i)e$"} {
+				var names []string
+				var vars []any
+				for _, p := range r.Params {
+					names = append(names, p.Name)
+					v := p.Default
+					if p.Name == "keyword" {
+						v = keyword
+					}
+					vars = append(vars, v)
 				}
-				vars = append(vars, v)
+				q, err := jqsandbox.CompileTrusted(r.Filter, names)
+				require.NoError(t, err)
+				check(fmt.Sprintf("recipe %d (%s) with %q", i+1, r.Filter, keyword), q, r.Slurp, vars)
 			}
-			q, err := jqsandbox.CompileTrusted(r.Filter, names)
-			require.NoError(t, err)
-			check(fmt.Sprintf("recipe %d (%s)", i+1, r.Filter), q, r.Slurp, vars)
 		}
 		for _, c := range custom {
-			q, err := jqsandbox.Compile(c.q, nil, lim)
+			q, err := jqsandbox.Compile(c.q, []string{"k"}, lim)
 			require.NoError(t, err)
-			check(c.q, q, c.slurp, nil)
+			check(c.q, q, c.slurp, []any{"(?i)CACHE"})
 		}
 	}
 }

@@ -364,3 +364,42 @@ func TestExtractMemFS(t *testing.T) {
 	assert.False(t, res.IsError, textOf(t, res, 0))
 	assert.Empty(t, lro.ExtractWorkerPIDs(o), "no worker for files in memory")
 }
+
+// TestExtractRegexes: searches by regular expression answer alike in
+// workers and in process, as jq does for words, and fail with gojq's own
+// words for an expression or a flag it refuses.
+func TestExtractRegexes(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		opts []lro.Option
+	}{
+		{"workers", nil},
+		{"in process", []lro.Option{lro.WithExtractLimits(lro.ExtractLimits{InProcess: true})}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			c, o := extractServer(t, nil, mode.opts...)
+			desc := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "deployment", "limit": 200, "detail": "full"}))
+			hit := testStore.Recall("", "", 1)[0].Memory
+			for _, keyword := range []string{firstWord(hit.Title), strings.ToUpper(firstWord(hit.Content)), "kubernetes", "quasar"} {
+				for _, n := range []int{3, 10} {
+					res := extract(t, c, map[string]any{"file_path": desc.FilePath, "recipe": n, "params": map[string]any{"keyword": keyword}})
+					require.False(t, res.IsError, "recipe %d %q: %s", n, keyword, textOf(t, res, 0))
+					recipe := o.Recipes(lro.DetailFull)[n-1]
+					checkAgainstJQ(t, textOf(t, res, 0), jqLines(t, desc.FilePath, recipe, map[string]string{"keyword": keyword}), recipe.Raw)
+				}
+			}
+			for _, tc := range []struct{ args, want string }{
+				{`{"recipe": 3, "params": {"keyword": "["}}`, `invalid regular expression "(?i)[": error parsing regexp: missing closing ]: ` + "`[`"},
+				{`{"query": "select(.title | test(\"a\"; \"x\"))"}`, `unsupported regular expression flag: "x"`},
+				{`{"query": "select(.title | test($k; \"gi\")) | .id", "params": {"k": "("}}`, `invalid regular expression "(?i)("`},
+			} {
+				var args map[string]any
+				require.NoError(t, json.Unmarshal([]byte(tc.args), &args))
+				args["file_path"] = desc.FilePath
+				res := extract(t, c, args)
+				require.True(t, res.IsError, tc.args)
+				assert.Contains(t, textOf(t, res, 0), tc.want, tc.args)
+			}
+		})
+	}
+}

@@ -16,9 +16,17 @@ var warmSlot = make(chan struct{}, 1)
 // likely) and decoded on a goroutine of its own, and not at all when
 // another warming runs, when lro_extract is not served, or when queries
 // run in worker processes (the default on Linux), which decode a file on
-// its first query with only what that query reads, and keep it.
+// its first query with only what that query reads, and keep it: then it
+// only makes sure that the workers run.
 func (o *Offloader) warmExtract(name string) {
-	if o.records == nil || !o.native.Load() || !o.queriesInProcess() {
+	if !o.native.Load() {
+		return
+	}
+	if !o.queriesInProcess() {
+		o.prestartWorkers() // they may have been stopped, idle
+		return
+	}
+	if o.records == nil {
 		return
 	}
 	select {
@@ -37,6 +45,17 @@ func (o *Offloader) warmExtract(name string) {
 		defer func() { <-warmSlot; o.warming.Done() }()
 		o.warm(name)
 	}()
+}
+
+// prestartWorkers starts, off the call, the worker processes that run
+// lro_extract's queries when they run in workers: the first query then
+// finds one ready instead of waiting for a process to start (tens of
+// milliseconds).
+func (o *Offloader) prestartWorkers() {
+	if o.queriesInProcess() || o.closed.Load() {
+		return
+	}
+	extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Prestart()
 }
 
 // queriesInProcess reports whether lro_extract's queries run in this

@@ -398,6 +398,21 @@ func (p *Pool) drop(w *proc) {
 	w.close()
 }
 
+// Prestart starts Workers workers in the background, unless they run
+// already or failed to start within a minute: the first query then finds
+// one ready, instead of waiting for a process to start.
+func (p *Pool) Prestart() {
+	if !supported {
+		return
+	}
+	p.mu.Lock()
+	need := len(p.procs) < p.cfg.Workers && time.Since(p.broken) > retryBroken
+	p.mu.Unlock()
+	if need {
+		go p.warm()
+	}
+}
+
 // warm starts workers until Workers of them run, and hands each to a
 // waiting call or leaves it idle, so that the next calls find one ready.
 func (p *Pool) warm() {

@@ -13,11 +13,12 @@ import (
 // expressions a query compiles in the Query itself, at most 1000 per run:
 // compile hostile queries per request rather than keeping them around.
 type Query struct {
+	// code is `_sbx_records | (query)` (see overRecords): it runs the
+	// query on each element of an array. A run gives it the records a
+	// batch at a time, or the slurped array alone, so that gojq sets up
+	// its machine once a batch rather than once a record.
 	code     *gojq.Code
 	varNames []string
-	// each is `.[] | (query)`, for trusted queries: Stream mode over
-	// decoded records then runs once, not once per record.
-	each *gojq.Code
 	// objects are the keys of the query's object constructions, which
 	// results print in the query's order (see keyOrder).
 	objects [][]string
@@ -68,16 +69,32 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	ast.FuncDefs = append(defs, ast.FuncDefs...)
 	opts := append(guardOptions(),
 		gojq.WithEnvironLoader(func() []string { return nil }),
 		gojq.WithVariables(vars),
 	)
-	code, err := gojq.Compile(ast, opts...)
+	code, err := gojq.Compile(overRecords(ast, defs), opts...)
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
 	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel}, nil
+}
+
+// recordsFunc names the iterator that code starts with: it yields the
+// elements of its input, and tells the run which one the query is
+// evaluating (see recordIter).
+const recordsFunc = "_sbx_records"
+
+// overRecords returns `_sbx_records | (query)` with defs defined around
+// it. The query keeps its own definitions in its own scope, where they
+// shadow defs as they would if listed after them.
+func overRecords(query *gojq.Query, defs []*gojq.FuncDef) *gojq.Query {
+	return &gojq.Query{
+		FuncDefs: defs,
+		Left:     &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: recordsFunc}}},
+		Op:       gojq.OpPipe,
+		Right:    &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeQuery, Query: query}},
+	}
 }
 
 // parseError locates a gojq parse error in the query.
@@ -111,33 +128,49 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		}
 		vars[i] = "$" + n
 	}
-	var objects [][]string // of the query alone: each has the same
-	var stream, slurp, sel Projection
-	compile := func(text string) (*gojq.Code, error) {
-		ast, err := gojq.Parse(text)
-		if err != nil {
-			return nil, parseError(text, err)
-		}
-		if objects == nil {
-			objects = queryObjects(ast)
-			stream, slurp, sel = project(ast, Stream), project(ast, Slurp), lazySelect(ast)
-		}
-		code, err := gojq.Compile(ast,
-			gojq.WithEnvironLoader(func() []string { return nil }),
-			gojq.WithVariables(vars),
-		)
-		if err != nil {
-			return nil, &QueryError{Message: err.Error()}
-		}
-		return code, nil
+	ast, err := gojq.Parse(query)
+	if err != nil {
+		return nil, parseError(query, err)
 	}
-	code, err := compile(query)
+	objects := queryObjects(ast)
+	stream, slurp, sel := project(ast, Stream), project(ast, Slurp), lazySelect(ast)
+	if err := inlineTests(ast); err != nil {
+		return nil, err
+	}
+	defs, err := trustedDefs(ast)
 	if err != nil {
 		return nil, err
 	}
-	each, err := compile(".[] | (" + query + "\n)")
+	code, err := gojq.Compile(overRecords(ast, defs),
+		gojq.WithEnvironLoader(func() []string { return nil }),
+		gojq.WithVariables(vars),
+		recordsOption(),
+		matchOption(false),
+	)
 	if err != nil {
-		each = nil // a query that only parses alone keeps the per-record loop
+		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), each: each, objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel}, nil
+}
+
+// trustedPrelude gives the test calls of a trusted query that
+// inlineTests leaves the fast path of _sbx_match (see matchOption).
+const trustedPrelude = `
+def test($re; $flags): _sbx_match($re; $flags; true);
+def test($re):
+  if $re | type == "array" then test($re[0]; $re[1]) else test($re; null) end;
+.`
+
+// trustedDefs returns the definitions of trustedPrelude when query may
+// call test still, freshly parsed (gojq's compiler may modify the syntax
+// tree).
+func trustedDefs(query *gojq.Query) ([]*gojq.FuncDef, error) {
+	if !strings.Contains(query.String(), "test") {
+		return nil, nil
+	}
+	q, err := gojq.Parse(trustedPrelude)
+	if err != nil {
+		return nil, err
+	}
+	return q.FuncDefs, nil
 }

@@ -70,7 +70,9 @@
 //     deadline, Run returns anyway one second later, but the evaluation
 //     keeps the slot until it ends; the guards keep every builtin call to
 //     about a second of work at the defaults.
-//   - gojq caches compiled regular expressions in the Query (at most 1000
+//   - Regular expressions are compiled once and kept: the small ones that
+//     test answers process-wide (at most 64 of at most 1024 instructions,
+//     regex.go), the others in the Query, as gojq keeps them (at most 1000
 //     per run): compile untrusted queries per request, and bound what a
 //     trusted query is given as a pattern with PatternCost.
 //   - A builtin call that runs long without allocating (a regular

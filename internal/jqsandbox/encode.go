@@ -19,10 +19,12 @@ type encoder struct {
 	buf   [64]byte
 }
 
-// marshal returns the encoding of v, a value gojq produced.
-func (e *encoder) marshal(v any) []byte {
-	var b bytes.Buffer
-	e.encode(&b, v)
+// marshalSized returns the encoding of v, a value gojq produced, whose
+// encoding is about n bytes long (encodedLen): its buffer is allocated
+// once.
+func (e *encoder) marshalSized(v any, n int) []byte {
+	b := bytes.NewBuffer(make([]byte, 0, n))
+	e.encode(b, v)
 	return b.Bytes()
 }
 

@@ -57,7 +57,6 @@ func guardOptions() []gojq.CompilerOption {
 		{"_sbx_chk_sort", 0, 1, guardSort},
 		{"_sbx_chk_bsearch", 1, 1, guardBsearch},
 		{"_sbx_chk_tonumber", 0, 0, guardToNumber},
-		{"_sbx_chk_match", 3, 3, guardMatch},
 		{"_sbx_chk_setpath", 1, 1, guardSetpath},
 		{"_sbx_chk_getpath", 1, 1, guardGetpath},
 		{"_sbx_chk_delpaths", 1, 1, guardDelpaths},
@@ -88,7 +87,35 @@ func guardOptions() []gojq.CompilerOption {
 		gojq.WithFunction("debug", 0, 0, identity),
 		gojq.WithFunction("stderr", 0, 0, identity),
 		gojq.WithFunction("input_filename", 0, 0, func(any, []any) any { return nil }),
+		recordsOption(),
+		matchOption(true),
 	)
+}
+
+// recordsOption defines recordsFunc (see Query.code).
+func recordsOption() gojq.CompilerOption {
+	return gojq.WithIterFunction(recordsFunc, 0, 0, func(v any, _ []any) gojq.Iter {
+		vals, _ := v.([]any)
+		return &recordIter{st: current(), vals: vals}
+	})
+}
+
+// recordIter yields the records of a batch one at a time: gojq asks for
+// the next only once the query is done with the previous, so st.record
+// is the record that the query's outputs and errors come from.
+type recordIter struct {
+	st   *runState
+	vals []any
+	i    int
+}
+
+func (it *recordIter) Next() (any, bool) {
+	if it.i >= len(it.vals) {
+		return nil, false
+	}
+	it.st.record = it.i
+	it.i++
+	return it.vals[it.i-1], true
 }
 
 // tooComplex aborts the run with ErrTooComplex.

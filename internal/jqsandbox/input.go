@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
-	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/jsonvalue"
 )
 
@@ -41,12 +41,22 @@ type records struct {
 	raw  []byte
 }
 
+// readers keeps the buffers records are read through (readBuffer
+// bytes): a query of a small file would otherwise spend a good part of
+// its time allocating and clearing one.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
+
+const readBuffer = 64 << 10
+
 // newRecords returns a reader of JSONL records that records the key order
-// of their objects (see keyOrder), keeping of each what p keeps.
+// of their objects (see keyOrder), keeping of each what p keeps. Its
+// release hands back its buffer once it is read no more.
 func newRecords(r io.Reader, lim Limits, p Projection) *records {
 	cr := &countingReader{r: r, max: lim.MaxInputBytes}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(cr)
 	rs := &records{
-		br:      bufio.NewReaderSize(cr, 64<<10),
+		br:      br,
 		maxLine: lim.maxLineBytes(),
 		dec:     jsonvalue.Decoder{Orders: jsonvalue.NewKeyOrders()},
 	}
@@ -58,6 +68,15 @@ func newRecords(r io.Reader, lim Limits, p Projection) *records {
 }
 
 func (rs *records) keyOrders() *jsonvalue.KeyOrders { return rs.dec.Orders }
+
+// release hands back the buffer of rs, which must not be read again.
+func (rs *records) release() {
+	if rs.br != nil {
+		rs.br.Reset(nil)
+		readers.Put(rs.br)
+		rs.br = nil
+	}
+}
 
 // next returns the next record and the 1-based line it is on, or io.EOF.
 func (rs *records) next() (any, int, error) {
@@ -71,7 +90,7 @@ func (rs *records) next() (any, int, error) {
 			continue
 		}
 		rs.raw = nil
-		if rs.proj != nil && rs.started && jsonscan.Valid(b) {
+		if rs.proj != nil && rs.started { // decode validates the line
 			if v, ok := rs.pd.decode(b); ok {
 				if rs.lazy {
 					rs.raw = b
@@ -107,12 +126,17 @@ func (rs *records) next() (any, int, error) {
 	return v, rs.line, nil
 }
 
+// readLine returns the next line, valid until the next call: most lines
+// are whole in the reader's buffer, and are not copied.
 func (rs *records) readLine() ([]byte, error) {
 	rs.buf = rs.buf[:0]
 	for {
 		chunk, err := rs.br.ReadSlice('\n')
 		if int64(len(rs.buf)+len(chunk)) > rs.maxLine {
 			return nil, limitf(ErrInputTooLarge, "line %d is longer than %d bytes", rs.line+1, rs.maxLine)
+		}
+		if err == nil && len(rs.buf) == 0 {
+			return chunk, nil
 		}
 		rs.buf = append(rs.buf, chunk...)
 		switch {
@@ -210,30 +234,21 @@ func normalize(v any) (any, error) {
 	return decode(newDecoder(bytes.NewReader(b)))
 }
 
-// A source yields the records of a run and the 1-based input line of each
-// (0 when unknown), then io.EOF. keyOrders is the key order of their
-// objects, nil when unknown; it may grow while the records are read.
+// A source holds the records of a run: a *sliceSource, a *prefetcher
+// (Stream mode over a reader) or *records (Slurp mode over a reader; see
+// evaluation.run). keyOrders is the key order of their objects, nil when
+// unknown; it may grow while the records are read.
 type source interface {
-	next() (any, int, error)
 	keyOrders() *jsonvalue.KeyOrders
 }
 
-// sliceSource yields records decoded beforehand.
+// sliceSource holds records decoded beforehand, the i-th on line i+1.
 type sliceSource struct {
 	records []any
 	orders  *jsonvalue.KeyOrders
-	i       int
 }
 
 func (s *sliceSource) keyOrders() *jsonvalue.KeyOrders { return s.orders }
-
-func (s *sliceSource) next() (any, int, error) {
-	if s.i >= len(s.records) {
-		return nil, 0, io.EOF
-	}
-	s.i++
-	return s.records[s.i-1], s.i, nil
-}
 
 // readerSource returns the source of a JSONL reader. In Stream mode a
 // second goroutine decodes ahead while the query runs, which halves the
@@ -244,7 +259,7 @@ func readerSource(r io.Reader, lim Limits, mode Mode, p Projection, lazy bool) s
 	if mode == Slurp {
 		return recs
 	}
-	return &prefetcher{recs: recs, ch: make(chan batch, 4), quit: make(chan struct{}), done: make(chan struct{})}
+	return newPrefetcher(recs)
 }
 
 // Records are the decoded records of a JSONL file with the key order of
@@ -283,6 +298,7 @@ func DecodeRecords(r io.Reader, lim Limits) (*Records, error) {
 // the records answer the queries whose projection p covers.
 func DecodeProjected(r io.Reader, lim Limits, p Projection) (*Records, error) {
 	recs := newRecords(r, lim.withDefaults(), p)
+	defer recs.release()
 	out := []any{}
 	for {
 		v, _, err := recs.next()
@@ -296,10 +312,11 @@ func DecodeProjected(r io.Reader, lim Limits, p Projection) (*Records, error) {
 	}
 }
 
+// batch is a run of records decoded together.
 type batch struct {
 	vals  []any
 	lines []int
-	err   error
+	err   error // after vals: io.EOF, or why decoding stopped
 	// raw holds, in lazy mode, the lines of the projected records, one
 	// after the other; ends[i] is where that of vals[i] ends (equal to
 	// the previous end for a record decoded whole).
@@ -307,24 +324,75 @@ type batch struct {
 	ends []int
 }
 
-const batchSize = 64
+// line returns the input line of vals[i].
+func (b *batch) line(i int) int { return b.lines[i] }
 
-// prefetcher decodes records on its own goroutine, a batch at a time.
+// rawLine returns the line of vals[i] when it was projected in lazy mode,
+// else nil.
+func (b *batch) rawLine(i int) []byte {
+	if len(b.ends) == 0 { // not in lazy mode
+		return nil
+	}
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	if start == b.ends[i] {
+		return nil
+	}
+	return b.raw[start:b.ends[i]]
+}
+
+const (
+	batchSize = 64
+	// batchesAhead bounds the batches decoded ahead of the query.
+	batchesAhead = 4
+	// maxPooledRaw bounds the lines a pooled batch keeps room for.
+	maxPooledRaw = 1 << 20
+)
+
+// batches keeps the batches of past runs, with their buffers: lazy mode
+// copies every line into one.
+var batches = sync.Pool{New: func() any {
+	return &batch{vals: make([]any, 0, batchSize), lines: make([]int, 0, batchSize)}
+}}
+
+// reset empties b for reuse, letting go of the records it held.
+func (b *batch) reset() {
+	clear(b.vals)
+	if cap(b.raw) > maxPooledRaw {
+		b.raw = nil
+	}
+	*b = batch{vals: b.vals[:0], lines: b.lines[:0], raw: b.raw[:0], ends: b.ends[:0]}
+}
+
+// prefetcher decodes records on its own goroutine, a batch at a time,
+// while the query runs on the previous ones.
 type prefetcher struct {
 	recs *records
-	ch   chan batch
+	ch   chan *batch
+	// free holds the batches the query is done with, for fill to reuse
+	// (and batches, once the run ends).
+	free chan *batch
 	quit chan struct{}
 	done chan struct{}
+}
 
-	cur batch
-	pos int
+func newPrefetcher(recs *records) *prefetcher {
+	return &prefetcher{
+		recs: recs,
+		ch:   make(chan *batch, batchesAhead),
+		free: make(chan *batch, batchesAhead+2),
+		quit: make(chan struct{}),
+		done: make(chan struct{}),
+	}
 }
 
 func (p *prefetcher) fill(ctx context.Context) {
 	defer close(p.done)
 	defer close(p.ch)
 	for {
-		b := batch{vals: make([]any, 0, batchSize), lines: make([]int, 0, batchSize)}
+		b := p.reuse()
 		for len(b.vals) < batchSize {
 			v, line, err := p.recs.next()
 			if err != nil {
@@ -350,38 +418,36 @@ func (p *prefetcher) fill(ctx context.Context) {
 	}
 }
 
-func (p *prefetcher) keyOrders() *jsonvalue.KeyOrders { return p.recs.keyOrders() }
-
-func (p *prefetcher) next() (any, int, error) {
-	for p.pos >= len(p.cur.vals) {
-		if p.cur.err != nil {
-			return nil, p.recs.line, p.cur.err
-		}
-		b, ok := <-p.ch
-		if !ok {
-			return nil, p.recs.line, errPrefetchStopped
-		}
-		p.cur, p.pos = b, 0
+// reuse returns an empty batch: one the query is done with, or a
+// pooled one.
+func (p *prefetcher) reuse() *batch {
+	var b *batch
+	select {
+	case b = <-p.free:
+	default:
+		b = batches.Get().(*batch)
 	}
-	p.pos++
-	return p.cur.vals[p.pos-1], p.cur.lines[p.pos-1], nil
+	b.reset()
+	return b
 }
 
-// rawLine returns the line of the record next returned last when it was
-// projected in lazy mode, else nil.
-func (p *prefetcher) rawLine() []byte {
-	if !p.recs.lazy {
-		return nil
+// recycle hands back a batch the query is done with.
+func (p *prefetcher) recycle(b *batch) {
+	select {
+	case p.free <- b:
+	default:
+		b.reset()
+		batches.Put(b)
 	}
-	i := p.pos - 1
-	start := 0
-	if i > 0 {
-		start = p.cur.ends[i-1]
-	}
-	if start == p.cur.ends[i] {
-		return nil
-	}
-	return p.cur.raw[start:p.cur.ends[i]]
+}
+
+func (p *prefetcher) keyOrders() *jsonvalue.KeyOrders { return p.recs.keyOrders() }
+
+// nextBatch returns the next batch, or false when decoding stopped for
+// the run's context.
+func (p *prefetcher) nextBatch() (*batch, bool) {
+	b, ok := <-p.ch
+	return b, ok
 }
 
 // close stops the decoding goroutine and waits for it, so that nothing of
@@ -389,8 +455,14 @@ func (p *prefetcher) rawLine() []byte {
 func (p *prefetcher) close() {
 	close(p.quit)
 	<-p.done
+	p.recs.release()
+	for {
+		select {
+		case b := <-p.free:
+			b.reset()
+			batches.Put(b)
+		default:
+			return
+		}
+	}
 }
-
-// errPrefetchStopped: the decoder stopped because the run's context ended;
-// the evaluation reports the context's cause instead.
-var errPrefetchStopped = errors.New("jqsandbox: input stopped")

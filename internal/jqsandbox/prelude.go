@@ -36,6 +36,9 @@ import (
 // guarded version checks the value then, once (first(f, ...) keeps the
 // native semantics: only the first output of the update counts).
 //
+// _match, behind every regex builtin, calls _sbx_match (regex.go): the
+// guard, then test answered from kept expressions, or gojq's own _match.
+//
 // gojq has no keys_unsorted, and its to_entries lists keys sorted; jq 1.6
 // lists them in insertion order. The prelude defines both on the key order
 // results are printed with (order.go).
@@ -76,7 +79,6 @@ def _sbx_orig_min_by($k): _min_by($k);
 def _sbx_orig_max_by($k): _max_by($k);
 def _sbx_orig_bsearch($t): bsearch($t);
 def _sbx_orig_tonumber: tonumber;
-def _sbx_orig_match($re; $flags; $test): _match($re; $flags; $test);
 def _sbx_orig_setpath($p; $v): setpath($p; $v);
 def _sbx_orig_getpath($p): getpath($p);
 def _sbx_orig_delpaths($ps): delpaths($ps);
@@ -150,8 +152,7 @@ def strftime($f): _sbx_chk_timefmt($f) | _sbx_orig_strftime($f);
 def strflocaltime($f): _sbx_chk_timefmt($f) | _sbx_orig_strflocaltime($f);
 
 def _match(re; flags; test):
-  test as $t | flags as $f | re as $r |
-  _sbx_chk_match($r; $f; $t) | _sbx_orig_match($r; $f; $t);
+  test as $t | flags as $f | re as $r | _sbx_match($r; $f; $t);
 def match($re; $flags): _match($re; $flags; false)[];
 def match($re):
   if $re | type == "array" then match($re[0]; $re[1]) else match($re; null) end;
@@ -245,6 +246,11 @@ var implicitNames = []string{"tostring", "tojson", "_tohtml", "_touri", "_tourid
 	"debug", "_index", "_slice", "_plus", "_negate", "_match", "_last"}
 
 var identifier = regexp.MustCompile(`[a-zA-Z_][a-zA-Z0-9_]*`)
+
+// Preload parses the prelude (a few milliseconds), which the first
+// Compile of a process does otherwise: a process that will compile
+// queries calls it ahead of them. An error is Compile's to report.
+func Preload() { _ = loadPrelude() }
 
 // loadPrelude parses the prelude, once, for parsePrelude and preludeNames.
 func loadPrelude() error {

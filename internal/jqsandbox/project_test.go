@@ -122,6 +122,11 @@ func TestProjectionOfQueries(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, tc.want, q.Projection(tc.mode).String(), tc.q)
 		require.Equal(t, tc.lazySe, q.selectProj.String(), tc.q)
+		// A recipe (trusted) projects alike, objects or not.
+		tq, err := CompileTrusted(tc.q, nil)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, tq.Projection(tc.mode).String(), "trusted %s", tc.q)
+		require.Equal(t, tc.lazySe, tq.selectProj.String(), "trusted %s", tc.q)
 	}
 }
 
@@ -186,4 +191,56 @@ func TestProjectionRandom(t *testing.T) {
 		got, want = runBoth(t, slurped, projInput, Slurp)
 		require.Equal(t, want, got, slurped)
 	}
+}
+
+// TestRunsReuseBuffers: runs hand their read buffers and batches to the
+// next ones, lazy (lines kept) or not, cut short or not; each answers as
+// a run of its own.
+func TestRunsReuseBuffers(t *testing.T) {
+	input := strings.Repeat(sampleJSONL, 40) // several batches
+	queries := []struct {
+		q    string
+		mode Mode
+	}{
+		{`select(.title | strings | test("c"; "i"))`, Stream}, // lazy: lines kept
+		{`.id`, Stream},
+		{`select(.namespace)`, Stream},
+		{`first(.[] | .id)`, Slurp},
+		{`.title`, Stream},
+	}
+	whole, err := DecodeRecords(strings.NewReader(input), testLimits())
+	require.NoError(t, err)
+	want := map[string][]string{}
+	for _, tc := range queries {
+		q, err := Compile(tc.q, nil, testLimits())
+		require.NoError(t, err)
+		res, err := q.RunRecords(context.Background(), whole, tc.mode, nil, testLimits())
+		require.NoError(t, err, tc.q)
+		want[tc.q] = strs(res.Values)
+	}
+	for range 5 {
+		for _, tc := range queries {
+			got, err := run(t, tc.q, input, tc.mode, testLimits(), nil)
+			require.NoError(t, err, tc.q)
+			require.Equal(t, want[tc.q], strs(got.Values), tc.q)
+			// A run stopped early by its output cap leaves batches behind.
+			lim := testLimits()
+			lim.MaxOutputs = 3
+			_, err = run(t, tc.q, input, tc.mode, lim, nil)
+			require.NotErrorIs(t, err, ErrBusy)
+		}
+	}
+}
+
+// TestBatchReset: a batch that held lazy lines, reused for records
+// without, has no line for them.
+func TestBatchReset(t *testing.T) {
+	b := &batch{}
+	b.vals, b.lines = append(b.vals, 1), append(b.lines, 1)
+	b.raw, b.ends = append(b.raw, `{"a":1}`...), append(b.ends, 7)
+	require.Equal(t, `{"a":1}`, string(b.rawLine(0)))
+	b.reset()
+	b.vals, b.lines = append(b.vals, 2), append(b.lines, 2)
+	require.Nil(t, b.rawLine(0))
+	require.Equal(t, 2, b.line(0))
 }

@@ -55,7 +55,18 @@ func rewrite(q *gojq.Query) error {
 	return (&rewriter{}).query(q, nil)
 }
 
-type rewriter struct{ depth int }
+// inlineTests rewrites in place the test calls of a trusted query that
+// rewrite would inline (see rewriter.inlineTest), and nothing else: no
+// guard, no check.
+func inlineTests(q *gojq.Query) error {
+	return (&rewriter{trusted: true}).query(q, nil)
+}
+
+type rewriter struct {
+	depth int
+	// trusted: the query is ours; only inline its test calls.
+	trusted bool
+}
 
 // scope holds the functions ("name/arity") a query defines, including the
 // parameters of the enclosing definitions; they shadow the builtins.
@@ -146,7 +157,7 @@ func (r *rewriter) queries(sc *scope, qs ...*gojq.Query) error {
 // native operator: "a" + .x, . - 1, . / 2.
 func (r *rewriter) operator(q *gojq.Query) {
 	name, ok := opFuncs[q.Op]
-	if !ok {
+	if !ok || r.trusted {
 		return
 	}
 	switch q.Op {
@@ -176,7 +187,9 @@ func (r *rewriter) term(t *gojq.Term, sc *scope) error {
 	case gojq.TermTypeIndex:
 		err = r.index(t.Index, sc)
 	case gojq.TermTypeFunc:
-		err = r.call(t.Func, sc)
+		if err = r.call(t.Func, sc); err == nil {
+			r.inlineTest(t.Func, sc)
+		}
 	case gojq.TermTypeObject:
 		for _, kv := range t.Object.KeyVals {
 			if err = r.str(kv.KeyString, sc); err == nil {
@@ -237,7 +250,7 @@ func (r *rewriter) index(x *gojq.Index, sc *scope) error {
 	if err := r.queries(sc, x.Start, x.End); err != nil {
 		return err
 	}
-	if !x.IsSlice && x.Start != nil && !isScalarLiteral(x.Start) {
+	if !x.IsSlice && x.Start != nil && !isScalarLiteral(x.Start) && !r.trusted {
 		x.Start = guardIndex(x.Start)
 	}
 	return nil
@@ -260,7 +273,7 @@ func (r *rewriter) call(f *gojq.Func, sc *scope) error {
 		return err
 	}
 	key := funcKey(f.Name, len(f.Args))
-	if sc.defines(key) {
+	if sc.defines(key) || r.trusted {
 		return nil
 	}
 	if msg, ok := disabled[key]; ok {
@@ -271,6 +284,47 @@ func (r *rewriter) call(f *gojq.Func, sc *scope) error {
 	}
 	return nil
 }
+
+// inlineTest turns test(re; flags), and test(re) with a literal re, into
+// the native call that the definitions of test reach in the end,
+// _sbx_match(re; flags; true): the same answer (the call of the prelude's
+// _match, guard included; see matchOption), without the definitions'
+// closures, which took most of the time of a query searching for a word.
+// Only arguments that are a variable or a literal are inlined: each has
+// one value, and evaluating it in another order changes nothing. A test
+// the query defines itself is left alone.
+func (r *rewriter) inlineTest(f *gojq.Func, sc *scope) {
+	if f.Name != "test" || sc.defines(funcKey(f.Name, len(f.Args))) {
+		return
+	}
+	switch {
+	case len(f.Args) == 2 && simpleArg(f.Args[0]) && simpleArg(f.Args[1]):
+		f.Args = append(f.Args, literal(gojq.TermTypeTrue))
+	case len(f.Args) == 1 && isStringLiteral(f.Args[0]):
+		f.Args = append(f.Args, literal(gojq.TermTypeNull), literal(gojq.TermTypeTrue))
+	default:
+		return
+	}
+	f.Name = matchFunc
+}
+
+// simpleArg reports a variable or a scalar literal.
+func simpleArg(q *gojq.Query) bool {
+	if isScalarLiteral(q) {
+		return true
+	}
+	t := literalTerm(q)
+	return t != nil && t.Type == gojq.TermTypeFunc && len(t.Func.Args) == 0 &&
+		strings.HasPrefix(t.Func.Name, "$") && t.Func.Name != "$__loc__"
+}
+
+// isStringLiteral reports a string literal without interpolation.
+func isStringLiteral(q *gojq.Query) bool {
+	t := literalTerm(q)
+	return t != nil && t.Type == gojq.TermTypeString && t.Str != nil && t.Str.Queries == nil
+}
+
+func literal(typ gojq.TermType) *gojq.Query { return &gojq.Query{Term: &gojq.Term{Type: typ}} }
 
 func (r *rewriter) str(s *gojq.String, sc *scope) error {
 	if s == nil {
@@ -295,7 +349,9 @@ func (r *rewriter) patterns(ps []*gojq.Pattern, sc *scope) error {
 				if err := r.query(kv.KeyQuery, sc); err != nil {
 					return err
 				}
-				kv.KeyQuery = guardIndex(kv.KeyQuery)
+				if !r.trusted {
+					kv.KeyQuery = guardIndex(kv.KeyQuery)
+				}
 			}
 			if err := r.patterns([]*gojq.Pattern{kv.Val}, sc); err != nil {
 				return err

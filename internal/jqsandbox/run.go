@@ -227,11 +227,14 @@ type evaluation struct {
 }
 
 func (e *evaluation) run(src source, mode Mode) {
-	if s, ok := src.(*sliceSource); ok && mode == Stream && e.q.each != nil {
-		e.evalCode(e.q.each, s.records, 0)
-		return
-	}
-	if s, ok := src.(*sliceSource); ok && mode == Slurp {
+	switch s := src.(type) {
+	case *prefetcher:
+		e.runBatches(s)
+	case *sliceSource:
+		if mode == Stream {
+			e.evalBatch(s.records, func(i int) int { return i + 1 }, nil)
+			return
+		}
 		// The records are the slurped array already; no need to gather
 		// them one checkpoint at a time. (Values are never modified in
 		// place; the capacity is cut so that an append copies.)
@@ -240,32 +243,58 @@ func (e *evaluation) run(src source, mode Mode) {
 			all = []any{}
 		}
 		if !e.stopped() {
-			e.eval(all, 0)
+			e.evalBatch([]any{all}, noLine, nil)
 		}
-		return
+	case *records:
+		all, ok := e.gather(s)
+		s.release()
+		if ok {
+			e.evalBatch([]any{all}, noLine, nil)
+		}
 	}
-	if p, ok := src.(*prefetcher); ok {
-		go p.fill(e.st.ctx)
-		defer p.close()
-	}
+}
+
+// noLine is the line of a slurped array: none.
+func noLine(int) int { return 0 }
+
+// gather reads every record, for Slurp mode.
+func (e *evaluation) gather(recs *records) ([]any, bool) {
 	all := []any{}
 	for !e.stopped() {
-		v, line, err := src.next()
+		v, _, err := recs.next()
 		switch {
 		case errors.Is(err, io.EOF):
-			if mode == Slurp {
-				e.eval(all, 0)
-			}
-			return
-		case errors.Is(err, errPrefetchStopped):
-			e.stopped() // records the context's cause
-			return
+			return all, true
 		case err != nil:
 			e.setErr(err)
+			return nil, false
+		}
+		all = append(all, v)
+	}
+	return nil, false
+}
+
+// runBatches evaluates the query on the records that p decodes, a batch
+// at a time.
+func (e *evaluation) runBatches(p *prefetcher) {
+	go p.fill(e.st.ctx)
+	defer p.close()
+	for !e.stopped() {
+		b, ok := p.nextBatch()
+		if !ok {
+			e.stopped() // records the context's cause
 			return
-		case mode == Slurp:
-			all = append(all, v)
-		case !e.evalLazy(v, line, src):
+		}
+		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, b.rawLine) {
+			return
+		}
+		switch {
+		case b.err == nil:
+			p.recycle(b)
+		case errors.Is(b.err, io.EOF):
+			return
+		default:
+			e.setErr(b.err)
 			return
 		}
 	}
@@ -293,61 +322,52 @@ func (e *evaluation) cancelErr() error {
 	return nil
 }
 
-// evalLazy is eval, but of a record whose source projected it for a
-// lazySelect query: each output (the input itself) is the record decoded
-// whole from its line.
-func (e *evaluation) evalLazy(v any, line int, src source) bool {
-	p, ok := src.(*prefetcher)
-	var raw []byte
-	if ok {
-		raw = p.rawLine()
-	}
-	if raw == nil {
-		return e.eval(v, line)
-	}
-	var whole any
-	return e.outputs(e.q.code, v, line, func(any) (any, bool) {
-		if whole == nil {
-			// Orders are not recorded: the projection recorded this
-			// line's already.
-			var dec jsonvalue.Decoder
-			w, err := dec.Decode(raw)
-			if err != nil {
-				e.setErr(limitf(ErrInvalidInput, "line %d: %v", line, err))
-				return nil, false
-			}
-			whole = w
-		}
-		return whole, true
-	})
-}
-
-// eval runs the query on one input and reports whether to go on.
-func (e *evaluation) eval(v any, line int) bool { return e.evalCode(e.q.code, v, line) }
-
-// evalCode runs code on v.
-func (e *evaluation) evalCode(code *gojq.Code, v any, line int) bool {
-	return e.outputs(code, v, line, func(x any) (any, bool) { return x, true })
-}
-
-// outputs runs code on v and adds what output makes of each of its outputs,
-// until output or add says to stop.
-func (e *evaluation) outputs(code *gojq.Code, v any, line int, output func(any) (any, bool)) bool {
-	iter := code.RunWithContext(e.vm, v, e.vars...)
+// evalBatch runs the query on each of vals and adds its outputs, until
+// the query fails or add says to stop, and reports whether to go on.
+// line(i) is the input line of vals[i], for errors. raw, when not nil,
+// returns the line of vals[i] when its source projected it for a
+// lazySelect query: each output (the record itself) is then the record
+// decoded whole from that line.
+func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) []byte) bool {
+	e.st.record = 0
+	iter := e.q.code.RunWithContext(e.vm, vals, e.vars...)
+	wholeAt, whole := -1, any(nil)
 	for {
 		x, ok := iter.Next()
 		if !ok {
 			return true
 		}
+		at := e.st.record
 		if err, ok := x.(error); ok {
-			e.fail(err, line)
+			e.fail(err, line(at))
 			return false
 		}
-		y, ok := output(x)
-		if !ok || !e.add(y) {
+		if text := rawAt(raw, at); text != nil {
+			if wholeAt != at {
+				// Orders are not recorded: the projection recorded this
+				// line's already.
+				var dec jsonvalue.Decoder
+				w, err := dec.Decode(text)
+				if err != nil {
+					e.setErr(limitf(ErrInvalidInput, "line %d: %v", line(at), err))
+					return false
+				}
+				wholeAt, whole = at, w
+			}
+			x = whole
+		}
+		if !e.add(x) {
 			return false
 		}
 	}
+}
+
+// rawAt returns raw(i), or nil when raw is nil.
+func rawAt(raw func(int) []byte, i int) []byte {
+	if raw == nil {
+		return nil
+	}
+	return raw(i)
 }
 
 // fail records the error ending the evaluation of the record on line.
@@ -427,7 +447,7 @@ func (e *evaluation) add(v any) bool {
 		e.truncate()
 		return true
 	}
-	e.res.Values = append(e.res.Values, e.enc.marshal(v))
+	e.res.Values = append(e.res.Values, e.enc.marshalSized(v, n))
 	e.bytes += n
 	return true
 }

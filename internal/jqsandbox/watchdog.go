@@ -48,6 +48,11 @@ type runState struct {
 	hard    uint64 // growth that cannot be garbage, see newRunState
 	lastGC  atomic.Int64
 	regexes map[[2]string]*regexp.Regexp // distinct (regex, flags) seen
+	// newRegexes counts the expressions the run added to regexCache.
+	newRegexes int
+	// record is the index, in the batch being evaluated, of the record
+	// the query is evaluating (see recordIter).
+	record int
 	// deleteChecked is the last value checked by guardDelete.
 	deleteChecked any
 	// order is the key order of the run's objects (keys_unsorted, and
