@@ -206,7 +206,7 @@ func (d *projDecoder) skip(data []byte, i, depth int, rec bool) (int, bool) {
 	case c == '"':
 		return scanString(data, i)
 	case c == '-' || '0' <= c && c <= '9':
-		return scanNumber(data, i)
+		return jsonscan.ValidNumber(data, i)
 	case c == 't':
 		return scanWord(data, i, "true")
 	case c == 'f':

@@ -80,45 +80,6 @@ func scanEscape(data []byte, i int) (int, bool) {
 	return i, false
 }
 
-// scanNumber validates the number at data[i]: an optional minus, an
-// integer part without leading zeros, optional fraction and exponent.
-func scanNumber(data []byte, i int) (int, bool) {
-	if data[i] == '-' {
-		i++
-	}
-	start := i
-	i = scanDigits(data, i)
-	if i == start || i-start > 1 && data[start] == '0' {
-		return i, false
-	}
-	if i < len(data) && data[i] == '.' {
-		j := scanDigits(data, i+1)
-		if j == i+1 {
-			return j, false
-		}
-		i = j
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		j := scanDigits(data, i)
-		if j == i {
-			return j, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func scanDigits(data []byte, i int) int {
-	for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-		i++
-	}
-	return i
-}
-
 // scanWord validates the literal word (true, false, null) at data[i].
 func scanWord(data []byte, i int, word string) (int, bool) {
 	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {

@@ -246,7 +246,7 @@ value:
 		}
 		sc.high |= h
 	case c == '-' || c >= '0' && c <= '9':
-		if i, ok = validNumber(data, i); !ok {
+		if i, ok = ValidNumber(data, i); !ok {
 			return false
 		}
 	case c == '{' || c == '[':
@@ -521,7 +521,10 @@ func validString(data []byte, i int) (int, uint64, bool) {
 	}
 }
 
-func validNumber(data []byte, i int) (int, bool) {
+// ValidNumber checks the number that starts at data[i], a '-' or a
+// digit, as JSON writes numbers (no leading zeros, a fraction and an
+// exponent each with digits), and returns the index after it.
+func ValidNumber(data []byte, i int) (int, bool) {
 	if data[i] == '-' {
 		i++
 	}
