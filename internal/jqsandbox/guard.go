@@ -109,6 +109,7 @@ type recordIter struct {
 	i    int
 }
 
+// Next implements gojq.Iter: the next record, marked as the current one.
 func (it *recordIter) Next() (any, bool) {
 	if it.i >= len(it.vals) {
 		return nil, false
