@@ -153,7 +153,7 @@ func CollectSeq(ctx context.Context, records iter.Seq2[json.RawMessage, error]) 
 				head, headQ = append(head, r), headQ+rq
 			}
 		}
-		if sp, err = c.o.newSpool(); err != nil {
+		if sp, err = c.o.newSpool(ctx); err != nil {
 			lost, sp = err, nil
 		}
 		for _, r := range inline {

@@ -192,7 +192,7 @@ func (o *Offloader) rescanLocked(ctx context.Context, now time.Time) (deleted in
 		}
 	}
 	x.scanned.Store(true)
-	x.room.Broadcast()
+	x.gaveBack()
 	return deleted, nil
 }
 
@@ -265,7 +265,7 @@ func (o *Offloader) expireDue(ctx context.Context, now time.Time) (deleted int, 
 			}
 			x.deleted(e.name)
 		}
-		x.room.Broadcast()
+		x.gaveBack()
 		x.mu.Unlock()
 	}
 }

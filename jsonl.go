@@ -92,12 +92,13 @@ func parseFileName(prefix, name string) (op string, id ulid.ULID, temp, ok bool)
 var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 
 // writeFile writes set to a temporary file and publishes it, within the
-// quota (see reserve). On failure the temporary file is removed; the
-// returned written still names the path the file would have had.
+// quota (see reserve; a wait for room ends with ctx). On failure the
+// temporary file is removed; the returned written still names the path
+// the file would have had.
 //
 // The file's expiry is recorded as its modification time before it is
 // published, and its name carries this Offloader's tag (see neighbours.go).
-func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written, error) {
+func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, now time.Time) (written, error) {
 	id, err := o.newID(now)
 	if err != nil {
 		return written{}, err
@@ -138,13 +139,12 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	src := set.source()
 	need := int64(len(header)) + 1 + src.size() + int64(src.count())
 	tmp := tempName(final)
-	evicted, expired, err := o.reserve(tmp, w.path, need)
-	ctx := context.Background()
+	c, evicted, expired, err := o.roomFor(ctx, src, tmp, w.path, need)
 	for _, e := range expired {
-		o.emitExpired(ctx, e)
+		o.emitExpired(context.WithoutCancel(ctx), e)
 	}
 	for _, e := range evicted {
-		o.emitEvicted(ctx, e)
+		o.emitEvicted(context.WithoutCancel(ctx), e)
 	}
 	if err != nil {
 		return w, err
@@ -152,7 +152,7 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 	committed := false
 	defer func() {
 		if !committed { // failed, or an FS panicked: never leak the room
-			o.release(tmp, need)
+			o.release(tmp, c)
 		}
 	}()
 
@@ -186,11 +186,47 @@ func (o *Offloader) writeFile(set ResultSet, tokens int, now time.Time) (written
 		}
 		return w, err
 	}
-	o.commit(tmp, final, need, n, ulid.Time(id.Time()), expires)
+	c.room += handOver(src)
+	o.commit(tmp, final, c, n, ulid.Time(id.Time()), expires)
 	committed = true
 	o.warmExtract(final)
 	w.bytes = n
 	return w, nil
+}
+
+// roomHolder is a record source that holds room of the quota already: a
+// streamed result's spool.
+type roomHolder interface {
+	room() int64
+	handOver()
+}
+
+// roomFor takes the room of a file of need bytes for tmp and returns its
+// claim. Records that hold room already (a spool) give it to their file,
+// which grows it by the difference without waiting: nothing waits for
+// room while it holds some. Others wait for room until ctx ends.
+func (o *Offloader) roomFor(ctx context.Context, src recordSource, tmp, path string, need int64) (claim, []FileEvictedEvent, []FileExpiredEvent, error) {
+	if h, ok := src.(roomHolder); ok {
+		if held := h.room(); held > 0 {
+			extra := max(need-held, 0)
+			evicted, expired, err := o.grow(tmp, path, extra, need)
+			return claim{extra, need}, evicted, expired, err
+		}
+	}
+	evicted, expired, err := o.reserve(ctx, tmp, path, need)
+	return claim{need, need}, evicted, expired, err
+}
+
+// handOver moves the room src holds, if any, to the file just published
+// from it, and returns how much that was.
+func handOver(src recordSource) int64 {
+	h, ok := src.(roomHolder)
+	if !ok {
+		return 0
+	}
+	held := h.room()
+	h.handOver()
+	return held
 }
 
 // writeLines writes the header and one record per line, and learns the

@@ -332,7 +332,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 	}
 
 	start := time.Now()
-	w, err := o.writeFile(set, tokens, start)
+	w, err := o.writeFile(ctx, set, tokens, start)
 	if err != nil {
 		var recErr *RecordError
 		if errors.As(err, &recErr) {

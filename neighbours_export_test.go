@@ -23,3 +23,12 @@ func ULIDOf(name string, t time.Time) ulid.ULID {
 // Usage returns the bytes the quota counts for o: its files and those
 // being written.
 func Usage(o *Offloader) int64 { return o.usage() }
+
+// Reserved returns the bytes promised to files being written, which every
+// write gives back when it ends.
+func Reserved(o *Offloader) int64 {
+	x := o.index()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.reserved
+}

@@ -48,20 +48,21 @@ type fileIndex struct {
 	scanMu  sync.Mutex  // one scan at a time
 	scanned atomic.Bool // a scan has read the directory
 
-	mu       sync.Mutex
-	room     sync.Cond // on mu: broadcast whenever bytes are given back
-	files    map[string]*indexEntry
-	byExpiry expiryHeap
-	used     int64               // bytes of the files in files, and of those being expired
-	reserved int64               // bytes promised to files being written
-	expiring int64               // bytes of files the janitor is deleting
-	writing  map[string]struct{} // temporary names being written
-	removing map[string]struct{} // names the janitor is deleting
-	gen      uint64              // scans started
-	scanning int                 // scans in progress
-	gone     map[string]struct{} // names deleted while a scan was in progress
-	wakeAt   time.Time           // when the janitor will look next (zero: it is looking)
-	wake     chan struct{}       // tells the janitor of an earlier expiry
+	mu        sync.Mutex
+	freed     chan struct{} // closed (and replaced) whenever bytes are given back
+	files     map[string]*indexEntry
+	byExpiry  expiryHeap
+	used      int64               // bytes of the files in files, and of those being expired
+	reserved  int64               // bytes of the quota promised to files being written
+	unwritten int64               // bytes the writes in progress may still put on disk
+	expiring  int64               // bytes of files the janitor is deleting
+	writing   map[string]struct{} // temporary names being written
+	removing  map[string]struct{} // names the janitor is deleting
+	gen       uint64              // scans started
+	scanning  int                 // scans in progress
+	gone      map[string]struct{} // names deleted while a scan was in progress
+	wakeAt    time.Time           // when the janitor will look next (zero: it is looking)
+	wake      chan struct{}       // tells the janitor of an earlier expiry
 }
 
 // indexEntry is one published file.
@@ -83,7 +84,7 @@ func (o *Offloader) index() *fileIndex {
 			x.name = defaultName()
 		}
 		x.tag = tagOf(x.name)
-		x.room.L = &x.mu
+		x.freed = make(chan struct{})
 		x.files = make(map[string]*indexEntry)
 		x.writing = make(map[string]struct{})
 		x.removing = make(map[string]struct{})
@@ -106,6 +107,12 @@ func (x *fileIndex) add(e *indexEntry) {
 	}
 }
 
+// gaveBack wakes every call waiting for room. The caller holds x.mu.
+func (x *fileIndex) gaveBack() {
+	close(x.freed)
+	x.freed = make(chan struct{})
+}
+
 // drop forgets a file that is gone. The caller holds x.mu.
 func (x *fileIndex) drop(e *indexEntry) {
 	heap.Remove(&x.byExpiry, e.pos)
@@ -121,9 +128,29 @@ func (x *fileIndex) deleted(name string) {
 	}
 }
 
-// checkRoom refuses a file of need bytes that is over the per-file cap,
-// larger than the quota itself, or would eat into the free-space reserve.
-// None of these is helped by evicting anything.
+// diskReading is the free space of the output directory's file system,
+// read once per reservation (a statfs), outside the index's lock.
+type diskReading struct {
+	avail, total int64
+	ok           bool
+}
+
+// readDisk reads the free space, when the FS can tell.
+func (o *Offloader) readDisk() diskReading {
+	ds, ok := o.opts.fs.(diskSpaceFS)
+	if !ok {
+		return diskReading{}
+	}
+	avail, total, err := ds.DiskSpace()
+	if err != nil {
+		return diskReading{} // no reading, no reserve: a real shortage still fails the write
+	}
+	return diskReading{avail, total, true}
+}
+
+// checkRoom refuses a file of need bytes that is over the per-file cap or
+// larger than the quota itself. None of these is helped by evicting
+// anything.
 func (o *Offloader) checkRoom(need int64) error {
 	if c := o.opts.dir.fileCap(); c > 0 && need > c {
 		return fmt.Errorf("%w: the file would be %d bytes and the cap is %d", ErrFileTooLarge, need, c)
@@ -131,46 +158,61 @@ func (o *Offloader) checkRoom(need int64) error {
 	if q := o.cfg.MaxDirBytes; q > 0 && need > q {
 		return fmt.Errorf("%w: the file would be %d bytes, more than the whole quota of %d", ErrOverQuota, need, q)
 	}
-	ds, ok := o.opts.fs.(diskSpaceFS)
-	if !ok {
+	return nil
+}
+
+// checkFree refuses a file of need bytes that would eat into the
+// free-space reserve. The reading d may not show the bytes of the writes
+// in flight yet, so all that they were promised counts as taken (a
+// streamed result's spool among them while its final file is written; at
+// worst their written part counts twice: the reserve errs on the side of
+// space). The caller holds x.mu.
+func (o *Offloader) checkFree(x *fileIndex, d diskReading, need int64) error {
+	if !d.ok {
 		return nil
 	}
-	avail, total, err := ds.DiskSpace()
-	if err != nil {
-		return nil // no reading, no reserve: a real shortage still fails the write
+	r := o.opts.dir.reserve(d.total)
+	if r <= 0 {
+		return nil
 	}
-	if r := o.opts.dir.reserve(total); r > 0 && avail-need < r {
-		return fmt.Errorf("%w: a file of %d bytes would leave %d of %d bytes free, under the reserve of %d: %w",
-			ErrLowDiskSpace, need, max(avail-need, 0), total, r, syscall.ENOSPC)
+	free := d.avail - x.unwritten - need
+	if free >= r {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w: a file of %d bytes would leave %d of %d bytes free (with %d bytes being written), under the reserve of %d: %w",
+		ErrLowDiskSpace, need, max(free, 0), d.total, x.unwritten, r, syscall.ENOSPC)
 }
 
 // reserve takes room for a file of need bytes, to be written as tmp and
 // published as path, evicting the files of this Offloader's name that
-// expire first while the quota would be passed. It waits while the room
-// it lacks is held by files being written or deleted. On success the
-// caller must call commit or release. The events are for the caller to
-// emit once it holds no lock.
-func (o *Offloader) reserve(tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	return o.take(tmp, path, need, true)
+// expire first while the quota would be passed. While the room it lacks
+// is held by files being written or deleted, it waits for them, until ctx
+// ends: the caller must hold no room of its own, or two callers could
+// wait for each other forever. On success the caller must call commit or
+// release. The events are for the caller to emit once it holds no lock.
+func (o *Offloader) reserve(ctx context.Context, tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	return o.take(ctx, tmp, path, need, need)
 }
 
-// grow takes need more bytes for tmp, a file being written that already
-// holds room, as reserve does but without waiting: two growing files
-// that each waited for the other's room would wait forever.
-func (o *Offloader) grow(tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	return o.take(tmp, path, need, false)
+// grow takes need more bytes of the quota for tmp, a file being written
+// by a caller that already holds room, as reserve does but without
+// waiting. write is how many bytes the caller is about to write, for the
+// free-space reserve: a streamed result's final file takes over its
+// spool's room and grows it by the difference, but writes all its bytes.
+func (o *Offloader) grow(tmp, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	return o.take(nil, tmp, path, need, write)
 }
 
-func (o *Offloader) take(tmp, path string, need int64, wait bool) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	if err := o.checkRoom(need); err != nil {
+// take is reserve when ctx is not nil, and grow when it is.
+func (o *Offloader) take(ctx context.Context, tmp, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	if err := o.checkRoom(write); err != nil {
 		return nil, nil, err
 	}
 	quota := o.cfg.MaxDirBytes
 	if quota > 0 {
 		o.ensureScanned()
 	}
+	disk := o.readDisk()
 	x := o.index()
 	var (
 		evicted []FileEvictedEvent
@@ -178,6 +220,9 @@ func (o *Offloader) take(tmp, path string, need int64, wait bool) ([]FileEvicted
 	)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if err := o.checkFree(x, disk, write); err != nil {
+		return nil, nil, err
+	}
 	for quota > 0 && x.used+x.reserved+need > quota {
 		if x.byExpiry.Len() == 0 {
 			if x.reserved == 0 && x.expiring == 0 {
@@ -185,10 +230,19 @@ func (o *Offloader) take(tmp, path string, need int64, wait bool) ([]FileEvicted
 				// cannot be, but a wait here would be forever).
 				return evicted, expired, fmt.Errorf("%w: %d bytes in use, none of them evictable", ErrOverQuota, x.used)
 			}
-			if !wait {
+			if ctx == nil {
 				return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised, none of them evictable now", ErrOverQuota, x.used+x.reserved)
 			}
-			x.room.Wait()
+			freed := x.freed
+			x.mu.Unlock()
+			select {
+			case <-freed:
+				x.mu.Lock()
+			case <-ctx.Done():
+				x.mu.Lock()
+				return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised by writes in progress, and the call ended while it waited for them: %w",
+					ErrOverQuota, x.used+x.reserved, context.Cause(ctx))
+			}
 			continue
 		}
 		e := x.byExpiry[0]
@@ -222,33 +276,45 @@ func (o *Offloader) take(tmp, path string, need int64, wait bool) ([]FileEvicted
 		})
 	}
 	x.reserved += need
+	x.unwritten += write
 	x.writing[tmp] = struct{}{}
 	return evicted, expired, nil
 }
 
-// commit turns the room reserved for tmp into that of the published file
+// A claim is what a write in progress took: room of the quota, and bytes
+// it may put on disk, which the free-space reserve counts until it ends.
+// They differ for a streamed result's final file, which takes over its
+// spool's room but writes all its bytes beside the spool.
+type claim struct {
+	room, disk int64
+}
+
+// commit turns the claim of tmp into the room of the published file
 // final, of size bytes.
-func (o *Offloader) commit(tmp, final string, need, size int64, created, expires time.Time) {
+func (o *Offloader) commit(tmp, final string, c claim, size int64, created, expires time.Time) {
 	x := o.index()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	delete(x.writing, tmp)
-	x.reserved -= need
+	x.reserved -= c.room
+	x.unwritten -= c.disk
 	if e, ok := x.files[final]; ok { // a scan found it first
 		x.drop(e)
 	}
 	x.add(&indexEntry{name: final, size: size, created: created, expires: expires, gen: x.gen})
-	x.room.Broadcast()
+	x.gaveBack()
 }
 
-// release gives back the room reserved for tmp, whose write failed.
-func (o *Offloader) release(tmp string, need int64) {
+// release gives back the claim of tmp, whose write failed or which is
+// removed (a spool).
+func (o *Offloader) release(tmp string, c claim) {
 	x := o.index()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	delete(x.writing, tmp)
-	x.reserved -= need
-	x.room.Broadcast()
+	x.reserved -= c.room
+	x.unwritten -= c.disk
+	x.gaveBack()
 }
 
 // removeWritten deletes a published file that is not to be kept (one of a
@@ -265,7 +331,7 @@ func (o *Offloader) removeWritten(w written) error {
 		x.drop(e)
 	}
 	x.deleted(w.name)
-	x.room.Broadcast()
+	x.gaveBack()
 	return nil
 }
 

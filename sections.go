@@ -100,7 +100,7 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 	start := time.Now()
 	files := make([]written, 0, len(sets))
 	for _, s := range sets {
-		w, err := o.writeFile(s, s.Tokens, start)
+		w, err := o.writeFile(ctx, s, s.Tokens, start)
 		if err != nil {
 			// All or none: a descriptor never points at half a result.
 			for _, f := range files {

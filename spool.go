@@ -15,8 +15,15 @@ import (
 	"github.com/mcplro/lro/internal/jsonscan"
 )
 
-// spoolChunk is how much room a spool takes from the quota at a time.
-const spoolChunk = 4 << 20
+// A spool takes room from the quota ahead of what it writes, in steps
+// that double with what it holds, from spoolMinStep to spoolMaxStep: it
+// holds at most twice its bytes or spoolMaxStep more, so that many small
+// streams at once take little of the quota, and a large one takes the
+// index's lock a few times, not once a record.
+const (
+	spoolMinStep = 64 << 10
+	spoolMaxStep = 4 << 20
+)
 
 // A spool holds the records of a streamed set (see [CollectSeq]) on disk,
 // one compact JSON line each, as they come: a set larger than memory
@@ -26,21 +33,22 @@ const spoolChunk = 4 << 20
 // object store, which cannot read back a file before it is published, it
 // is a private file of the system's temporary directory instead.
 type spool struct {
-	o        *Offloader
-	fs       FS     // where it is: the Offloader's, or local scratch
-	name     string // temporary name in fs
-	path     string
-	f        File
-	w        *bufio.Writer
-	n        int    // records
-	bytes    int64  // of the records, without line breaks
-	reserved int64  // room taken for it
-	scratch  string // the private directory of a local spool, removed with it
-	compact  bytes.Buffer
+	o       *Offloader
+	fs      FS     // where it is: the Offloader's, or local scratch
+	name    string // temporary name in fs
+	path    string
+	f       File
+	w       *bufio.Writer
+	n       int    // records
+	bytes   int64  // of the records, without line breaks
+	claim   claim  // what it took of the quota and the disk
+	scratch string // the private directory of a local spool, removed with it
+	compact bytes.Buffer
 }
 
-// newSpool creates an empty spool.
-func (o *Offloader) newSpool() (*spool, error) {
+// newSpool creates an empty spool. Its first room may wait for writes in
+// progress to end, until ctx ends; it grows without waiting.
+func (o *Offloader) newSpool(ctx context.Context) (*spool, error) {
 	id, err := o.newID(time.Now())
 	if err != nil {
 		return nil, err
@@ -53,7 +61,7 @@ func (o *Offloader) newSpool() (*spool, error) {
 			return nil, err
 		}
 		s.fs, s.scratch = DirFS(dir), dir
-	} else if err := s.take(spoolChunk); err != nil {
+	} else if err := s.take(ctx, spoolMinStep); err != nil {
 		return nil, err
 	}
 	if s.f, err = s.fs.Create(s.name); err != nil {
@@ -64,19 +72,20 @@ func (o *Offloader) newSpool() (*spool, error) {
 	return s, nil
 }
 
-// take grows the spool's room by need bytes.
-func (s *spool) take(need int64) error {
+// take grows the spool's room by need bytes. Only its first room, when it
+// holds none, may wait (until ctx ends); ctx is nil for later ones.
+func (s *spool) take(ctx context.Context, need int64) error {
 	var (
 		evicted []FileEvictedEvent
 		expired []FileExpiredEvent
 		err     error
 	)
-	if s.reserved == 0 {
-		evicted, expired, err = s.o.reserve(s.name, s.path, need)
+	if s.claim.disk == 0 {
+		evicted, expired, err = s.o.reserve(ctx, s.name, s.path, need)
 	} else {
-		evicted, expired, err = s.o.grow(s.name, s.path, need)
+		evicted, expired, err = s.o.grow(s.name, s.path, need, need)
 	}
-	ctx := context.Background()
+	ctx = context.Background() // the events are owed even to a call that ended
 	for _, e := range expired {
 		s.o.emitExpired(ctx, e)
 	}
@@ -84,7 +93,8 @@ func (s *spool) take(need int64) error {
 		s.o.emitEvicted(ctx, e)
 	}
 	if err == nil {
-		s.reserved += need
+		s.claim.room += need
+		s.claim.disk += need
 	}
 	return err
 }
@@ -102,8 +112,9 @@ func (s *spool) add(rec []byte) error {
 	if c := s.o.opts.dir.fileCap(); c > 0 && size > c {
 		return fmt.Errorf("%w: the streamed records passed %d bytes", ErrFileTooLarge, c)
 	}
-	if size > s.reserved && s.scratch == "" {
-		if err := s.take(max(spoolChunk, size-s.reserved)); err != nil {
+	if size > s.claim.disk && s.scratch == "" {
+		step := min(max(s.claim.disk, spoolMinStep), spoolMaxStep)
+		if err := s.take(nil, max(step, size-s.claim.disk)); err != nil {
 			return err
 		}
 	}
@@ -126,7 +137,7 @@ func (s *spool) finish() (*spoolRecords, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spoolRecords{fs: s.fs, name: s.name, n: s.n, bytes: s.bytes}, nil
+	return &spoolRecords{sp: s, fs: s.fs, name: s.name, n: s.n, bytes: s.bytes}, nil
 }
 
 // discard removes the spool and gives its room back.
@@ -145,17 +156,38 @@ func (s *spool) discard() error {
 		}
 		return errors.Join(err, os.RemoveAll(s.scratch))
 	}
-	s.o.release(s.name, s.reserved)
-	s.reserved = 0
+	s.o.release(s.name, s.claim)
+	s.claim = claim{}
 	return err
 }
 
 // spoolRecords are the records of a finished spool, read from its file.
 type spoolRecords struct {
+	sp    *spool // nil for a set counted only
 	fs    FS
 	name  string
 	n     int
 	bytes int64
+}
+
+// room is the quota's room the spool holds: the final file written from
+// these records takes it over (see handOver) and grows it without
+// waiting, since a write that waited while holding room could wait for
+// another that does the same, forever.
+func (s *spoolRecords) room() int64 {
+	if s.sp == nil {
+		return 0
+	}
+	return s.sp.claim.room
+}
+
+// handOver gives the spool's room to the final file just published from
+// it. The spool's bytes stay on disk until it is removed, once the call is
+// served: the free-space reserve counts them until then.
+func (s *spoolRecords) handOver() {
+	if s.sp != nil {
+		s.sp.claim.room = 0
+	}
 }
 
 func (s *spoolRecords) count() int  { return s.n }
