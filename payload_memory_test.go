@@ -27,15 +27,13 @@ func payloadShapes(size int) []struct {
 	tiny := "[" + strings.Repeat("0,", size/2-1) + "0]"
 	huge := `{"id":1,"body":"` + strings.Repeat("x", size) + `"}`
 	var members strings.Builder
-	members.WriteString(`{"data":{"ids":{`)
 	for i := 0; members.Len() < size; i++ {
 		if i > 0 {
 			members.WriteByte(',')
 		}
 		fmt.Fprintf(&members, `"k%d":%d`, i, i)
 	}
-	members.WriteString("}}}")
-	n := strings.Count(members.String(), ":") - 2
+	n := strings.Count(members.String(), ":")
 	quoted, _ := json.Marshal(strings.Repeat("a\n", size/2))
 	return []struct {
 		name    string
@@ -46,7 +44,8 @@ func payloadShapes(size int) []struct {
 		{"crlf", strings.Repeat("\r\n", size/2), size / 2},
 		{"tiny array", tiny, size / 2},
 		{"huge field", "[" + huge + "," + huge + "]", 2},
-		{"object members", members.String(), n},
+		{"object members", `{"data":{"ids":{` + members.String() + "}}}", n},
+		{"top-level object members", "{" + members.String() + "}", n},
 		{"text in a string field", `{"id":1,"log":` + string(quoted) + `}`, size / 2},
 		{"one long line", string(quoted), 1},
 	}

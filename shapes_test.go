@@ -231,20 +231,22 @@ func TestSectionsStayCompact(t *testing.T) {
 	assert.Less(t, len(text)/4, 2000)
 }
 
-func TestManySmallFieldsAreASection(t *testing.T) {
+// TestManySmallFieldsAreRecords: an object of hundreds of small fields is a
+// map, whose members are the records, read in place (issue 22.8).
+func TestManySmallFieldsAreRecords(t *testing.T) {
 	o := genericOffloader(t)
 	flat := map[string]any{}
 	for i := range 600 {
 		flat[fmt.Sprintf("setting_%03d", i)] = fmt.Sprintf("value %d", i)
 	}
 	d, text := descriptorIn(t, serve(t, o, "settings", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, flat))}}), 0)
-	assert.Equal(t, "fields", d.Section)
+	assert.Empty(t, d.Section, "a map of small fields is the records themselves")
 	assert.Equal(t, 600, d.Summary.Count)
 	assert.Less(t, len(text)/4, 1000)
 	_, lines := fileRecords(t, d.FilePath)
-	var rec struct{ Field, Value string }
+	var rec struct{ Key, Value string }
 	require.NoError(t, json.Unmarshal(lines[0], &rec))
-	assert.Equal(t, flat[rec.Field], rec.Value)
+	assert.Equal(t, flat[rec.Key], rec.Value)
 }
 
 func TestPageWithCursorStaysInline(t *testing.T) {
