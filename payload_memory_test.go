@@ -40,8 +40,8 @@ func payloadShapes(size int) []struct {
 		payload string
 		records int
 	}{
-		{"newlines", strings.Repeat("\n", size), size},
-		{"crlf", strings.Repeat("\r\n", size/2), size / 2},
+		{"short lines", strings.Repeat("x\n", size/2), size / 2},
+		{"crlf", strings.Repeat("x\r\n", size/3), size / 3},
 		{"tiny array", tiny, size / 2},
 		{"huge field", "[" + huge + "," + huge + "]", 2},
 		{"object members", `{"data":{"ids":{` + members.String() + "}}}", n},

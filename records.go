@@ -223,7 +223,11 @@ func (m *memberRecords) each(yield func(int, *record) bool) error {
 // lineRecords are the lines of a text, one {"line", "text"} record each,
 // so that both grep and jq work on the file. A final line break ends the
 // last line rather than starting an empty one; a CR before a line break
-// is part of the break.
+// is part of the break. Empty lines have no record (their numbers are
+// skipped, so grep -n still tells where a line was): a record is twenty
+// bytes and more, and a text of blank lines would make a file twenty-five
+// times its size. A record sends the blank lines before it, so that a
+// fallback that keeps it keeps them too.
 type lineRecords struct {
 	text  []byte
 	n     int
@@ -233,9 +237,9 @@ type lineRecords struct {
 func newLineRecords(text []byte) *lineRecords {
 	text = bytes.TrimSuffix(text, []byte("\n"))
 	l := &lineRecords{text: text}
-	for i, line := range l.all() {
-		l.n = i + 1
-		l.bytes += int64(len(`{"line":,"text":}`) + decimalLen(i+1) + quotedLen(line))
+	for _, line := range l.all() {
+		l.n++
+		l.bytes += int64(len(`{"line":,"text":}`) + decimalLen(line.number) + quotedLen(line.text))
 	}
 	return l
 }
@@ -243,15 +247,31 @@ func newLineRecords(text []byte) *lineRecords {
 func (l *lineRecords) count() int  { return l.n }
 func (l *lineRecords) size() int64 { return l.bytes }
 
-// all yields each line, without its line break, numbered from 0.
-func (l *lineRecords) all() func(yield func(int, []byte) bool) {
-	return func(yield func(int, []byte) bool) {
-		i := 0
+// A numberedLine is a line that is not empty, without its line break.
+type numberedLine struct {
+	number int    // from 1
+	text   []byte // the line
+	sent   []byte // the empty lines before it and the line, as the text has them
+}
+
+// all yields each line that is not empty, numbered from 0.
+func (l *lineRecords) all() func(yield func(int, numberedLine) bool) {
+	return func(yield func(int, numberedLine) bool) {
+		i, number, from := 0, 0, 0 // from: where the line's empty lines begin
+		at := 0
 		for line := range bytes.SplitSeq(l.text, []byte("\n")) {
-			if !yield(i, bytes.TrimSuffix(line, []byte("\r"))) {
+			number++
+			start := at
+			at += len(line) + 1
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			if len(line) == 0 {
+				continue
+			}
+			if !yield(i, numberedLine{number, line, l.text[from : start+len(line)]}) {
 				return
 			}
 			i++
+			from = at
 		}
 	}
 }
@@ -262,17 +282,17 @@ func (l *lineRecords) each(yield func(int, *record) bool) error {
 		buf []byte
 	)
 	for i, line := range l.all() {
-		if cap(buf) < len(line)+32 {
+		if cap(buf) < len(line.text)+32 {
 			// One allocation of the size a long line needs, not the
 			// sum of append's growth steps: five times it.
-			buf = make([]byte, 0, quotedLen(line)+32)
+			buf = make([]byte, 0, quotedLen(line.text)+32)
 		}
 		buf = append(buf[:0], `{"line":`...)
-		buf = strconv.AppendInt(buf, int64(i+1), 10)
+		buf = strconv.AppendInt(buf, int64(line.number), 10)
 		buf = append(buf, `,"text":`...)
-		buf = appendQuoted(buf, line) // unescaped: a model reads '<', not \u003c
+		buf = appendQuoted(buf, line.text) // unescaped: a model reads '<', not \u003c
 		buf = append(buf, '}')
-		r = record{line: buf, sent: line}
+		r = record{line: buf, sent: line.sent}
 		if !yield(i, &r) {
 			break
 		}

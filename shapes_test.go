@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -404,4 +405,30 @@ func TestLongStringField(t *testing.T) {
 	assert.True(t, strings.HasPrefix(b.String(), cut.Log), "the leading lines, whole")
 	assert.Less(t, len(cut.Log), b.Len())
 	assert.NotEmpty(t, cut.Log)
+}
+
+// TestBlankLinesMakeNoRecords: a text's empty lines get no record of their
+// own (9 MB of newlines made a 242 MB file), its other lines keep their
+// numbers, and a fallback that keeps a line keeps the blank lines before it.
+func TestBlankLinesMakeNoRecords(t *testing.T) {
+	o := genericOffloader(t)
+	blank := strings.Repeat("\n", 9<<20)
+	d, _ := descriptorIn(t, serve(t, o, "dump", nil, lro.Result{Content: []lro.Content{lro.TextContent(blank + "last\n")}}), 0)
+	assert.Equal(t, 1, d.Summary.Count)
+	info, err := os.Stat(d.FilePath)
+	require.NoError(t, err)
+	assert.Less(t, info.Size(), int64(1<<10), "a file of one record, not of nine million")
+	_, lines := fileRecords(t, d.FilePath)
+	assert.JSONEq(t, fmt.Sprintf(`{"line":%d,"text":"last"}`, 9<<20+1), string(lines[0]))
+
+	// A fallback keeps the paragraphs as they were.
+	para := strings.Repeat(strings.Repeat("word ", 30)+"\n\n", 200)
+	mem := lro.NewMemFS("/lro")
+	mem.FailCreate(syscall.EACCES)
+	o = genericOffloader(t, lro.WithFS(mem))
+	res := serve(t, o, "dump", nil, lro.Result{Content: []lro.Content{lro.TextContent(para)}})
+	require.NotEmpty(t, res.Content)
+	kept := res.Content[0].Text
+	assert.True(t, strings.HasPrefix(para, kept), "the fallback is the text's beginning, blank lines and all: %.200q", kept)
+	assert.Contains(t, kept, "\n\n")
 }
