@@ -174,6 +174,12 @@ func (d *dirFS) Create(name string) (File, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A directory moved away (and perhaps recreated) still takes
+		// files through its open handle, where no descriptor's path
+		// leads: look at the path first (a stat a file is cheap).
+		if !retried && d.reopenIfMoved(r) {
+			continue
+		}
 		f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
 			return f, nil
@@ -188,6 +194,12 @@ func (d *dirFS) Rename(oldname, newname string) error {
 	r, err := d.open()
 	if err != nil {
 		return err
+	}
+	if d.reopenIfMoved(r) {
+		// Moved while the file was written: published there, its path
+		// would lead nowhere.
+		_ = r.Remove(oldname)
+		return &fs.PathError{Op: "rename", Path: d.Path(newname), Err: errDirMoved}
 	}
 	err = d.rename(r, oldname, newname)
 	d.forget(r, err)
@@ -304,7 +316,10 @@ func (d *dirFS) Close() error {
 	return err
 }
 
-var errNotRegular = errors.New("not a regular file")
+var (
+	errNotRegular = errors.New("not a regular file")
+	errDirMoved   = errors.New("the output directory was moved away while the file was written")
+)
 
 // checkDir refuses an output directory that another user could tamper
 // with. It must be a directory, owned by us, and not writable by others

@@ -1,6 +1,7 @@
 package lro_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -169,5 +170,27 @@ func TestDefaultDirRefusesPlantedDirectory(t *testing.T) {
 			assert.Equal(t, lro.Truncated, out.Action, "a directory someone else may control is not used")
 			assert.Contains(t, out.Warning, lro.DefaultOutputDir())
 		})
+	}
+}
+
+// TestDirectoryMovedAway: after the output directory is moved away and a
+// new one made at its path, every new descriptor names a file that
+// exists (3 of 3 named missing files, written into the moved directory).
+func TestDirectoryMovedAway(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	o := newOffloader(t, func(c *lro.Config) { c.OutputDir = dir }, lro.WithoutJanitor())
+	recs := memories(t, 100, lro.DetailFull)
+	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: recs})
+	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, out.Action)
+
+	require.NoError(t, os.Rename(dir, dir+".old"))
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	for range 3 {
+		out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: recs})
+		require.NoError(t, err)
+		require.Equal(t, lro.Offloaded, out.Action, out.Warning)
+		assert.FileExists(t, out.Response.FilePath)
+		assert.Equal(t, dir, filepath.Dir(out.Response.FilePath))
 	}
 }

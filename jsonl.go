@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -181,7 +182,7 @@ func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, no
 		err = o.opts.fs.Rename(tmp, final)
 	}
 	if err != nil {
-		if rerr := o.opts.fs.Remove(tmp); rerr != nil {
+		if rerr := o.opts.fs.Remove(tmp); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = errors.Join(err, fmt.Errorf("removing the partial file: %w", rerr))
 		}
 		return w, err
