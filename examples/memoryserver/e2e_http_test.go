@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -75,4 +77,73 @@ func postPadded(t *testing.T, url string, pad int) int {
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
+}
+
+// TestHTTPIdleSessionsEnd: a session whose client went away without ending
+// it is ended after -session-idle (20,000 idle sessions held 328 MiB
+// for good). The official SDK then refuses the session; mcp-go drops its
+// state and logs it (and takes the id again as a new session).
+func TestHTTPIdleSessionsEnd(t *testing.T) {
+	for _, sdk := range sdks {
+		t.Run("server="+sdk, func(t *testing.T) {
+			var log syncBuffer
+			url := startHTTPLogging(t, &log, t.TempDir(), "-sdk", sdk, "-session-idle", "1s")
+			post := func(session, body string) (*http.Response, error) {
+				req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+				require.NoError(t, err)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				if session != "" {
+					req.Header.Set("Mcp-Session-Id", session)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				return resp, err
+			}
+			resp, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"idle","version":"1"}}}`)
+			require.NoError(t, err)
+			session := resp.Header.Get("Mcp-Session-Id")
+			require.NotEmpty(t, session)
+			_, err = post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			require.NoError(t, err)
+			list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+			resp, err = post(session, list)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, "the session serves while it is used")
+
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				time.Sleep(500 * time.Millisecond)
+				resp, err = post(session, list)
+				require.NoError(t, err)
+				if resp.StatusCode == http.StatusNotFound || strings.Contains(log.String(), "Sweeping expired session session="+session) {
+					return // ended
+				}
+				require.True(t, time.Now().Before(deadline), "the idle session was never ended (status %d)", resp.StatusCode)
+				time.Sleep(2 * time.Second) // idle for longer than -session-idle
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

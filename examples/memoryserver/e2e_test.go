@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -151,8 +152,14 @@ func freeAddr(t *testing.T) string {
 
 // startHTTP starts the server on streamable HTTP and waits until it listens.
 func startHTTP(t *testing.T, out string, args ...string) string {
+	return startHTTPLogging(t, os.Stderr, out, args...)
+}
+
+// startHTTPLogging is startHTTP with the server's log written to log.
+func startHTTPLogging(t *testing.T, log io.Writer, out string, args ...string) string {
 	addr := freeAddr(t)
 	cmd := serverCmd(out, nil, append([]string{"-http", addr}, args...)...)
+	cmd.Stderr = log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	deadline := time.Now().Add(20 * time.Second)

@@ -46,6 +46,7 @@ func run() error {
 	verbose := fs.Bool("v", false, "log offload events to stderr")
 	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
 	sdk := fs.String("sdk", "mcp-go", "the Go MCP SDK to serve with: mcp-go or official (github.com/modelcontextprotocol/go-sdk)")
+	idle := fs.Duration("session-idle", 10*time.Minute, "with -http, end a session after this long without a request (a client that goes away without ending its session leaves it open)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: memoryserver [flags]
 
@@ -84,6 +85,9 @@ With -http, GET /metrics serves the offloader's metrics for Prometheus.
 	if *corpus < 0 {
 		return fmt.Errorf("invalid -corpus %d: want 0 or more", *corpus)
 	}
+	if *idle <= 0 {
+		return fmt.Errorf("invalid -session-idle %s: want a positive duration", *idle)
+	}
 	if *sdk != "mcp-go" && *sdk != "official" {
 		return fmt.Errorf("invalid -sdk %q: want mcp-go or official", *sdk)
 	}
@@ -120,7 +124,7 @@ With -http, GET /metrics serves the offloader's metrics for Prometheus.
 		if *httpAddr == "" {
 			return s.Run(ctx, &mcp.StdioTransport{})
 		}
-		return serveHTTP(ctx, officialHTTP(s), metricsHandler(reader), *httpAddr)
+		return serveHTTP(ctx, officialHTTP(s, *idle), metricsHandler(reader), *httpAddr)
 	}
 	s := memserver.New(store, off)
 	if *extract {
@@ -129,7 +133,7 @@ With -http, GET /metrics serves the offloader's metrics for Prometheus.
 	if *httpAddr == "" {
 		return server.ServeStdio(s)
 	}
-	return serveHTTP(ctx, server.NewStreamableHTTPServer(s), metricsHandler(reader), *httpAddr)
+	return serveHTTP(ctx, server.NewStreamableHTTPServer(s, server.WithSessionIdleTTL(*idle)), metricsHandler(reader), *httpAddr)
 }
 
 func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
@@ -146,10 +150,11 @@ func loadCorpus(file string, n int, seed uint64) ([]memstore.Memory, error) {
 
 // officialHTTP serves s to clients of every protocol version: the SDK's
 // transport serves 2026-07-28 only when stateless, and older clients keep
-// their sessions (where an LRO proxy announced itself at initialize).
-func officialHTTP(s *mcp.Server) http.Handler {
+// their sessions (where an LRO proxy announced itself at initialize),
+// each ended after idle without a request.
+func officialHTTP(s *mcp.Server, idle time.Duration) http.Handler {
 	get := func(*http.Request) *mcp.Server { return s }
-	sessions := mcp.NewStreamableHTTPHandler(get, nil)
+	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: idle})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
