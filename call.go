@@ -354,6 +354,11 @@ func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome, ca
 			}
 		}
 		after = []Content{TextContent(out.Warning)}
+		if out.Kept == 0 && first.count() > 0 {
+			// Not even the first record fits: show it cut rather than
+			// nothing at all.
+			after = append(after, TextContent(o.cutFirst(first)))
+		}
 	}
 	placed := false
 	kept := 0
@@ -376,6 +381,24 @@ func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome, ca
 	}
 	r.Content = append(r.Content, after...)
 	return r
+}
+
+// cutFirst returns the first record of set as the result sends it, cut to
+// what fits the threshold, and says so: what a truncated result shows
+// when its first record alone is larger than the threshold.
+func (o *Offloader) cutFirst(set ResultSet) string {
+	budget := max(o.cfg.ThresholdTokens-o.overhead(set)-40, 16) // and this note
+	var out string
+	_ = set.source().each(func(_ int, r *record) bool {
+		n := len(r.sent)
+		for n > 0 && o.opts.estimator.EstimateTokens(r.sent[:n]) > budget {
+			n = min(n-1, n*budget/max(o.opts.estimator.EstimateTokens(r.sent[:n]), 1))
+		}
+		out = fmt.Sprintf("lro: the first record alone is larger than the threshold (%d bytes); its first %d bytes, cut:\n%s [cut]",
+			len(r.sent), n, bytes.ToValidUTF8(r.sent[:n], nil))
+		return false
+	})
+	return out
 }
 
 // warnIfLarge logs, once per tool, that a result over the threshold went

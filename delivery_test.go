@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mcplro/lro"
@@ -185,4 +186,31 @@ func TestStructuredDescriptorOnlyForStructuredResults(t *testing.T) {
 	require.True(t, replaced)
 	require.NotNil(t, res.Structured)
 	assert.JSONEq(t, res.Content[0].Text, string(res.Structured.(json.RawMessage)), "one descriptor, in both representations the result had")
+}
+
+// TestTruncateCutsAHugeFirstRecord: a result whose one record is larger
+// than the threshold was sent as "0 of 1 records" and no data; it is sent
+// cut, and the notice says so, in truncate mode and in the fallback of a
+// failed write alike.
+func TestTruncateCutsAHugeFirstRecord(t *testing.T) {
+	huge := `[{"id":1,"body":"` + strings.Repeat("lorem ipsum ", 10<<20/12) + `"}]`
+	failing := lro.NewMemFS("/lro")
+	failing.FailCreate(syscall.EACCES)
+	for name, o := range map[string]*lro.Offloader{
+		"truncate mode":  newOffloader(t, func(c *lro.Config) { c.Delivery = lro.DeliveryTruncate }, lro.WithAnyTool(lro.ToolPolicy{Generic: true})),
+		"failed a write": newOffloader(t, nil, lro.WithFS(failing), lro.WithAnyTool(lro.ToolPolicy{Generic: true})),
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := serve(t, o, "dump", nil, lro.Result{Content: []lro.Content{lro.TextContent(huge)}})
+			var all strings.Builder
+			for _, c := range res.Content {
+				all.WriteString(c.Text)
+			}
+			text := all.String()
+			assert.Less(t, len(text)/4, 2*o.Config().ThresholdTokens, "the result fits the context")
+			assert.Contains(t, text, "the first record alone is larger than the threshold")
+			assert.Contains(t, text, `{"id":1,"body":"lorem ipsum lorem`, "the record's beginning is shown")
+			assert.Contains(t, text, "[cut]")
+		})
+	}
 }
