@@ -159,6 +159,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 	if err != nil || res.IsError || res.NeedsInput {
 		return res, false, err
 	}
+	delivery := o.deliveryOf(call)
 	set := ResultSet{Operation: policy.operationFor(call.Tool), Detail: detail, Generic: policy.Generic}
 	if q, ok := call.Arguments["query"].(string); ok {
 		set.Query = &q
@@ -170,7 +171,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		return res, false, nil
 	}
 	if collected {
-		return o.serveCollected(ctx, call, res, set, records, tokens, promised)
+		return o.serveCollected(ctx, call, delivery, res, set, records, tokens, promised)
 	}
 	// Under a session budget every result is measured: one under the
 	// threshold may still have to be offloaded.
@@ -183,7 +184,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		return res, false, nil
 	}
 	if doc.tokens <= o.cfg.ThresholdTokens {
-		if !o.mustOffload(call, doc.tokens) {
+		if !o.mustOffload(call, doc.tokens, delivery) {
 			return res, false, nil
 		}
 		set.force = true
@@ -195,7 +196,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 	}
 	beside := o.keptTokens(res, doc)
 	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
-	d := o.deliveryFor(call)
+	d := delivery()
 	if d.Mode == DeliveryTruncate {
 		return o.respond(res, doc, &l, o.truncateInline(sets, &l, beside), call, d, sets[0]), true, nil
 	}
@@ -252,7 +253,7 @@ func (o *Offloader) sessionBudgeted(call Call) bool {
 }
 
 // serveCollected offloads the set a handler handed to Collect.
-func (o *Offloader) serveCollected(ctx context.Context, call Call, res Result, set ResultSet, records recordSource, tokens int, promised bool) (Result, bool, error) {
+func (o *Offloader) serveCollected(ctx context.Context, call Call, delivery func() DeliveryChoice, res Result, set ResultSet, records recordSource, tokens int, promised bool) (Result, bool, error) {
 	set.src, set.Tokens, set.Validated = records, tokens, true
 	l := layout{root: []byte("[]"), sections: []section{{found: found{src: records}}}}
 	// The handler's own result is a rendering of the set, or a
@@ -264,11 +265,11 @@ func (o *Offloader) serveCollected(ctx context.Context, call Call, res Result, s
 	if len(res.Content) == 0 {
 		doc.replace = []int{0}
 	}
-	if tokens <= o.cfg.ThresholdTokens && o.mustOffload(call, tokens) {
+	if tokens <= o.cfg.ThresholdTokens && o.mustOffload(call, tokens, delivery) {
 		set.force = true
 	}
 	over := tokens > o.cfg.ThresholdTokens || set.force
-	d := o.deliveryFor(call)
+	d := delivery()
 	var out Outcome
 	var err error
 	head, lost := records.(headRecords)

@@ -3,6 +3,7 @@ package lro
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // Delivery is how an offloaded result reaches the model.
@@ -99,7 +100,14 @@ func WithDelivery(choose func(DeliveryRequest) DeliveryChoice) Option {
 // encoding them on every call would cost for nothing.
 func (o *Offloader) WantsClientCapabilities() bool { return o.opts.delivery != nil }
 
-// deliveryFor returns the delivery of an offloaded result of call.
+// deliveryOf returns the delivery of an offloaded result of call, chosen
+// on first use and then remembered: the session budget asks for it before
+// the result is offloaded, and WithDelivery's function runs once a call.
+func (o *Offloader) deliveryOf(call Call) func() DeliveryChoice {
+	return sync.OnceValue(func() DeliveryChoice { return o.deliveryFor(call) })
+}
+
+// deliveryFor chooses the delivery of an offloaded result of call.
 func (o *Offloader) deliveryFor(call Call) DeliveryChoice {
 	c := DeliveryChoice{Mode: o.cfg.Delivery}
 	if choose := o.opts.delivery; choose != nil {

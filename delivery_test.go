@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -213,4 +214,29 @@ func TestTruncateCutsAHugeFirstRecord(t *testing.T) {
 			assert.Contains(t, text, "[cut]")
 		})
 	}
+}
+
+// TestDeliveryChosenOncePerCall: WithDelivery's function runs once for a
+// result offloaded over the session budget, as documented (it ran twice:
+// once to size the pointer, once to build it).
+func TestDeliveryChosenOncePerCall(t *testing.T) {
+	var calls atomic.Int64
+	o := newOffloader(t, func(c *lro.Config) { c.SessionBudgetTokens = 3000 }, lro.WithTool("tickets", lro.ToolPolicy{Generic: true}),
+		lro.WithDelivery(func(lro.DeliveryRequest) lro.DeliveryChoice {
+			calls.Add(1)
+			return lro.DeliveryChoice{Mode: lro.DeliveryCompact}
+		}))
+	small := ticketsJSON(60) // about 1,000 tokens: under the threshold
+	a := lro.Call{Session: "a"}
+	for range 3 {
+		serveText(t, o, a, small)
+	}
+	calls.Store(0)
+	res := serveText(t, o, a, small)
+	assert.Contains(t, res.Content[0].Text, `"offloaded":true`, "the 4th call passes the budget")
+	assert.EqualValues(t, 1, calls.Load(), "chosen once for the call")
+
+	calls.Store(0)
+	serveText(t, o, lro.Call{}, ticketsJSON(300))
+	assert.EqualValues(t, 1, calls.Load(), "once for a result over the threshold")
 }

@@ -79,19 +79,20 @@ func (o *Offloader) EndSession(session string) { o.sessions.end(session) }
 // mustOffload reports whether a result of tokens that would go inline
 // must be offloaded instead, because the session's inline results would
 // pass Config.SessionBudgetTokens; otherwise it charges them.
-func (o *Offloader) mustOffload(call Call, tokens int) bool {
+// delivery is the call's delivery (see deliveryOf).
+func (o *Offloader) mustOffload(call Call, tokens int, delivery func() DeliveryChoice) bool {
 	budget := o.cfg.SessionBudgetTokens
 	if budget <= 0 || call.Session == "" || tokens <= 0 {
 		return false
 	}
-	return !o.sessions.admit(call.Session, tokens, budget, func() int { return o.pointerTokens(call) })
+	return !o.sessions.admit(call.Session, tokens, budget, func() int { return o.pointerTokens(delivery()) })
 }
 
 // pointerTokens is the size of what replaces an offloaded result under
 // the call's delivery, about: a result no larger stays inline, since
 // offloading it would not save anything.
-func (o *Offloader) pointerTokens(call Call) int {
-	switch o.deliveryFor(call).Mode {
+func (o *Offloader) pointerTokens(d DeliveryChoice) int {
+	switch d.Mode {
 	case DeliveryCompact:
 		return compactBudgetTokens
 	case DeliveryTruncate:
