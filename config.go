@@ -82,9 +82,7 @@ func Bool(v bool) *bool { return &v }
 
 // withDefaults returns c with its zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.Enabled == nil {
-		c.Enabled = Bool(true)
-	}
+	c.Enabled = Bool(c.IsEnabled()) // a copy: the caller's bool is the caller's
 	if c.ThresholdTokens == 0 {
 		c.ThresholdTokens = DefaultThresholdTokens
 	}

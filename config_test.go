@@ -1,6 +1,7 @@
 package lro_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -123,4 +124,57 @@ func TestConfigLiteralTakesDefaults(t *testing.T) {
 	require.NoError(t, err)
 	defer off.Close()
 	assert.False(t, off.Config().IsEnabled(), "only an explicit false disables")
+}
+
+// TestNewAppliesTheEnvironment: New applies the documented variables over
+// the Config it is given (code first, then the environment), refuses a
+// malformed one by name, and WithoutEnv turns that off.
+func TestNewAppliesTheEnvironment(t *testing.T) {
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS", "3200")
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__DELIVERY", "compact")
+	cfg := lro.DefaultConfig()
+	cfg.OutputDir = t.TempDir()
+	cfg.ThresholdTokens = 800 // the code's value; the environment has the last word
+
+	o, err := lro.New(cfg, lro.WithoutJanitor())
+	require.NoError(t, err)
+	defer o.Close()
+	assert.Equal(t, 3200, o.Config().ThresholdTokens)
+	assert.Equal(t, lro.DeliveryCompact, o.Config().Delivery)
+
+	o2, err := lro.New(cfg, lro.WithoutJanitor(), lro.WithoutEnv())
+	require.NoError(t, err)
+	defer o2.Close()
+	assert.Equal(t, 800, o2.Config().ThresholdTokens)
+
+	t.Setenv("MYAPP_PROMPT__OFFLOAD__THRESHOLD_TOKENS", "999")
+	o3, err := lro.New(cfg, lro.WithoutJanitor(), lro.WithEnvPrefix("MYAPP"))
+	require.NoError(t, err)
+	defer o3.Close()
+	assert.Equal(t, 999, o3.Config().ThresholdTokens)
+
+	t.Setenv("ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS", "16k")
+	_, err = lro.New(cfg, lro.WithoutJanitor())
+	var ce *lro.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS", ce.Key)
+}
+
+// TestEnabledIsCopied: New keeps its own copy of Config.Enabled. It kept
+// the caller's pointer, so flipping the caller's bool afterwards turned
+// offloading off, unsynchronised; and so could the Config it returns.
+func TestEnabledIsCopied(t *testing.T) {
+	on := true
+	cfg := lro.DefaultConfig()
+	cfg.Enabled = &on
+	cfg.OutputDir = t.TempDir()
+	o, err := lro.New(cfg, lro.WithoutJanitor(), lro.WithoutEnv())
+	require.NoError(t, err)
+	defer o.Close()
+	on = false
+	*o.Config().Enabled = false
+	assert.True(t, o.Config().IsEnabled())
+	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: memories(t, 100, lro.DetailFull)})
+	require.NoError(t, err)
+	assert.Equal(t, lro.Offloaded, out.Action)
 }

@@ -26,7 +26,7 @@ func memories(t testing.TB, n int, d lro.Detail) []json.RawMessage {
 }
 
 // newOffloader returns an Offloader over a fresh directory, closed when the
-// test ends.
+// test ends, whatever the environment of the test says.
 func newOffloader(t testing.TB, mutate func(*lro.Config), opts ...lro.Option) *lro.Offloader {
 	t.Helper()
 	cfg := lro.DefaultConfig()
@@ -34,7 +34,7 @@ func newOffloader(t testing.TB, mutate func(*lro.Config), opts ...lro.Option) *l
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	o, err := lro.New(cfg, opts...)
+	o, err := lro.New(cfg, append([]lro.Option{lro.WithoutEnv()}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { o.Close() })
 	return o

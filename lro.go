@@ -233,18 +233,27 @@ type Offloader struct {
 	closeOnce sync.Once
 }
 
-// New returns an Offloader for cfg, which must be valid (see
-// [Config.Validate]). Unless [WithoutJanitor] is given, it starts the
-// janitor goroutine; [Offloader.Close] stops it.
+// New returns an Offloader for cfg. Unless [WithoutEnv] is given, the
+// environment variables ATLATL_PROMPT__OFFLOAD__* that are set override
+// cfg's fields (see [Config.ApplyEnv]): code first, then the environment.
+// The result must be valid (see [Config.Validate]): a malformed variable
+// or field is an error that names it. Unless [WithoutJanitor] is given,
+// New starts the janitor goroutine; [Offloader.Close] stops it.
 func New(cfg Config, opts ...Option) (*Offloader, error) {
+	o := &Offloader{opts: defaultOptions()}
+	for _, opt := range opts {
+		opt(&o.opts)
+	}
+	if !o.opts.envOff {
+		if err := cfg.ApplyEnv(o.opts.envPrefix); err != nil {
+			return nil, err
+		}
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	o := &Offloader{cfg: cfg, opts: defaultOptions()}
-	for _, opt := range opts {
-		opt(&o.opts)
-	}
+	o.cfg = cfg
 	if o.opts.fs == nil {
 		o.opts.fs = dirFSFor(cfg)
 		o.ownFS = true
@@ -275,8 +284,14 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	return o, nil
 }
 
-// Config returns the configuration the Offloader was built with.
-func (o *Offloader) Config() Config { return o.cfg }
+// Config returns the configuration the Offloader was built with, after
+// the environment and the defaults were applied. It is a copy: changing it
+// changes nothing.
+func (o *Offloader) Config() Config {
+	c := o.cfg
+	c.Enabled = Bool(c.IsEnabled())
+	return c
+}
 
 // FS returns the directory the Offloader writes to.
 func (o *Offloader) FS() FS { return o.opts.fs }

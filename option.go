@@ -27,7 +27,9 @@ type options struct {
 	meterProvider metric.MeterProvider
 	// resource_option.go
 	resourcesOff     bool
-	resourceMaxBytes int64 // 0: DefaultResourceMaxBytes
+	resourceMaxBytes int64  // 0: DefaultResourceMaxBytes
+	envOff           bool   // WithoutEnv
+	envPrefix        string // WithEnvPrefix; empty means DefaultEnvPrefix
 }
 
 func defaultOptions() options {
@@ -43,6 +45,21 @@ func defaultOptions() options {
 // DefaultSchemaVersion is the MIF schema version written to headers unless
 // [WithSchemaVersion] or ResultSet.SchemaVersion says otherwise.
 const DefaultSchemaVersion = "1.0"
+
+// WithoutEnv makes [New] take the Config as it is given. By default New
+// applies the environment variables of the [prompt.offload] section over
+// it (see [Config.ApplyEnv]): the code sets the defaults and an operator's
+// environment has the last word. Tests that must not depend on the
+// environment they run in use WithoutEnv.
+func WithoutEnv() Option {
+	return func(o *options) { o.envOff = true }
+}
+
+// WithEnvPrefix makes [New] read the environment variables
+// {prefix}_PROMPT__OFFLOAD__* instead of ATLATL_PROMPT__OFFLOAD__*.
+func WithEnvPrefix(prefix string) Option {
+	return func(o *options) { o.envPrefix = prefix }
+}
 
 // WithFS makes the Offloader write to fsys instead of the directory named
 // by Config.OutputDir. Use a [MemFS] in tests.

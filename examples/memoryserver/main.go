@@ -96,10 +96,7 @@ With -http, GET /metrics serves the offloader's metrics for Prometheus.
 	if err != nil {
 		return err
 	}
-	cfg := lro.DefaultConfig()
-	if err := cfg.ApplyEnv(""); err != nil {
-		return err
-	}
+	cfg := lro.DefaultConfig() // lro.New applies the environment over it
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelInfo

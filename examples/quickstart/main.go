@@ -68,7 +68,8 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	}
 	cfg := lro.DefaultConfig()
 	cfg.OutputDir = dir
-	off, err := newOffloader(cfg)
+	// The demo's directory is its own, whatever the environment says.
+	off, err := newOffloader(cfg, lro.WithoutEnv())
 	if err != nil {
 		return errors.Join(err, os.RemoveAll(dir))
 	}

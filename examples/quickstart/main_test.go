@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcplro/lro/internal/e2e"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -60,4 +62,37 @@ func TestQuickstartLeavesNothingBehind(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing is left in the temporary directory")
 	assert.Contains(t, out.String(), "Removed "+filepath.Dir(path))
+}
+
+// TestStdioHonoursTheEnvironment: the server as the README wires it, run
+// on stdio and driven by the official TypeScript client, takes the
+// documented ATLATL_PROMPT__OFFLOAD__* variables (they did nothing unless
+// the code called ApplyEnv), and refuses to start on a malformed one,
+// naming it.
+func TestStdioHonoursTheEnvironment(t *testing.T) {
+	ts := e2e.TSClient(t)
+	bin := filepath.Join(t.TempDir(), "quickstart")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	env := []string{
+		"ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=" + dir,
+		"ATLATL_PROMPT__OFFLOAD__DELIVERY=compact",
+		"ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS=400",
+	}
+	res := ts.RunStdio(t, "env-test", bin, []string{"-stdio"}, env, []e2e.Step{
+		e2e.CallTool("get_logs", map[string]any{"limit": 20}), // about 600 tokens: over 400, under 1600
+	})
+	require.True(t, res[0].OK, res[0].Error)
+	text := string(res[0].Result)
+	assert.Contains(t, text, `\"offloaded\":true`, "offloaded over the threshold of the environment")
+	assert.NotContains(t, text, "jq_recipes", "the compact pointer of the environment, not the descriptor")
+	assert.Contains(t, text, dir, "in the directory of the environment")
+
+	cmd := exec.Command(bin, "-stdio")
+	cmd.Env = append(os.Environ(), "ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS=16k")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "a malformed variable stops the server")
+	assert.Contains(t, string(out), "ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS")
 }

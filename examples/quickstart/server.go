@@ -19,8 +19,9 @@ import (
 // only if it has a policy: the specification's memory tools
 // (recall_memories, inject_context, list_memories, search_*) have one
 // built in, every other tool passes through untouched unless given one.
-func newOffloader(cfg lro.Config) (*lro.Offloader, error) {
-	return lro.New(cfg,
+// The environment variables ATLATL_PROMPT__OFFLOAD__* override cfg.
+func newOffloader(cfg lro.Config, opts ...lro.Option) (*lro.Offloader, error) {
+	return lro.New(cfg, append([]lro.Option{
 		// get_logs returns log records, not MIF memories: Generic infers
 		// the line schema and the jq recipes from the records themselves.
 		// RecordsField names the array that holds them (without it, the
@@ -31,7 +32,7 @@ func newOffloader(cfg lro.Config) (*lro.Offloader, error) {
 		// and, if some of them happen to be named like the memory tools
 		// but return something else:
 		//   lro.WithoutBuiltinTools(),
-	)
+	}, opts...)...)
 }
 
 // newServer returns the server with its tool. Pass off.ServerOption() to
