@@ -51,14 +51,6 @@ func (s *setStats) scoreRange() *[2]float64 {
 	return &[2]float64{s.lo, s.hi}
 }
 
-// statsOf reads the records of src once for their stats: for a set that
-// was not written in this call (a section described again).
-func statsOf(src recordSource, generic bool) *setStats {
-	s := newSetStats(generic)
-	_ = src.each(func(_ int, r *record) bool { s.add(r, false); return true })
-	return s
-}
-
 // maxNamespaces bounds the distinct namespaces counted: past it, only
 // those already seen are, so that a set of a million namespaces holds a
 // bounded map. The top ones are very likely among the first seen.
