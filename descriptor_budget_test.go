@@ -16,7 +16,7 @@ import (
 // model reads) a descriptor may take with a file path of budgetPathLen
 // characters: issue 10's budget for descriptor mode at full detail, held
 // by every kind of descriptor.
-const descriptorBudget = 650
+const descriptorBudget = 700
 
 // budgetPathLen is the length of the path the budget is measured at: what
 // the default directory gives a recall for user 1000,

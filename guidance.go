@@ -17,7 +17,7 @@ var builtinTemplates embed.FS
 // builtinSchemas are the line schemas of memories at each detail level.
 // Each names every field of its level, and says no more than is true of
 // every MIF memory; it gives types as far as the descriptor's budget of
-// 650 tokens allows (descriptor_budget_test.go). Light and medium type
+// 700 tokens allows (descriptor_budget_test.go). Light and medium type
 // every field; full names its seventeen fields and types only those a
 // query depends on and the name does not tell: memory_type's values, tags
 // (an array) and provenance.confidence (a number, that recipe 9 sorts by).

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -211,7 +210,7 @@ func TestInferredRecipes(t *testing.T) {
 			for i, r := range recipes {
 				assert.False(t, seen[r.Description], "two recipes say %q", r.Description)
 				seen[r.Description] = true
-				assert.Equal(t, JQRecipe{Description: r.Description, Command: "tail -n +2 " + shellQuote(path) + r.command}, out.Response.JQRecipes[i])
+				assert.Equal(t, JQRecipe{Description: r.Description, Command: "tail -n +2 " + shellQuote(path) + r.command + recipeCut}, out.Response.JQRecipes[i])
 				for _, p := range r.Params {
 					assert.Contains(t, r.Description, "$"+p.Name, "the description names each parameter")
 					if strings.EqualFold(p.Default, p.Name) {
@@ -310,12 +309,7 @@ func decodeAll(t *testing.T, raws []json.RawMessage) []decodedRecord {
 // JSON value compact, keys in jq's order, or the lines of -r.
 func shellOutput(t *testing.T, command string, raw bool) []string {
 	t.Helper()
-	out, err := exec.Command("bash", "-o", "pipefail", "-c", command).Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		t.Fatalf("%s: %v\n%s", command, err, ee.Stderr)
-	}
-	require.NoError(t, err)
+	out := RunCut(t, command)
 	if raw {
 		return lines(string(out))
 	}

@@ -78,6 +78,8 @@ func shellQuery(t *testing.T, command string) jqQuery {
 	t.Helper()
 	_, rest, ok := strings.Cut(command, " | jq ")
 	require.True(t, ok, command)
+	rest, ok = strings.CutSuffix(rest, "|head -c32768")
+	require.True(t, ok, "every recipe is cut: %s", command)
 	var q jqQuery
 	for {
 		switch {

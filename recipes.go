@@ -146,10 +146,16 @@ func shellRecipes(recipes []Recipe, path string) []JQRecipe {
 	head := "tail -n +2 " + shellQuote(path)
 	out := make([]JQRecipe, len(recipes))
 	for i, r := range recipes {
-		out[i] = JQRecipe{Description: r.Description, Command: head + r.command}
+		out[i] = JQRecipe{Description: r.Description, Command: head + r.command + recipeCut}
 	}
 	return out
 }
+
+// recipeCut ends every recipe's shell command: run as written, a recipe
+// prints at most 32 KiB, whatever the size of the file (a list of 20,000
+// records printed megabytes into a model's context). The guidance says so,
+// and how to see more.
+const recipeCut = "|head -c32768"
 
 // shellQuote quotes s for a POSIX shell. Words made only of characters no
 // shell treats specially stay as they are, which keeps typical paths short.

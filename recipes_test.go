@@ -3,7 +3,7 @@ package lro_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"regexp"
@@ -31,13 +31,7 @@ func runShell(t *testing.T, command string, raw bool) recipeOutput {
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("the recipe tests need the jq binary (apt-get install jq); .ci/run installs it")
 	}
-	out, err := exec.Command("bash", "-o", "pipefail", "-c", command).Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		t.Fatalf("%s: %v\n%s", command, err, ee.Stderr)
-	}
-	require.NoError(t, err)
-	return parseOutput(t, out, raw)
+	return parseOutput(t, lro.RunCut(t, command), raw)
 }
 
 func parseOutput(t *testing.T, out []byte, raw bool) recipeOutput {
@@ -296,4 +290,35 @@ func firstWord(s string) string {
 		}
 	}
 	panic("no word in " + s)
+}
+
+// TestRecipesPrintAtMost32KiB: no recipe, run as written in a shell,
+// prints more than 32 KiB, whatever the size of the file: on 20,000
+// records they printed up to 3.5 MB into a model's context.
+func TestRecipesPrintAtMost32KiB(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("needs the jq binary")
+	}
+	o := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
+	tickets := make([]json.RawMessage, 20000)
+	for i := range tickets {
+		tickets[i] = json.RawMessage(fmt.Sprintf(`{"id":"T-%05d","status":"open","priority":%d,"title":"Ticket %d: the cache is cold","tags":["infra"]}`, i, i%5, i))
+	}
+	sets := map[string]lro.ResultSet{
+		"memories": {Operation: "recall", Detail: lro.DetailFull, Records: memories(t, 20000, lro.DetailFull)},
+		"generic":  {Operation: "tickets", Generic: true, Records: tickets},
+	}
+	for name, set := range sets {
+		t.Run(name, func(t *testing.T) {
+			out, err := o.Offload(ctx, set)
+			require.NoError(t, err)
+			require.Equal(t, lro.Offloaded, out.Action)
+			assert.Contains(t, out.Response.Guidance, "32 KB", "the guidance says so")
+			for _, r := range out.Response.JQRecipes {
+				written, err := exec.Command("bash", "-c", r.Command).Output()
+				require.NoError(t, err, r.Command)
+				assert.LessOrEqual(t, len(written), 32<<10, "%s: %s", r.Description, r.Command)
+			}
+		})
+	}
 }

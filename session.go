@@ -104,6 +104,6 @@ func (o *Offloader) pointerTokens(d DeliveryChoice) int {
 // The sizes that descriptors stay within, with a 60-character path (the
 // tests hold them to it).
 const (
-	descriptorBudgetTokens = 650
+	descriptorBudgetTokens = 700
 	compactBudgetTokens    = 150
 )
