@@ -1,8 +1,10 @@
 package lro
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/mcplro/lro/internal/jsonscan"
 )
@@ -19,6 +21,41 @@ type document struct {
 	replace    []int          // the content items the descriptor takes the place of
 	items      []string       // when each text item is a record: their texts
 	structured bool           // the structured content is replaced too
+	preamble   []byte         // a short text before the JSON of data ("Directory tree for /srv:")
+}
+
+// maxPreamble bounds the text a JSON document may follow in a text item:
+// a line or three that say what follows, not a text with JSON in it.
+const maxPreamble = 512
+
+// splitPreamble returns the JSON document that follows a short preamble in
+// text ("Found 3 files:\n[...]"), and the preamble; ok is false when text
+// is not such a thing. The JSON starts a line of the first maxPreamble
+// bytes and runs to the end; the caller validates it.
+func splitPreamble(text string) (preamble, body string, ok bool) {
+	for at := 0; at < len(text) && at <= maxPreamble; {
+		nl := strings.IndexByte(text[at:], '\n')
+		if nl < 0 {
+			return "", "", false
+		}
+		at += nl + 1
+		if rest := text[at:]; looksJSON(rest) && (rest[0] == '{' || rest[0] == '[') {
+			if pre := strings.TrimSpace(text[:at]); pre != "" {
+				return pre, rest, true
+			}
+			return "", "", false
+		}
+	}
+	return "", "", false
+}
+
+// jsonBody returns the JSON document of a text item: the text, or what
+// follows its preamble.
+func jsonBody(text string) string {
+	if _, body, ok := splitPreamble(text); ok {
+		text = body
+	}
+	return strings.TrimSpace(text)
 }
 
 // smallItemBytes is the size under which a text item beside a larger one
@@ -87,6 +124,17 @@ func (o *Offloader) documentOf(res Result) (document, bool) {
 			large = append(large, i)
 		}
 	}
+	if len(large) > 1 && repeats(res, large) {
+		// The same document twice, as a text and as an embedded resource
+		// (with a preamble or without): written once, judged once, and
+		// both replaced by its descriptor.
+		for _, i := range large[1:] {
+			tokens -= o.EstimateTokens(bytesOf(res.Content[i].Text))
+		}
+		d := o.textDocument(res.Content[large[0]].Text, large)
+		d.tokens = tokens
+		return d, true
+	}
 	if len(large) == 1 {
 		d := o.textDocument(res.Content[large[0]].Text, large)
 		d.tokens = tokens
@@ -99,12 +147,31 @@ func (o *Offloader) documentOf(res Result) (document, bool) {
 	return d, true
 }
 
+// repeats reports whether the large items of res all hold one JSON
+// document.
+func repeats(res Result, large []int) bool {
+	first := jsonBody(res.Content[large[0]].Text)
+	if !looksJSON(first) {
+		return false
+	}
+	for _, i := range large[1:] {
+		if jsonBody(res.Content[i].Text) != first {
+			return false
+		}
+	}
+	return true
+}
+
 func (o *Offloader) textDocument(text string, replace []int) document {
 	d := document{data: bytesOf(text), replace: replace}
 	if looksJSON(text) {
 		d.index, d.isJSON = validIndex(d.data)
+	} else if pre, body, ok := splitPreamble(text); ok {
+		if ix, valid := validIndex(bytesOf(body)); valid {
+			d.data, d.preamble, d.index, d.isJSON = bytesOf(body), bytesOf(pre), ix, true
+		}
 	}
-	d.tokens = o.estimateText(d.data, d.index.ASCII)
+	d.tokens = o.estimateText(bytesOf(text), d.index.ASCII && d.preamble == nil)
 	return d
 }
 
@@ -179,7 +246,19 @@ func (d document) layoutOf(recordsField string) layout {
 		}
 		return layout{items: true, sections: []section{{found: f, bytes: size}}}
 	}
-	return findLayout(d.data, d.isJSON, &d.index, recordsField)
+	l := findLayout(d.data, d.isJSON, &d.index, recordsField)
+	if d.preamble != nil {
+		l.addExtra([]string{"preamble"}, appendQuoted(nil, clipPreamble(d.preamble)))
+	}
+	return l
+}
+
+// clipPreamble cuts a preamble to what the summary shows of it.
+func clipPreamble(p []byte) []byte {
+	if len(p) <= 200 {
+		return p
+	}
+	return append(bytes.ToValidUTF8(p[:200], nil), "…"...)
 }
 
 // validIndex validates a document's JSON text and, in the same pass,

@@ -93,6 +93,9 @@ func findLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) layou
 	case '[':
 		return layout{root: p, sections: []section{{found: fromArray(p, ix.Root), bytes: len(p)}}}
 	case '{':
+		if want == "" && isTree(p) {
+			return layout{sections: []section{{found: fromTree(p), bytes: len(p)}}}
+		}
 		if want == "" && allSmall(p, ix.Fields) {
 			// A map from ids to records, not a result object: its members
 			// are the records, read in place. Splitting it into fields
@@ -283,7 +286,15 @@ func isActiveCursor(key string, v []byte) bool {
 // memories of search hits. els, when not nil, are its elements, found
 // while validating it.
 func fromArray(data []byte, els []jsonscan.ElementSpan) found {
+	if isTree(data) {
+		return fromTree(data)
+	}
 	return found{src: newArrayRecords(data, els)}
+}
+
+// fromTree makes one record of each node of a tree (see treeRecords).
+func fromTree(data []byte) found {
+	return found{src: newTreeRecords(data), generic: true}
 }
 
 // fromMembers makes one {"key", "value"} record of each member of an

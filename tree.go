@@ -1,0 +1,160 @@
+package lro
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/mcplro/lro/internal/jsonscan"
+)
+
+// treeChildren is the member that makes a node of a tree: a directory
+// listing, an org chart, a DOM. Filesystem servers return such trees
+// (each node a name, a type and its children).
+const treeChildren = "children"
+
+// isTree reports whether data, a valid JSON array or object, is a tree: a
+// node (an object with a children array) or an array of nodes, one of the
+// first of which has a child. Its records are then its nodes, not the few
+// roots that hold them all.
+func isTree(data []byte) bool {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return false
+	}
+	if data[0] == '{' {
+		return hasChildren(data)
+	}
+	found, seen := false, 0
+	_ = jsonscan.EachElement(data, func(el []byte) bool {
+		found = len(el) > 0 && el[0] == '{' && hasChildren(el)
+		seen++
+		return !found && seen < treeProbe
+	})
+	return found
+}
+
+// treeProbe is how many elements of an array isTree looks at: a tree's
+// first roots have children, and a long array of other records costs no
+// pass of its own.
+const treeProbe = 16
+
+// hasChildren reports whether node has a children array whose first
+// element is an object.
+func hasChildren(node []byte) bool {
+	kids, ok := jsonscan.Lookup(node, treeChildren)
+	if !ok || len(kids) == 0 || kids[0] != '[' {
+		return false
+	}
+	first := false
+	_ = jsonscan.EachElement(kids, func(el []byte) bool {
+		first = len(el) > 0 && el[0] == '{'
+		return false
+	})
+	return first
+}
+
+// treeRecords are the nodes of a tree, depth first, one record each: the
+// node's members but its children, after a "path" member that joins the
+// names from the root ("src/lro/tree.go"), so that one select finds a
+// node at any depth, and a list of paths reads like find(1). A node
+// without a string name is named by its position among its siblings; a
+// node that has a "path" of its own keeps it, and the joined one is
+// "tree_path".
+type treeRecords struct {
+	data  []byte // the array of roots, or the root node
+	n     int
+	bytes int64
+}
+
+func newTreeRecords(data []byte) *treeRecords {
+	t := &treeRecords{data: bytes.TrimSpace(data)}
+	_ = t.each(func(_ int, r *record) bool {
+		t.n++
+		t.bytes += int64(len(r.line))
+		return true
+	})
+	return t
+}
+
+func (t *treeRecords) count() int  { return t.n }
+func (t *treeRecords) size() int64 { return t.bytes }
+
+func (t *treeRecords) each(yield func(int, *record) bool) error {
+	var (
+		r    record
+		buf  []byte
+		path []byte
+		i    int
+	)
+	var walk func(node []byte, at int) bool
+	visit := func(node []byte, at int) bool {
+		if len(node) == 0 || node[0] != '{' {
+			return true // not a node: skipped
+		}
+		return walk(node, at)
+	}
+	walk = func(node []byte, at int) bool {
+		parent := len(path)
+		name, ok := []byte(nil), false
+		if v, found := jsonscan.Lookup(node, "name"); found {
+			if s, isString := jsonscan.Unquote(v); isString {
+				name, ok = []byte(s), true
+			}
+		}
+		if !ok {
+			name = strconv.AppendInt(nil, int64(at), 10)
+		}
+		if parent > 0 {
+			path = append(path, '/')
+		}
+		path = append(path, name...)
+
+		key := `{"path":`
+		if _, own := jsonscan.Lookup(node, "path"); own {
+			key = `{"tree_path":`
+		}
+		buf = appendQuoted(append(buf[:0], key...), path)
+		var kids []byte
+		_ = jsonscan.Fields(node, func(f jsonscan.Field) bool {
+			if string(f.Key) == treeChildren && len(f.Value) > 0 && f.Value[0] == '[' {
+				kids = f.Value
+				return true
+			}
+			// Key is a slice of node: the member's quoted name starts one
+			// byte before it.
+			start := cap(node) - cap(f.Key) - 1
+			buf = append(buf, ',')
+			buf = append(buf, node[start:start+len(f.Key)+2]...)
+			buf = append(buf, ':')
+			buf = append(buf, f.Value...)
+			return true
+		})
+		buf = append(buf, '}')
+		r = record{line: buf, sent: buf}
+		if !yield(i, &r) {
+			return false
+		}
+		i++
+		more := true
+		if kids != nil {
+			k := 0
+			_ = jsonscan.EachElement(kids, func(el []byte) bool {
+				more = visit(el, k)
+				k++
+				return more
+			})
+		}
+		path = path[:parent]
+		return more
+	}
+	if t.data[0] == '{' {
+		visit(t.data, 0)
+		return nil
+	}
+	k := 0
+	return jsonscan.EachElement(t.data, func(el []byte) bool {
+		ok := visit(el, k)
+		k++
+		return ok
+	})
+}

@@ -1,0 +1,101 @@
+package lro_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcplro/lro"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// dirTree returns a directory tree as filesystem servers list one: width
+// directories of width directories of files, each node a name, a type and
+// its children, and how many nodes it has.
+func dirTree(width int) ([]any, int) {
+	var roots []any
+	n := 0
+	for i := range width {
+		var subs []any
+		for j := range width {
+			var files []any
+			for k := range width {
+				files = append(files, map[string]any{"name": fmt.Sprintf("file_%d_%d_%d.go", i, j, k), "type": "file"})
+				n++
+			}
+			subs = append(subs, map[string]any{"name": fmt.Sprintf("pkg%d", j), "type": "directory", "children": files})
+			n++
+		}
+		roots = append(roots, map[string]any{"name": fmt.Sprintf("dir%d", i), "type": "directory", "children": subs})
+		n++
+	}
+	return roots, n
+}
+
+// TestTreeShapes: results whose records are not at the top level, as real
+// servers shape them, are offloaded one record a node, with its path: the
+// reference filesystem server's directory_tree (indented JSON), mcp-go's
+// filesystem server's tree (a preamble, then JSON, and the same JSON again
+// as an embedded resource), a tree under a field, and one root node. Each
+// came out as one or two records of megabytes.
+func TestTreeShapes(t *testing.T) {
+	roots, nodes := dirTree(12) // 12 + 144 + 1,728 nodes
+	indented, err := json.MarshalIndent(roots, "", "  ")
+	require.NoError(t, err)
+	compact := mustJSON(t, roots)
+	for name, tc := range map[string]struct {
+		content []lro.Content
+		nodes   int
+	}{
+		"directory_tree, indented": {[]lro.Content{lro.TextContent(string(indented))}, nodes},
+		"preamble and an embedded repeat": {[]lro.Content{
+			lro.TextContent("Directory tree for /srv/project:\n" + compact),
+			{Text: compact, URI: "file:///srv/project"},
+		}, nodes},
+		"under a field": {[]lro.Content{lro.TextContent(`{"root":"/srv/project","tree":` + compact + `}`)}, nodes},
+		"one root node": {[]lro.Content{lro.TextContent(mustJSON(t, map[string]any{"name": "project", "type": "directory", "children": roots}))}, nodes + 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := genericOffloader(t)
+			res := serve(t, o, "tree", nil, lro.Result{Content: tc.content})
+			require.Len(t, res.Content, 1, "one descriptor for the repeated document: %v", res.Content)
+			d, _ := descriptorIn(t, res, 0)
+			assert.Equal(t, tc.nodes, d.Summary.Count, "one record a node")
+			assert.Empty(t, d.Sections, "written once")
+			_, lines := fileRecords(t, d.FilePath)
+			require.Len(t, lines, tc.nodes)
+			var leaf struct{ Path, Name, Type string }
+			for _, l := range lines {
+				assert.NotContains(t, string(l), `"children"`, "a record holds its node, not the subtree")
+				assert.Less(t, len(l), 200)
+			}
+			require.NoError(t, json.Unmarshal(lines[len(lines)-1], &leaf))
+			assert.Equal(t, "file", leaf.Type)
+			assert.True(t, strings.HasSuffix(leaf.Path, "dir11/pkg11/file_11_11_11.go"), leaf.Path)
+
+			first := lro.RunCut(t, d.JQRecipes[0].Command)
+			assert.Contains(t, string(first), "dir0", "recipe 1 shows nodes")
+			if name == "preamble and an embedded repeat" {
+				assert.JSONEq(t, `"Directory tree for /srv/project:"`, string(d.Summary.Extra["preamble"]))
+			}
+		})
+	}
+}
+
+// TestPreambleThenJSON: a text item that says a line of what follows, then
+// JSON, is read as the JSON; text that merely holds JSON later is not.
+func TestPreambleThenJSON(t *testing.T) {
+	o := genericOffloader(t)
+	d, _ := descriptorIn(t, serve(t, o, "search", nil, lro.Result{Content: []lro.Content{
+		lro.TextContent("Found 600 tickets matching \"login\":\n" + mustJSON(t, tickets(600))),
+	}}), 0)
+	assert.Equal(t, 600, d.Summary.Count)
+	_, lines := fileRecords(t, d.FilePath)
+	assert.Contains(t, string(lines[0]), `"id":"T-0000"`)
+
+	long := strings.Repeat("A long log line that is not a preamble.\n", 40) + mustJSON(t, tickets(600))
+	d, _ = descriptorIn(t, serve(t, o, "search", nil, lro.Result{Content: []lro.Content{lro.TextContent(long)}}), 0)
+	assert.Equal(t, 41, d.Summary.Count, "past 512 bytes it is text: its lines are the records")
+}
