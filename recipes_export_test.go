@@ -37,4 +37,3 @@ func RunCut(t testing.TB, command string) []byte {
 	}
 	return out
 }
-
