@@ -36,6 +36,10 @@
 //     its caller is told the query needed too much memory. Elsewhere the
 //     limit is a soft one for Go's collector, and jqsandbox's watchdog
 //     stops queries at their MaxHeapBytes.
+//   - A worker found stopped (SIGSTOP, a debugger; checked on Linux
+//     before it is handed a query and every 200 ms during one) is killed
+//     and replaced, and its query runs again on another worker: neither
+//     it nor the calls waiting in line wait for its deadline.
 //   - A dead, killed or stuck worker is replaced; the pool keeps
 //     Config.Workers warm and grows to Config.MaxWorkers under load.
 //   - A call waits at most half a second for a worker, then fails with a

@@ -312,25 +312,35 @@ func (p *Pool) grow(timeout time.Duration) (*proc, error) {
 }
 
 // idleFor returns a free live worker, preferably one that has the file
-// key decoded; p.mu is held.
+// key decoded; p.mu is held. A worker found dead or stopped (SIGSTOP) is
+// dropped: it would hold the query until its deadline.
 func (p *Pool) idleFor(key string) *proc {
-	var any *proc
-	for _, w := range slices.Clone(p.procs) {
-		if w.busy || w.cmd == nil {
-			continue
+	for {
+		var any, best *proc
+		for _, w := range slices.Clone(p.procs) {
+			if w.busy || w.cmd == nil {
+				continue
+			}
+			if !w.alive() {
+				p.drop(w) // died while idle: killed from outside
+				continue
+			}
+			if best == nil && slices.Contains(w.files, key) {
+				best = w
+			}
+			if any == nil {
+				any = w
+			}
 		}
-		if !w.alive() {
-			p.drop(w) // died while idle: killed from outside
-			continue
+		if best == nil {
+			best = any
 		}
-		if slices.Contains(w.files, key) {
-			return w
+		if best == nil || !best.stopped() {
+			return best
 		}
-		if any == nil {
-			any = w
-		}
+		p.drop(best)
+		go p.warm()
 	}
-	return any
 }
 
 // take marks w as running a query until its deadline; p.mu is held.

@@ -30,6 +30,9 @@ type proc struct {
 	exited     chan struct{} // closed once the process has been waited for
 	// timedOut is set when the parent killed the process at a deadline.
 	timedOut atomic.Bool
+	// stalled is set when the parent killed the process because it was
+	// stopped (SIGSTOP) during an exchange.
+	stalled atomic.Bool
 
 	// Guarded by Pool.mu.
 	busy     bool
@@ -49,7 +52,14 @@ const (
 	killGrace = 500 * time.Millisecond
 	// maxRememberedFiles bounds proc.files.
 	maxRememberedFiles = 32
+	// stallCheck is how often an exchange checks that its worker is not
+	// stopped (see proc.stopped).
+	stallCheck = 200 * time.Millisecond
 )
+
+// errStalled: the worker was stopped from outside during an exchange, and
+// killed; the query was not at fault.
+var errStalled = errors.New("extractworker: the worker stopped answering")
 
 // executable is the program a worker runs: this very binary. On Linux
 // /proc/self/exe still names it when its file was replaced or deleted
@@ -159,15 +169,17 @@ func (p *proc) alive() bool {
 
 // exchange sends req and reads the response. A worker that does not answer
 // within timeout plus killGrace is killed. A worker that dies is reported
-// as a Failure, never an error: the caller's query did that. The error is
-// for a worker that was already unusable (its pipe closed before it read
-// anything).
+// as a Failure, never an error: the caller's query did that. The errors
+// are for a worker that was already unusable (its pipe closed before it
+// read anything), and for one found stopped (SIGSTOP) and killed: the
+// query may run again elsewhere.
 func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
 	t := time.AfterFunc(timeout+killGrace, func() {
 		p.timedOut.Store(true)
 		p.kill()
 	})
 	defer t.Stop()
+	defer p.watchStall()()
 	if err := writeFrame(p.stdin, req, req.blobs()); err != nil {
 		p.kill()
 		return nil, fmt.Errorf("extractworker: the worker is gone: %w", err)
@@ -177,10 +189,45 @@ func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*
 	if err != nil {
 		p.kill()
 		<-p.exited
+		if p.stalled.Load() && !p.timedOut.Load() {
+			return nil, errStalled
+		}
 		return &Response{Failure: p.deathFailure(timeout, err)}, nil
 	}
 	resp.Values = blobs
 	return &resp, nil
+}
+
+// watchStall checks every stallCheck that the worker is not stopped, and
+// kills it if it is, until the returned function is called. A stopped
+// worker would otherwise hold its query, and the calls waiting in line,
+// until the query's deadline.
+func (p *proc) watchStall() (stop func()) {
+	var mu sync.Mutex
+	done := false
+	var t *time.Timer
+	check := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		if p.stopped() {
+			p.stalled.Store(true)
+			p.kill()
+			return
+		}
+		t.Reset(stallCheck)
+	}
+	mu.Lock()
+	t = time.AfterFunc(stallCheck, check)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		done = true
+		t.Stop()
+		mu.Unlock()
+	}
 }
 
 // deathFailure explains why the worker died during a query.

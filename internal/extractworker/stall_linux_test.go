@@ -1,0 +1,80 @@
+//go:build linux
+
+package extractworker
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPoolReplacesStoppedWorker: a worker stopped from outside (SIGSTOP)
+// while idle is not handed a query: two ordinary queries sent at once
+// answer in well under their 10 s timeout, the stopped worker is killed
+// and replaced. Before, both waited for the 10.5 s deadline and were told
+// to narrow the query.
+func TestPoolReplacesStoppedWorker(t *testing.T) {
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
+	path, id := jsonlFile(t, 10)
+	_, err := p.Run(context.Background(), request(path, id, `.id`, 10*time.Second), 10*time.Second, 1<<20)
+	require.NoError(t, err)
+	pids := p.Stats().PIDs
+	require.Len(t, pids, 1)
+	require.NoError(t, syscall.Kill(pids[0], syscall.SIGSTOP))
+	t.Cleanup(func() { syscall.Kill(pids[0], syscall.SIGKILL) })
+
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			start := time.Now()
+			resp, err := p.Run(context.Background(), request(path, id, `select(.id == 4) | .id`, 10*time.Second), 10*time.Second, 1<<20)
+			took := time.Since(start)
+			require.NoError(t, err)
+			require.Nil(t, resp.Failure, "%v", resp.Failure)
+			assert.Equal(t, []string{"4"}, values(resp))
+			assert.Less(t, took, 3*time.Second, "not held until the deadline")
+		})
+	}
+	wg.Wait()
+	assert.NotContains(t, p.Stats().PIDs, pids[0], "the stopped worker was replaced")
+	assert.Eventually(t, func() bool { return !processExists(pids[0]) }, 2*time.Second, 20*time.Millisecond, "and killed")
+}
+
+// TestPoolReplacesWorkerStoppedMidQuery: a worker stopped while it runs a
+// query is killed soon, not at the query's deadline, and the query runs
+// again on a fresh worker.
+func TestPoolReplacesWorkerStoppedMidQuery(t *testing.T) {
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
+	path, id := jsonlFile(t, 1)
+	_, err := p.Run(context.Background(), request(path, id, `.id`, 10*time.Second), 10*time.Second, 1<<20)
+	require.NoError(t, err)
+	pids := p.Stats().PIDs
+	require.Len(t, pids, 1)
+
+	// A query of a second or so: stopped in the middle.
+	q := `reduce range(3000000) as $i (0; . + 1)`
+	start := time.Now()
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		syscall.Kill(pids[0], syscall.SIGSTOP)
+	}()
+	t.Cleanup(func() { syscall.Kill(pids[0], syscall.SIGKILL) })
+	resp, err := p.Run(context.Background(), request(path, id, q, 10*time.Second), 10*time.Second, 1<<20)
+	took := time.Since(start)
+	require.NoError(t, err)
+	require.Nil(t, resp.Failure, "%v", resp.Failure)
+	assert.Equal(t, []string{"3000000"}, values(resp))
+	t.Logf("answered in %v", took)
+	assert.Less(t, took, 5*time.Second, "not held until the deadline")
+	assert.NotContains(t, p.Stats().PIDs, pids[0])
+}
+
+func processExists(pid int) bool {
+	// A killed child stays a zombie until waited for: the pool waits.
+	return syscall.Kill(pid, 0) == nil
+}
