@@ -73,24 +73,45 @@ type ExtractLimits struct {
 	CacheBytes int64
 
 	// InProcess runs queries in this process rather than in worker
-	// processes; see above for what that guarantees less. Default false.
+	// processes: it gives up their isolation (see above for what that
+	// guarantees less). Default false: queries run only in workers, and a
+	// call fails with a clear error where none can run.
 	InProcess bool
 	// Workers is how many worker processes are kept warm; under load the
-	// pool grows to twice as many. Default 2.
+	// pool grows to MaxWorkers. Default 2.
 	Workers int
+	// MaxWorkers bounds the worker processes that run at once. Default
+	// twice Workers, fewer if MemoryBudget cannot hold them.
+	MaxWorkers int
 	// WorkerMemoryBytes is what a worker may use beyond its footprint at
-	// start. Default 1.5 MaxHeapBytes + 5 CacheBytes + 64 MiB (992 MiB
-	// with the other defaults).
+	// start. Default: its share of MemoryBudget, (MemoryBudget -
+	// MaxCallBytes) / MaxWorkers - 32 MiB (160 MiB with the other
+	// defaults).
 	WorkerMemoryBytes uint64
+	// MemoryBudget bounds the memory lro_extract takes in all, in this
+	// process and its workers together: the bytes admitted calls hold
+	// here (MaxCallBytes) plus, for each of the MaxWorkers workers, its
+	// footprint at start (32 MiB) and WorkerMemoryBytes. Default 1 GiB
+	// (DefaultExtractMemoryBudget). Fields set beyond it are brought
+	// within it: MaxCallBytes to half of it at most, then MaxWorkers
+	// lowered (to one at least), then WorkerMemoryBytes, never below 64
+	// MiB; a budget under 192 MiB (two such workers) counts as 192 MiB.
+	// Queries run in this process take MaxCallBytes and MaxHeapBytes of it
+	// (MaxHeapBytes is lowered to fit).
+	MemoryBudget uint64
 	// MaxCalls bounds the lro_extract calls the process admits at once,
 	// running or waiting; default 16. The process's Offloaders share the
 	// count, each checking its own bound.
 	MaxCalls int
 	// MaxCallBytes bounds the memory the admitted calls may hold in this
 	// process: headers and results, and, for queries run in this process,
-	// the records of the files they decode; default 256 MiB.
+	// the records of the files they decode; default 256 MiB, or a quarter
+	// of MemoryBudget if that is less.
 	MaxCallBytes int64
 }
+
+// DefaultExtractMemoryBudget is the default of ExtractLimits.MemoryBudget.
+const DefaultExtractMemoryBudget = 1 << 30
 
 // Defaults of ExtractLimits.
 const (
@@ -116,18 +137,45 @@ func (l ExtractLimits) withDefaults() ExtractLimits {
 	if l.CacheBytes == 0 {
 		l.CacheBytes = DefaultExtractCacheBytes
 	}
-	if l.Workers <= 0 {
-		l.Workers = 2
-	}
-	if l.WorkerMemoryBytes == 0 {
-		l.WorkerMemoryBytes = l.MaxHeapBytes + l.MaxHeapBytes/2 + 5*uint64(max(l.CacheBytes, 0)) + 64<<20
-	}
 	if l.MaxCalls <= 0 {
 		l.MaxCalls = defaultMaxCalls
 	}
-	if l.MaxCallBytes <= 0 {
-		l.MaxCallBytes = defaultMaxCallBytes
+	return l.withinBudget()
+}
+
+// minWorkerMemory is the least WorkerMemoryBytes the budget leaves a
+// worker: less, and ordinary queries of a few megabytes fail.
+const minWorkerMemory = 64 << 20
+
+// withinBudget sizes the pool and the admission to MemoryBudget; the
+// other fields have their defaults.
+func (l ExtractLimits) withinBudget() ExtractLimits {
+	if l.MemoryBudget == 0 {
+		l.MemoryBudget = DefaultExtractMemoryBudget
 	}
+	budget := max(l.MemoryBudget, 2*(minWorkerMemory+extractworker.FootprintBytes))
+	if l.MaxCallBytes <= 0 {
+		l.MaxCallBytes = min(defaultMaxCallBytes, int64(budget/4))
+	}
+	l.MaxCallBytes = min(l.MaxCallBytes, int64(budget/2))
+	share := budget - uint64(l.MaxCallBytes) // the workers'
+	if l.MaxHeapBytes > share {
+		l.MaxHeapBytes = share // in process, one query runs at a time
+	}
+	if l.Workers <= 0 {
+		l.Workers = 2
+	}
+	if l.MaxWorkers <= 0 {
+		l.MaxWorkers = 2 * l.Workers
+	}
+	per := max(minWorkerMemory, l.WorkerMemoryBytes)
+	per = min(per, share-extractworker.FootprintBytes) // one worker fits
+	l.MaxWorkers = max(1, min(l.MaxWorkers, int(share/(per+extractworker.FootprintBytes))))
+	if l.WorkerMemoryBytes == 0 {
+		per = share/uint64(l.MaxWorkers) - extractworker.FootprintBytes
+	}
+	l.WorkerMemoryBytes = per
+	l.Workers = min(l.Workers, l.MaxWorkers)
 	return l
 }
 
@@ -138,5 +186,5 @@ func (l ExtractLimits) sandbox() jqsandbox.Limits {
 
 // pool returns the configuration of the worker pool these limits use.
 func (l ExtractLimits) pool() extractworker.Config {
-	return extractworker.Config{Workers: l.Workers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes}
+	return extractworker.Config{Workers: l.Workers, MaxWorkers: l.MaxWorkers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes}
 }

@@ -43,7 +43,11 @@
 //   - A dead, killed or stuck worker is replaced; the pool keeps
 //     Config.Workers warm and grows to Config.MaxWorkers under load.
 //   - A call waits at most half a second for a worker, then fails with a
-//     *BusyError that says when the first running query ends.
+//     *BusyError that says when the first running query ends; it fails at
+//     once when MaxWorkers workers run and every one holds a query that
+//     has run for a quarter of a second (no ordinary one).
+//   - Workers run at a lower CPU priority than the server (nice 10), so
+//     that queries that spin do not slow the server's other tools.
 //
 // What it costs: a process start (tens of milliseconds) per worker, a
 // round trip through pipes per query, and memory per worker for its own

@@ -22,6 +22,12 @@ type Config struct {
 	CacheBytes int64
 }
 
+// FootprintBytes is what a worker holds at start, before any query: its
+// runtime, its code's pages and a heap warmed to 16 MiB (25 MiB resident
+// measured on Linux/amd64), rounded up. A budget of memory for workers
+// counts, for each one, FootprintBytes plus Config.MemoryBytes.
+const FootprintBytes = 32 << 20
+
 func (c Config) withDefaults() Config {
 	if c.Workers <= 0 {
 		c.Workers = 2
@@ -87,8 +93,10 @@ func (e *BusyError) Error() string {
 // query for slowQuery: ordinary queries end sooner than a new worker
 // starts and decodes the file, and a flood of them must not start
 // processes. A call that gets no worker within queueWait fails with a
-// *BusyError. A query that holds its worker to its deadline therefore
-// delays others only when it and its like hold MaxWorkers workers.
+// *BusyError, and at once when MaxWorkers workers run and each holds a
+// slow query. A query that holds its worker to its deadline therefore
+// delays others only when it and its like hold MaxWorkers workers, and
+// then they are told so at once rather than kept waiting.
 //
 // A Pool is safe for concurrent use.
 type Pool struct {
@@ -202,6 +210,13 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		if len(p.procs) == 0 {
 			p.mu.Unlock()
 			return nil, ErrUnavailable
+		}
+		if len(p.procs) >= p.cfg.MaxWorkers && !time.Now().Before(p.slowAt()) {
+			// Every worker holds a query that is no ordinary one, and
+			// the pool may not grow: none is likely to come free soon.
+			err := p.busy()
+			p.mu.Unlock()
+			return nil, err
 		}
 		if pos < 0 && len(p.waiting) >= maxWaiting {
 			err := p.busy()

@@ -286,3 +286,26 @@ func TestPoolGrowsForSlowQueries(t *testing.T) {
 	assert.Len(t, p.Stats().PIDs, 2)
 	<-done
 }
+
+// TestPoolBusyAtOnce: when every worker the pool may run holds a slow
+// query, a call is told to retry at once instead of waiting half a
+// second in line (16 such waits filled a server's handlers).
+func TestPoolBusyAtOnce(t *testing.T) {
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
+	path, id := jsonlFile(t, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
+	}()
+	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(slowQuery + 50*time.Millisecond)
+	for range 5 {
+		start := time.Now()
+		_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
+		var be *BusyError
+		require.ErrorAs(t, err, &be)
+		assert.Less(t, time.Since(start), 100*time.Millisecond, "busy at once")
+	}
+	<-done
+}

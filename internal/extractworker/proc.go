@@ -50,6 +50,10 @@ const (
 	// to answer: the worker's own deadline fires first for anything that
 	// the VM can interrupt, and this covers what it cannot.
 	killGrace = 500 * time.Millisecond
+	// workerNice is the workers' nice value: below the server's priority
+	// (the server's is most likely 0), so that queries that spin on every
+	// core leave the server's other tools their CPU.
+	workerNice = 10
 	// maxRememberedFiles bounds proc.files.
 	maxRememberedFiles = 32
 	// stallCheck is how often an exchange checks that its worker is not
@@ -136,6 +140,13 @@ func startProc(cfg workerConfig) (*proc, error) {
 		err = fmt.Errorf("extractworker: the worker did not start: %v%s", err, p.stderr.note())
 	case h.Protocol != protocolVersion:
 		err = fmt.Errorf("extractworker: the worker speaks protocol %d, not %d", h.Protocol, protocolVersion)
+	}
+	if err == nil {
+		// After the hello: by then the runtime's threads are up, and
+		// threads created later take the priority of their creator.
+		if e := lowerPriority(p.pid); e != nil {
+			err = fmt.Errorf("extractworker: cannot lower the worker's priority: %w", e)
+		}
 	}
 	if err != nil {
 		p.close()
