@@ -32,10 +32,16 @@ import (
 //     call says the query needed too much memory; elsewhere (and in
 //     builds with the race detector) the limit steers Go's collector, and
 //     the heap watchdog below stops the query;
+//   - all queries together use at most MemoryBudget (1 GiB by default):
+//     no more than MaxWorkers workers run, and each may use only its
+//     share of the budget;
 //   - it holds one worker: other calls run on the others, and when every
 //     worker is held by a query running for a quarter of a second already,
-//     the pool grows, up to twice Workers. A call that finds no worker
-//     free within half a second fails with "busy, retry in N s".
+//     the pool grows, up to MaxWorkers. A call that finds no worker free
+//     within half a second fails with "busy, retry in N s", and at once
+//     when MaxWorkers workers each hold such a query;
+//   - it does not slow the server's other tools: workers run at a lower
+//     CPU priority (nice 10) than the server.
 //
 // What it costs: a worker's start (tens of milliseconds, once), a copy of
 // the results through a pipe (tens of microseconds for a screenful), the

@@ -122,6 +122,10 @@ func startProc(cfg workerConfig) (*proc, error) {
 	}
 	p.stdoutFile = outR
 	p.pid = cmd.Process.Pid
+	// At once, so that the worker's own start (its runtime, its heap
+	// warmed) already yields to the server; again after the hello, for
+	// the threads started meanwhile.
+	lowerPriority(p.pid)
 	go func() {
 		cmd.Wait()
 		close(p.exited)
