@@ -59,6 +59,12 @@ func hostileLoad(t *testing.T, c *client.Client, path string, n int, queries []s
 	}
 }
 
+// waitIdle waits until the queries o's workers still run (their callers
+// gone) have ended, so that the next tests find the pool free.
+func waitIdle(t *testing.T, o *lro.Offloader, timeout time.Duration) {
+	assert.Eventually(t, func() bool { return lro.ExtractWorkersBusy(o) == 0 }, timeout+2*time.Second, 20*time.Millisecond)
+}
+
 // TestExtractHostileCallersMemoryBound: 16 callers sending hostile
 // queries at once keep the server and its workers, all together, within
 // ExtractLimits.MemoryBudget (1 GiB by default) beyond what the server
@@ -104,6 +110,7 @@ func TestExtractHostileCallersMemoryBound(t *testing.T) {
 	answered, busy := stop()
 	close(sampling)
 	sampler.Wait()
+	defer waitIdle(t, o, 10*time.Second)
 	over := peak.Load() - base
 	t.Logf("16 hostile callers, 6 s: %d calls answered (%d busy); peak RSS of the server and its workers %d MiB (workers %d MiB), %d MiB over the server's %d MiB before",
 		answered, busy, peak.Load()>>20, peakWorkers.Load()>>20, over>>20, base>>20)
@@ -156,6 +163,7 @@ func TestExtractHostileCallersLeaveOtherTools(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	answered, busy := stop()
+	defer waitIdle(t, o, attackTimeout)
 	slices.Sort(took)
 	p50, p90, worst := took[len(took)/2], took[len(took)*9/10], took[len(took)-1]
 	t.Logf("%d calls of another tool beside 16 hostile callers (%d hostile calls answered, %d busy): p50 %v, p90 %v, max %v",

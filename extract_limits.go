@@ -83,6 +83,12 @@ type ExtractLimits struct {
 	// guarantees less). Default false: queries run only in workers, and a
 	// call fails with a clear error where none can run.
 	InProcess bool
+	// WorkerPath is the program the workers run: a build of
+	// cmd/lro-worker, which runs no code of yours. Default: the
+	// LRO_WORKER_PATH environment variable, else lro-worker beside this
+	// executable, else lro-worker on PATH, else this executable run again
+	// (see "Where queries run" above).
+	WorkerPath string
 	// Workers is how many worker processes are kept warm; under load the
 	// pool grows to MaxWorkers. Default 2.
 	Workers int
@@ -192,5 +198,5 @@ func (l ExtractLimits) sandbox() jqsandbox.Limits {
 
 // pool returns the configuration of the worker pool these limits use.
 func (l ExtractLimits) pool() extractworker.Config {
-	return extractworker.Config{Workers: l.Workers, MaxWorkers: l.MaxWorkers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes}
+	return extractworker.Config{Workers: l.Workers, MaxWorkers: l.MaxWorkers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes, Executable: l.WorkerPath}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,6 +21,11 @@ type Config struct {
 	MemoryBytes uint64
 	// CacheBytes is each worker's FileCache budget, in file bytes.
 	CacheBytes int64
+	// Executable is the program a worker runs: one that links this
+	// package and whose main calls nothing before this package's init
+	// takes over (cmd/lro-worker). Empty: this very executable, run again
+	// (see the package doc).
+	Executable string
 }
 
 // FootprintBytes is what a worker holds at start, before any query: its
@@ -51,9 +57,10 @@ const (
 	// one of the warm ones, may stay idle before it is stopped.
 	idleExtra = 30 * time.Second
 	idleWarm  = 5 * time.Minute
-	// retryBroken is how long a pool whose workers cannot start is left
-	// alone before it tries again.
-	retryBroken = time.Minute
+	// retryBroken is how long a pool whose workers cannot start (twice
+	// in a row) is left alone before it tries again; calls meanwhile
+	// fail with ErrUnavailable at once.
+	retryBroken = 5 * time.Second
 	// slowQuery: a query running this long is not an ordinary one; the
 	// pool grows only when every worker holds such a query.
 	slowQuery = 250 * time.Millisecond
@@ -62,8 +69,9 @@ const (
 // Errors of Pool.Run.
 var (
 	// ErrUnavailable: no worker process could be started (the executable
-	// cannot be run again, or does not answer as a worker). The caller
-	// may run the query in its own process instead.
+	// cannot be run again, or does not answer as a worker), twice in a
+	// row. The error returned wraps it with the cause. The query has not
+	// run anywhere.
 	ErrUnavailable = errors.New("extractworker: worker processes are unavailable")
 )
 
@@ -106,12 +114,13 @@ type Pool struct {
 	procs   []*proc
 	waiting []*waiter
 	broken  time.Time // when starting a worker last failed
+	lastErr error     // why
 	reaping bool      // the reaper goroutine runs
 }
 
 type waiter struct {
 	key string
-	ch  chan *proc // buffered: receives the worker handed over
+	ch  chan *proc // buffered: receives the worker handed over, or nil (see failed)
 }
 
 var (
@@ -208,8 +217,9 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 			return p.grow(timeout) // unlocks
 		}
 		if len(p.procs) == 0 {
+			err := p.unavailable()
 			p.mu.Unlock()
-			return nil, ErrUnavailable
+			return nil, err
 		}
 		if len(p.procs) >= p.cfg.MaxWorkers && !time.Now().Before(p.slowAt()) {
 			// Every worker holds a query that is no ordinary one, and
@@ -241,6 +251,9 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		case w := <-wt.ch:
 			t.Stop()
 			p.mu.Lock()
+			if w == nil {
+				continue // a worker failed to start: look again
+			}
 			p.take(w, timeout)
 			p.mu.Unlock()
 			return w, nil
@@ -254,6 +267,9 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		if i < 0 {
 			// A worker was handed over just as we woke: use it.
 			w := <-wt.ch
+			if w == nil {
+				continue
+			}
 			p.take(w, timeout)
 			p.mu.Unlock()
 			return w, nil
@@ -311,19 +327,52 @@ func (p *Pool) grow(timeout time.Duration) (*proc, error) {
 	slot := &proc{busy: true, started: time.Now()}
 	p.procs = append(p.procs, slot)
 	p.mu.Unlock()
-	w, err := startProc(workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes})
+	w, err := p.start()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.procs = slices.DeleteFunc(p.procs, func(x *proc) bool { return x == slot })
 	if err != nil {
-		p.broken = time.Now()
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		p.failed(err)
+		return nil, p.unavailable()
 	}
+	p.lastErr = nil
 	p.procs = append(p.procs, w)
 	p.take(w, timeout)
 	p.startReaper()
 	go p.warm()
 	return w, nil
+}
+
+// start starts a worker, and tries once more if that fails: a start may
+// fail for a passing reason (a machine so loaded that the worker misses
+// helloWait, a process limit reached for a moment).
+func (p *Pool) start() (*proc, error) {
+	cfg := workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes}
+	w, err := startProc(p.cfg.Executable, cfg)
+	if err != nil {
+		w, err = startProc(p.cfg.Executable, cfg)
+	}
+	return w, err
+}
+
+// failed records that a worker could not start, and wakes the calls
+// waiting for one: they look again, and fail if no worker runs; p.mu is
+// held.
+func (p *Pool) failed(err error) {
+	p.broken, p.lastErr = time.Now(), err
+	for _, wt := range p.waiting {
+		wt.ch <- nil
+	}
+	p.waiting = nil
+}
+
+// unavailable returns ErrUnavailable with the last failure to start a
+// worker; p.mu is held.
+func (p *Pool) unavailable() error {
+	if p.lastErr == nil {
+		return ErrUnavailable
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, strings.TrimPrefix(p.lastErr.Error(), "extractworker: "))
 }
 
 // idleFor returns a free live worker, preferably one that has the file
@@ -450,11 +499,11 @@ func (p *Pool) warm() {
 		slot := &proc{busy: true}
 		p.procs = append(p.procs, slot)
 		p.mu.Unlock()
-		w, err := startProc(workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes})
+		w, err := p.start()
 		p.mu.Lock()
 		p.procs = slices.DeleteFunc(p.procs, func(x *proc) bool { return x == slot })
 		if err != nil {
-			p.broken = time.Now()
+			p.failed(err)
 			p.mu.Unlock()
 			return
 		}

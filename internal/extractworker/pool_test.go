@@ -246,7 +246,7 @@ func TestFrames(t *testing.T) {
 // so will not kill it) ends itself soon after its query's deadline, even
 // in a builtin that nothing interrupts.
 func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
-	w, err := startProc(workerConfig{})
+	w, err := startProc("", workerConfig{})
 	require.NoError(t, err)
 	defer w.close()
 	path, id := jsonlFile(t, 1)
@@ -308,4 +308,29 @@ func TestPoolBusyAtOnce(t *testing.T) {
 		assert.Less(t, time.Since(start), 100*time.Millisecond, "busy at once")
 	}
 	<-done
+}
+
+// TestPoolStartFailure: a worker program that does not start is tried
+// twice, then the call fails with ErrUnavailable and the reason; the next
+// calls fail at once until retryBroken has passed.
+func TestPoolStartFailure(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "starts")
+	exe := filepath.Join(dir, "not-a-worker")
+	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\necho started >> "+count+"\necho no such worker >&2\nexit 3\n"), 0o700))
+	p := testPool(t, Config{Workers: 1, Executable: exe})
+	path, id := jsonlFile(t, 1)
+	_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, err.Error(), "no such worker", "says why")
+	b, _ := os.ReadFile(count)
+	assert.Equal(t, 2, strings.Count(string(b), "started"), "tried twice")
+
+	start := time.Now()
+	_, err = p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, err.Error(), "no such worker")
+	assert.Less(t, time.Since(start), 100*time.Millisecond, "at once while broken")
+	b, _ = os.ReadFile(count)
+	assert.Equal(t, 2, strings.Count(string(b), "started"))
 }

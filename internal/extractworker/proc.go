@@ -77,18 +77,23 @@ func executable() (string, error) {
 	return os.Executable()
 }
 
-// startProc starts a worker and waits for its hello.
-func startProc(cfg workerConfig) (*proc, error) {
-	exe, err := executable()
-	if err != nil {
-		return nil, fmt.Errorf("extractworker: cannot find this executable: %w", err)
+// startProc starts a worker, running the program exe (this executable
+// when empty), and waits for its hello.
+func startProc(exe string, cfg workerConfig) (*proc, error) {
+	args := []string{exe}
+	if exe == "" {
+		self, err := executable()
+		if err != nil {
+			return nil, fmt.Errorf("extractworker: cannot find this executable: %w", err)
+		}
+		exe, args = self, []string{os.Args[0]}
 	}
 	cfgText, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Args = []string{os.Args[0]}
+	cmd.Args = args
 	cmd.Env = append(os.Environ(), envVar+"="+string(cfgText), "GOTRACEBACK=single")
 	p := &proc{cmd: cmd, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
