@@ -12,13 +12,23 @@ import (
 //
 // # Where queries run
 //
-// By default, on Unix, with the default directory FS (or [DirFS]), each
-// query runs in a worker process: a copy of this very executable, started
-// again with an environment variable that makes an init function of this
-// module (linked by lro) serve queries, before the program's main (or a
-// test binary's) runs; your main needs no change. A small pool of them is
-// kept warm; a file's decoded records live in the worker that read it, and
-// later queries of the file go there. This guarantees, whatever the query:
+// By default, on Unix, each query runs in a worker process: the program
+// lro-worker (cmd/lro-worker: go install
+// github.com/mcplro/lro/cmd/lro-worker@VERSION, the version of lro your
+// program links), found through WorkerPath, the LRO_WORKER_PATH
+// environment variable, beside this executable, or on PATH; else this
+// very executable, started again with an environment variable that makes
+// an init function of this module serve queries before the program's
+// main runs. Your main needs no change either way, but this executable
+// run again runs every init function of its packages (Go runs those of
+// packages whose import paths sort first before lro's) in each worker, at
+// every start: a package that writes a PID file or truncates a log in its
+// init does so again. lro-worker runs no code of yours; without it, the
+// first use of lro_extract logs this at Info. Files of an FS that is not a
+// directory of this system (an object store, a [MemFS]) are copied first
+// to a private local file, once, which the workers read. A small pool of
+// workers is kept warm; a file's decoded records live in the worker that
+// read it, and later queries of the file go there. This guarantees, whatever the query:
 //   - the server's memory is not touched by it: the server holds the
 //     call's arguments, the file's header and the query's results, all
 //     bounded;
@@ -49,10 +59,11 @@ import (
 // file decoded once per worker that queries it rather than once per
 // process.
 //
-// Queries run in this process instead when InProcess is set, on other
-// systems, when the FS is not a directory of this system (a [MemFS], an
-// FS of your own), or when no worker can be started (the executable
-// cannot be run again; a warning is logged). There they are bounded by
+// Queries run in this process only when InProcess is set. Where workers
+// cannot run (other systems; no worker starts, twice in a row) a query
+// fails with an error that says why, is counted
+// (lro.extract.unisolated), and logged at Warn, through slog.Default when
+// no logger is set. In process, queries are bounded by
 // jqsandbox's guards and watchdog: runs are serialized; the heap growth is
 // measured and a query is stopped past MaxHeapBytes; each builtin that
 // could allocate or recurse without bound in a single call is checked
@@ -151,6 +162,9 @@ func (l ExtractLimits) withDefaults() ExtractLimits {
 	}
 	if l.MaxCalls <= 0 {
 		l.MaxCalls = defaultMaxCalls
+	}
+	if l.WorkerPath == "" {
+		l.WorkerPath, _ = workerProgram()
 	}
 	return l.withinBudget()
 }

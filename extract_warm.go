@@ -55,6 +55,7 @@ func (o *Offloader) prestartWorkers() {
 	if o.queriesInProcess() || o.closed.Load() || !extractworker.Supported() {
 		return
 	}
+	o.noteWorker()
 	extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Prestart()
 }
 

@@ -3,12 +3,17 @@
 // limit and is killed at the query's deadline, and the server's own memory
 // and handlers are never at stake.
 //
-// A worker is a copy of the running executable: a Pool starts it again
-// with an environment variable set, and this package's init function,
+// A worker runs Config.Executable, a program that links this package and
+// nothing of the server's (cmd/lro-worker, whose main is Main), or, when
+// none is set, a copy of the running executable. Either way a Pool starts
+// it with an environment variable set, and this package's init function,
 // which runs before the program's main (or a test binary's), serves
 // requests on stdin and stdout until stdin closes. Any binary that links
 // this package (every binary that links lro) is therefore its own worker,
-// unchanged.
+// unchanged; but run again, it runs the init functions of its packages
+// again in each worker (Go runs those whose imports are ready before this
+// package's): a worker that is not the server's own program runs no code
+// of the server's.
 //
 // Each request names a file by path and by FileID (device, inode, size,
 // modification time): the parent opens and checks the file first (see
