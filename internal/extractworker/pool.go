@@ -302,11 +302,16 @@ func (p *Pool) mayGrow() bool {
 }
 
 // slowAt returns when every busy worker will be running a slow query (the
-// zero time when there is none); p.mu is held.
+// zero time when there is none); p.mu is held. A worker still starting
+// counts as one that comes free when its start ends at the latest (two
+// tries of helloWait): the call it will be handed to should wait for it.
 func (p *Pool) slowAt() time.Time {
 	var at time.Time
 	for _, w := range p.procs {
-		if w.busy {
+		switch {
+		case w.cmd == nil:
+			at = later(at, w.started.Add(2*helloWait))
+		case w.busy:
 			at = later(at, w.started.Add(slowQuery))
 		}
 	}
@@ -496,7 +501,7 @@ func (p *Pool) warm() {
 			p.mu.Unlock()
 			return
 		}
-		slot := &proc{busy: true}
+		slot := &proc{busy: true, started: time.Now()}
 		p.procs = append(p.procs, slot)
 		p.mu.Unlock()
 		w, err := p.start()
