@@ -121,6 +121,7 @@ func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f 
 		if !f.direct {
 			return nil, errors.New("the file cannot be handed to a worker process") // isolate makes a copy first
 		}
+		o.noteWorker()
 		maxResponse := req.Limits.MaxOutputBytes
 		if maxResponse <= 0 {
 			maxResponse = jqsandbox.DefaultMaxOutputBytes

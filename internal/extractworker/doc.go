@@ -45,6 +45,10 @@
 //     before it is handed a query and every 200 ms during one) is killed
 //     and replaced, and its query runs again on another worker: neither
 //     it nor the calls waiting in line wait for its deadline.
+//   - A worker that has mapped more than half of its memory limit (on
+//     Linux, checked after a query of 20 ms or more) is replaced: Go keeps
+//     what it maps, and the next query, however small, could die at the
+//     limit for the one before.
 //   - A dead, killed or stuck worker is replaced; the pool keeps
 //     Config.Workers warm and grows to Config.MaxWorkers under load.
 //   - A call waits at most half a second for a worker, then fails with a

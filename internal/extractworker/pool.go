@@ -61,6 +61,10 @@ const (
 	// in a row) is left alone before it tries again; calls meanwhile
 	// fail with ErrUnavailable at once.
 	retryBroken = 5 * time.Second
+	// spentCheck: after a query this long (or one that failed), the
+	// worker's mapped memory is checked (see proc.spent); a shorter one
+	// cannot have mapped much.
+	spentCheck = 20 * time.Millisecond
 	// slowQuery: a query running this long is not an ordinary one; the
 	// pool grows only when every worker holds such a query.
 	slowQuery = 250 * time.Millisecond
@@ -442,7 +446,7 @@ func (p *Pool) busy() *BusyError {
 func (p *Pool) release(w *proc, key string, resp *Response) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !w.alive() || resp == nil || resp.Retire {
+	if !w.alive() || resp == nil || resp.Retire || (time.Since(w.started) >= spentCheck || resp.Failure != nil) && w.spent() {
 		p.drop(w)
 		go p.warm()
 		return

@@ -34,6 +34,10 @@ type proc struct {
 	// stopped (SIGSTOP) during an exchange.
 	stalled atomic.Bool
 
+	// dataBase is the worker's data segment when it said hello (0 when
+	// unknown), and dataRoom what its limit lets it map beyond.
+	dataBase, dataRoom uint64
+
 	// Guarded by Pool.mu.
 	busy     bool
 	started  time.Time // when the exchange in progress started
@@ -156,6 +160,10 @@ func startProc(exe string, cfg workerConfig) (*proc, error) {
 		if e := lowerPriority(p.pid); e != nil {
 			err = fmt.Errorf("extractworker: cannot lower the worker's priority: %w", e)
 		}
+		if hardLimit && cfg.MemoryBytes > 0 {
+			p.dataBase, _ = p.dataBytes()
+			p.dataRoom = cfg.MemoryBytes
+		}
 	}
 	if err != nil {
 		p.close()
@@ -248,6 +256,19 @@ func (p *proc) watchStall() (stop func()) {
 		t.Stop()
 		mu.Unlock()
 	}
+}
+
+// spent reports whether the worker has mapped more than half of what its
+// memory limit lets it (a query grew its heap that far, or was stopped
+// there): Go keeps what it mapped, and the next query, however small,
+// could meet the limit in the runtime's own mappings and die for it. A
+// spent worker is replaced.
+func (p *proc) spent() bool {
+	if p.dataBase == 0 {
+		return false
+	}
+	n, ok := p.dataBytes()
+	return ok && n > p.dataBase+p.dataRoom/2
 }
 
 // deathFailure explains why the worker died during a query.

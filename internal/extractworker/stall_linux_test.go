@@ -84,3 +84,33 @@ func processExists(pid int) bool {
 	// A killed child stays a zombie until waited for: the pool waits.
 	return syscall.Kill(pid, 0) == nil
 }
+
+// TestPoolReplacesSpentWorker: a worker whose query mapped more than half
+// of its memory limit is replaced after it, so that the next query does
+// not die at the limit for it (an innocent recipe was told it needed too
+// much memory, after a query stopped by the heap watchdog); a worker of
+// small queries is kept.
+func TestPoolReplacesSpentWorker(t *testing.T) {
+	if !hardLimit {
+		t.Skip("no hard memory limit in this build")
+	}
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1, MemoryBytes: 256 << 20})
+	path, id := jsonlFile(t, 1)
+	run := func(q string) *Response {
+		resp, err := p.Run(context.Background(), request(path, id, q, 10*time.Second), 10*time.Second, 1<<20)
+		require.NoError(t, err)
+		return resp
+	}
+	require.Nil(t, run(`.id`).Failure)
+	first := p.Stats().PIDs
+	require.Nil(t, run(`[range(100000)] | length`).Failure)
+	assert.Equal(t, first, p.Stats().PIDs, "a small query leaves its worker")
+	resp := run(`[range(3000000)] | length`)
+	require.Nil(t, resp.Failure, "%v", resp.Failure)
+	assert.Equal(t, []string{"3000000"}, values(resp))
+	assert.Eventually(t, func() bool {
+		pids := p.Stats().PIDs
+		return len(pids) == 1 && pids[0] != first[0]
+	}, 5*time.Second, 10*time.Millisecond, "a spent worker is replaced")
+	require.Nil(t, run(`.id`).Failure)
+}
