@@ -10,14 +10,14 @@ import (
 
 // TestExtractMemoryBudget: whatever the fields, the admitted calls and
 // every worker that may run, each with its footprint and limit, fit the
-// budget; the defaults give four workers of 160 MiB under 1 GiB.
+// budget; the defaults give two workers of 384 MiB under 1 GiB.
 func TestExtractMemoryBudget(t *testing.T) {
 	def := ExtractLimits{}.withDefaults()
 	assert.Equal(t, uint64(DefaultExtractMemoryBudget), def.MemoryBudget)
 	assert.Equal(t, 2, def.Workers)
-	assert.Equal(t, 4, def.MaxWorkers)
-	assert.Equal(t, uint64(160<<20), def.WorkerMemoryBytes)
-	assert.Equal(t, int64(256<<20), def.MaxCallBytes)
+	assert.Equal(t, 2, def.MaxWorkers)
+	assert.Equal(t, uint64(384<<20), def.WorkerMemoryBytes)
+	assert.Equal(t, int64(192<<20), def.MaxCallBytes)
 
 	for _, l := range []ExtractLimits{
 		{},
@@ -45,8 +45,8 @@ func TestExtractMemoryBudget(t *testing.T) {
 	}
 	one := ExtractLimits{WorkerMemoryBytes: 992 << 20}.withDefaults()
 	assert.Equal(t, 1, one.MaxWorkers)
-	assert.Equal(t, uint64(1<<30-256<<20-32<<20), one.WorkerMemoryBytes, "what one worker can have")
+	assert.Equal(t, uint64(1<<30-192<<20-32<<20), one.WorkerMemoryBytes, "what one worker can have")
 	big := ExtractLimits{MemoryBudget: 4 << 30, Workers: 3}.withDefaults()
-	assert.Equal(t, 6, big.MaxWorkers)
+	assert.Equal(t, 6, big.MaxWorkers, "twice Workers")
 	assert.Greater(t, big.WorkerMemoryBytes, uint64(500<<20), "a larger budget, larger workers")
 }

@@ -104,11 +104,12 @@ type ExtractLimits struct {
 	// pool grows to MaxWorkers. Default 2.
 	Workers int
 	// MaxWorkers bounds the worker processes that run at once. Default
-	// twice Workers, fewer if MemoryBudget cannot hold them.
+	// twice Workers, fewer if MemoryBudget cannot give each 384 MiB (two
+	// with the default budget).
 	MaxWorkers int
 	// WorkerMemoryBytes is what a worker may use beyond its footprint at
 	// start. Default: its share of MemoryBudget, (MemoryBudget -
-	// MaxCallBytes) / MaxWorkers - 32 MiB (160 MiB with the other
+	// MaxCallBytes) / MaxWorkers - 32 MiB (384 MiB with the other
 	// defaults).
 	WorkerMemoryBytes uint64
 	// MemoryBudget bounds the memory lro_extract takes in all, in this
@@ -128,8 +129,8 @@ type ExtractLimits struct {
 	MaxCalls int
 	// MaxCallBytes bounds the memory the admitted calls may hold in this
 	// process: headers and results, and, for queries run in this process,
-	// the records of the files they decode; default 256 MiB, or a quarter
-	// of MemoryBudget if that is less.
+	// the records of the files they decode; default 3/16 of MemoryBudget
+	// (192 MiB), 256 MiB at most.
 	MaxCallBytes int64
 }
 
@@ -171,7 +172,14 @@ func (l ExtractLimits) withDefaults() ExtractLimits {
 
 // minWorkerMemory is the least WorkerMemoryBytes the budget leaves a
 // worker: less, and ordinary queries of a few megabytes fail.
-const minWorkerMemory = 64 << 20
+// defaultWorkerMemory is the least a worker gets by default: the
+// slurping recipes 8 and 9 over 100,000 full memories (67 MB) need more
+// than 288 MiB, and took 6 s at 352 MiB (2 s with room), so the default
+// budget runs two workers of 384 MiB rather than four of 160.
+const (
+	minWorkerMemory     = 64 << 20
+	defaultWorkerMemory = 384 << 20
+)
 
 // withinBudget sizes the pool and the admission to MemoryBudget; the
 // other fields have their defaults.
@@ -181,7 +189,7 @@ func (l ExtractLimits) withinBudget() ExtractLimits {
 	}
 	budget := max(l.MemoryBudget, 2*(minWorkerMemory+extractworker.FootprintBytes))
 	if l.MaxCallBytes <= 0 {
-		l.MaxCallBytes = min(defaultMaxCallBytes, int64(budget/4))
+		l.MaxCallBytes = min(defaultMaxCallBytes, int64(budget*3/16))
 	}
 	l.MaxCallBytes = min(l.MaxCallBytes, int64(budget/2))
 	share := budget - uint64(l.MaxCallBytes) // the workers'
@@ -194,7 +202,10 @@ func (l ExtractLimits) withinBudget() ExtractLimits {
 	if l.MaxWorkers <= 0 {
 		l.MaxWorkers = 2 * l.Workers
 	}
-	per := max(minWorkerMemory, l.WorkerMemoryBytes)
+	per := uint64(defaultWorkerMemory) // the fewest bytes a default worker gets
+	if l.WorkerMemoryBytes > 0 {
+		per = max(minWorkerMemory, l.WorkerMemoryBytes)
+	}
 	per = min(per, share-extractworker.FootprintBytes) // one worker fits
 	l.MaxWorkers = max(1, min(l.MaxWorkers, int(share/(per+extractworker.FootprintBytes))))
 	if l.WorkerMemoryBytes == 0 {
