@@ -136,9 +136,12 @@ func (o *Offloader) extract(ctx context.Context, args map[string]any) (string, e
 		o.records.Forget(name + "\x00")
 		return extractFail(o.openError(call.path, name, err))
 	}
-	defer f.Close()
+	defer func() { f.Close() }() // f may become a local copy
 	if f.size > lim.MaxFileBytes {
 		return extractFail(fmt.Errorf("%s is %d bytes, more than the %d this tool reads", echo(call.path), f.size, lim.MaxFileBytes))
+	}
+	if f, err = o.isolate(ctx, f, lim); err != nil {
+		return extractFail(err)
 	}
 	// Modes that do not run jq dispatch here, on the file opened safely.
 	if call.grep != "" || call.lines != "" {

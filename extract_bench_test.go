@@ -35,9 +35,12 @@ func BenchmarkExtract(b *testing.B) {
 	}
 	const custom = `select(.title|test("quasar";"i"))|{id,title}`
 	for _, n := range []int{500, 100000} {
-		o := newOffloader(b, nil, lro.WithExtractLimits(lro.ExtractLimits{MaxHeapBytes: 4 << 30}))
+		// A 4 GiB budget: workers of 1.8 GiB. Within the default 1 GiB
+		// (two workers of 384 MiB), recipes 8 and 9 at 100,000 records
+		// take 4.5-7.3 s, their collector working near the limit.
+		o := newOffloader(b, nil, lro.WithExtractLimits(lro.ExtractLimits{MaxHeapBytes: 4 << 30, MemoryBudget: 4 << 30}))
 		cold := newOffloader(b, func(c *lro.Config) { c.OutputDir = o.Config().OutputDir },
-			lro.WithExtractLimits(lro.ExtractLimits{MaxHeapBytes: 4 << 30, CacheBytes: -1}))
+			lro.WithExtractLimits(lro.ExtractLimits{MaxHeapBytes: 4 << 30, CacheBytes: -1, MemoryBudget: 4 << 30}))
 		recs := memories(b, n, lro.DetailFull)
 		out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: recs})
 		if err != nil || out.Action != lro.Offloaded {

@@ -7,3 +7,13 @@ import "github.com/mcplro/lro/internal/extractworker"
 func ExtractWorkerPIDs(o *Offloader) []int {
 	return extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Stats().PIDs
 }
+
+// ExtractLocalCopies returns how many local copies of a store's files o
+// keeps for its workers.
+func ExtractLocalCopies(o *Offloader) int { return o.copies.count() }
+
+// ExtractWorkersBusy returns how many of the workers that run o's
+// lro_extract queries hold one.
+func ExtractWorkersBusy(o *Offloader) int {
+	return extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Stats().Busy
+}

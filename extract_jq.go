@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcplro/lro/internal/extractworker"
 	"github.com/mcplro/lro/internal/jqsandbox"
@@ -35,14 +38,14 @@ const (
 
 // extractJQ runs the recipe or query of call over the file f.
 func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
-	req := &extractworker.Request{Path: o.opts.fs.Path(f.name), File: f.id, Limits: lim.sandbox()}
+	req := &extractworker.Request{Path: f.workerPath(o.opts.fs), File: f.id, Limits: lim.sandbox()}
 	if err := extractCalls.reserve(ticket, headerReserve+2*int64(jqsandbox.DefaultMaxOutputBytes), lim.MaxCallBytes); err != nil {
 		return "", err
 	}
 	r := bufio.NewReaderSize(f.f, headerBuffer)
 	h, err := readHeader(r)
 	if err != nil {
-		return "", fmt.Errorf("%s: %v", echo(req.Path), err)
+		return "", fmt.Errorf("%s: %v", echo(o.opts.fs.Path(f.name)), err)
 	}
 	var values []any
 	raw := false
@@ -105,21 +108,32 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted}, raw), nil
 }
 
-// runQuery answers req: in a worker process when f may be read there and
-// workers run, else in this process, reading the records that follow the
-// header from rest.
+// runQuery answers req: in a worker process, unless queries were chosen
+// to run in this process (ExtractLimits.InProcess), reading the records
+// that follow the header from rest. Where no worker can run the query,
+// the call fails: it never runs in this process unasked.
 func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admitted) (*extractworker.Response, error) {
-	if f.direct && !lim.InProcess && extractworker.Supported() {
+	if !lim.InProcess {
+		if !extractworker.Supported() {
+			o.unisolated(ctx, reasonUnsupported, errors.New(runtime.GOOS))
+			return nil, fmt.Errorf("this server runs queries only in isolated worker processes, which it cannot start on %s; its operator may set lro.ExtractLimits.InProcess to run them in the server, without isolation", runtime.GOOS)
+		}
+		if !f.direct {
+			return nil, errors.New("the file cannot be handed to a worker process") // isolate makes a copy first
+		}
+		o.noteWorker()
 		maxResponse := req.Limits.MaxOutputBytes
 		if maxResponse <= 0 {
 			maxResponse = jqsandbox.DefaultMaxOutputBytes
 		}
 		resp, err := extractworker.PoolFor(lim.pool()).Run(ctx, req, lim.Timeout, maxResponse)
-		if !errors.Is(err, extractworker.ErrUnavailable) {
-			return resp, err
+		if errors.Is(err, extractworker.ErrUnavailable) {
+			o.unisolated(ctx, reasonNoWorker, err)
+			return nil, fmt.Errorf("this server runs queries only in isolated worker processes, and none could be started (%s); try again later", strings.TrimPrefix(err.Error(), "extractworker: "))
 		}
-		o.warnInProcess(ctx, err)
+		return resp, err
 	}
+	o.unisolated(ctx, reasonInProcess, nil)
 	if _, cached := o.records.Get(f.key); !cached && o.records.Fits(f.size) {
 		if err := extractCalls.reserve(ticket, decodeFactor*f.size, lim.MaxCallBytes); err != nil {
 			return nil, err
@@ -131,15 +145,46 @@ func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f 
 	}}), nil
 }
 
-// warnedInProcess is set once a warning says that queries run in process
-// for want of workers.
-var warnedInProcess atomic.Bool
+// Why a query ran without a worker process, or was refused for want of
+// one: the reason attribute of lro.extract.unisolated.
+const (
+	reasonInProcess   = "in_process"  // ExtractLimits.InProcess: chosen
+	reasonNoWorker    = "no_worker"   // refused: no worker could start
+	reasonUnsupported = "unsupported" // refused: no workers on this system
+)
 
-func (o *Offloader) warnInProcess(ctx context.Context, err error) {
-	if !warnedInProcess.Swap(true) {
-		o.logf(ctx, slog.LevelWarn, "lro: lro_extract runs queries in this process: worker processes cannot start", ExtractToolName, err)
+// lastUnisolatedLog is when unisolated last logged (UnixNano): once a
+// minute at most, so that a broken pool does not flood the log.
+var lastUnisolatedLog atomic.Int64
+
+// unisolated reports a query that runs without a worker process, or was
+// refused for want of one: counted every time (lro.extract.unisolated),
+// and logged, through the Offloader's logger or else slog.Default so
+// that it is never dropped: a refusal at Warn at most once a minute, the
+// choice to run queries in process at Info once.
+func (o *Offloader) unisolated(ctx context.Context, reason string, err error) {
+	o.metrics.unisolated(ctx, reason)
+	l := o.opts.logger
+	if l == nil {
+		l = slog.Default()
 	}
+	if reason == reasonInProcess {
+		if !warnedInProcess.Swap(true) {
+			l.LogAttrs(ctx, slog.LevelInfo, "lro: lro_extract runs queries in this process, without isolation (ExtractLimits.InProcess)", slog.String("tool", ExtractToolName))
+		}
+		return
+	}
+	now := time.Now().UnixNano()
+	last := lastUnisolatedLog.Load()
+	if now-last < int64(time.Minute) || !lastUnisolatedLog.CompareAndSwap(last, now) {
+		return
+	}
+	l.LogAttrs(ctx, slog.LevelWarn, "lro: lro_extract refused a query: no worker process can run it", slog.String("tool", ExtractToolName), slog.String("reason", reason), slog.Any("error", err))
 }
+
+// warnedInProcess is set once the choice to run queries in process has
+// been logged.
+var warnedInProcess atomic.Bool
 
 // recipesOf returns the recipes of the file name, whose header is h.
 func (o *Offloader) recipesOf(name string, h OffloadHeader) ([]Recipe, error) {

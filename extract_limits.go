@@ -12,13 +12,23 @@ import (
 //
 // # Where queries run
 //
-// By default, on Unix, with the default directory FS (or [DirFS]), each
-// query runs in a worker process: a copy of this very executable, started
-// again with an environment variable that makes an init function of this
-// module (linked by lro) serve queries, before the program's main (or a
-// test binary's) runs; your main needs no change. A small pool of them is
-// kept warm; a file's decoded records live in the worker that read it, and
-// later queries of the file go there. This guarantees, whatever the query:
+// By default, on Unix, each query runs in a worker process: the program
+// lro-worker (cmd/lro-worker: go install
+// github.com/mcplro/lro/cmd/lro-worker@VERSION, the version of lro your
+// program links), found through WorkerPath, the LRO_WORKER_PATH
+// environment variable, beside this executable, or on PATH; else this
+// very executable, started again with an environment variable that makes
+// an init function of this module serve queries before the program's
+// main runs. Your main needs no change either way, but this executable
+// run again runs every init function of its packages (Go runs those of
+// packages whose import paths sort first before lro's) in each worker, at
+// every start: a package that writes a PID file or truncates a log in its
+// init does so again. lro-worker runs no code of yours; without it, the
+// first use of lro_extract logs this at Info. Files of an FS that is not a
+// directory of this system (an object store, a [MemFS]) are copied first
+// to a private local file, once, which the workers read. A small pool of
+// workers is kept warm; a file's decoded records live in the worker that
+// read it, and later queries of the file go there. This guarantees, whatever the query:
 //   - the server's memory is not touched by it: the server holds the
 //     call's arguments, the file's header and the query's results, all
 //     bounded;
@@ -32,10 +42,16 @@ import (
 //     call says the query needed too much memory; elsewhere (and in
 //     builds with the race detector) the limit steers Go's collector, and
 //     the heap watchdog below stops the query;
+//   - all queries together use at most MemoryBudget (1 GiB by default):
+//     no more than MaxWorkers workers run, and each may use only its
+//     share of the budget;
 //   - it holds one worker: other calls run on the others, and when every
 //     worker is held by a query running for a quarter of a second already,
-//     the pool grows, up to twice Workers. A call that finds no worker
-//     free within half a second fails with "busy, retry in N s".
+//     the pool grows, up to MaxWorkers. A call that finds no worker free
+//     within half a second fails with "busy, retry in N s", and at once
+//     when MaxWorkers workers each hold such a query;
+//   - it does not slow the server's other tools: workers run at a lower
+//     CPU priority (nice 10) than the server.
 //
 // What it costs: a worker's start (tens of milliseconds, once), a copy of
 // the results through a pipe (tens of microseconds for a screenful), the
@@ -43,10 +59,11 @@ import (
 // file decoded once per worker that queries it rather than once per
 // process.
 //
-// Queries run in this process instead when InProcess is set, on other
-// systems, when the FS is not a directory of this system (a [MemFS], an
-// FS of your own), or when no worker can be started (the executable
-// cannot be run again; a warning is logged). There they are bounded by
+// Queries run in this process only when InProcess is set. Where workers
+// cannot run (other systems; no worker starts, twice in a row) a query
+// fails with an error that says why, is counted
+// (lro.extract.unisolated), and logged at Warn, through slog.Default when
+// no logger is set. In process, queries are bounded by
 // jqsandbox's guards and watchdog: runs are serialized; the heap growth is
 // measured and a query is stopped past MaxHeapBytes; each builtin that
 // could allocate or recurse without bound in a single call is checked
@@ -73,24 +90,52 @@ type ExtractLimits struct {
 	CacheBytes int64
 
 	// InProcess runs queries in this process rather than in worker
-	// processes; see above for what that guarantees less. Default false.
+	// processes: it gives up their isolation (see above for what that
+	// guarantees less). Default false: queries run only in workers, and a
+	// call fails with a clear error where none can run.
 	InProcess bool
+	// WorkerPath is the program the workers run: a build of
+	// cmd/lro-worker, which runs no code of yours. Default: the
+	// LRO_WORKER_PATH environment variable, else lro-worker beside this
+	// executable, else lro-worker on PATH, else this executable run again
+	// (see "Where queries run" above).
+	WorkerPath string
 	// Workers is how many worker processes are kept warm; under load the
-	// pool grows to twice as many. Default 2.
+	// pool grows to MaxWorkers. Default 2.
 	Workers int
+	// MaxWorkers bounds the worker processes that run at once. Default
+	// twice Workers, fewer if MemoryBudget cannot give each 384 MiB (two
+	// with the default budget).
+	MaxWorkers int
 	// WorkerMemoryBytes is what a worker may use beyond its footprint at
-	// start. Default 1.5 MaxHeapBytes + 5 CacheBytes + 64 MiB (992 MiB
-	// with the other defaults).
+	// start. Default: its share of MemoryBudget, (MemoryBudget -
+	// MaxCallBytes) / MaxWorkers - 32 MiB (384 MiB with the other
+	// defaults).
 	WorkerMemoryBytes uint64
+	// MemoryBudget bounds the memory lro_extract takes in all, in this
+	// process and its workers together: the bytes admitted calls hold
+	// here (MaxCallBytes) plus, for each of the MaxWorkers workers, its
+	// footprint at start (32 MiB) and WorkerMemoryBytes. Default 1 GiB
+	// (DefaultExtractMemoryBudget). Fields set beyond it are brought
+	// within it: MaxCallBytes to half of it at most, then MaxWorkers
+	// lowered (to one at least), then WorkerMemoryBytes, never below 64
+	// MiB; a budget under 192 MiB (two such workers) counts as 192 MiB.
+	// Queries run in this process take MaxCallBytes and MaxHeapBytes of it
+	// (MaxHeapBytes is lowered to fit).
+	MemoryBudget uint64
 	// MaxCalls bounds the lro_extract calls the process admits at once,
 	// running or waiting; default 16. The process's Offloaders share the
 	// count, each checking its own bound.
 	MaxCalls int
 	// MaxCallBytes bounds the memory the admitted calls may hold in this
 	// process: headers and results, and, for queries run in this process,
-	// the records of the files they decode; default 256 MiB.
+	// the records of the files they decode; default 3/16 of MemoryBudget
+	// (192 MiB), 256 MiB at most.
 	MaxCallBytes int64
 }
+
+// DefaultExtractMemoryBudget is the default of ExtractLimits.MemoryBudget.
+const DefaultExtractMemoryBudget = 1 << 30
 
 // Defaults of ExtractLimits.
 const (
@@ -116,18 +161,58 @@ func (l ExtractLimits) withDefaults() ExtractLimits {
 	if l.CacheBytes == 0 {
 		l.CacheBytes = DefaultExtractCacheBytes
 	}
-	if l.Workers <= 0 {
-		l.Workers = 2
-	}
-	if l.WorkerMemoryBytes == 0 {
-		l.WorkerMemoryBytes = l.MaxHeapBytes + l.MaxHeapBytes/2 + 5*uint64(max(l.CacheBytes, 0)) + 64<<20
-	}
 	if l.MaxCalls <= 0 {
 		l.MaxCalls = defaultMaxCalls
 	}
-	if l.MaxCallBytes <= 0 {
-		l.MaxCallBytes = defaultMaxCallBytes
+	if l.WorkerPath == "" {
+		l.WorkerPath, _ = workerProgram()
 	}
+	return l.withinBudget()
+}
+
+// minWorkerMemory is the least WorkerMemoryBytes the budget leaves a
+// worker: less, and ordinary queries of a few megabytes fail.
+// defaultWorkerMemory is the least a worker gets by default: the
+// slurping recipes 8 and 9 over 100,000 full memories (67 MB) need more
+// than 288 MiB, and took 6 s at 352 MiB (2 s with room), so the default
+// budget runs two workers of 384 MiB rather than four of 160.
+const (
+	minWorkerMemory     = 64 << 20
+	defaultWorkerMemory = 384 << 20
+)
+
+// withinBudget sizes the pool and the admission to MemoryBudget; the
+// other fields have their defaults.
+func (l ExtractLimits) withinBudget() ExtractLimits {
+	if l.MemoryBudget == 0 {
+		l.MemoryBudget = DefaultExtractMemoryBudget
+	}
+	budget := max(l.MemoryBudget, 2*(minWorkerMemory+extractworker.FootprintBytes))
+	if l.MaxCallBytes <= 0 {
+		l.MaxCallBytes = min(defaultMaxCallBytes, int64(budget*3/16))
+	}
+	l.MaxCallBytes = min(l.MaxCallBytes, int64(budget/2))
+	share := budget - uint64(l.MaxCallBytes) // the workers'
+	if l.MaxHeapBytes > share {
+		l.MaxHeapBytes = share // in process, one query runs at a time
+	}
+	if l.Workers <= 0 {
+		l.Workers = 2
+	}
+	if l.MaxWorkers <= 0 {
+		l.MaxWorkers = 2 * l.Workers
+	}
+	per := uint64(defaultWorkerMemory) // the fewest bytes a default worker gets
+	if l.WorkerMemoryBytes > 0 {
+		per = max(minWorkerMemory, l.WorkerMemoryBytes)
+	}
+	per = min(per, share-extractworker.FootprintBytes) // one worker fits
+	l.MaxWorkers = max(1, min(l.MaxWorkers, int(share/(per+extractworker.FootprintBytes))))
+	if l.WorkerMemoryBytes == 0 {
+		per = share/uint64(l.MaxWorkers) - extractworker.FootprintBytes
+	}
+	l.WorkerMemoryBytes = per
+	l.Workers = min(l.Workers, l.MaxWorkers)
 	return l
 }
 
@@ -138,5 +223,5 @@ func (l ExtractLimits) sandbox() jqsandbox.Limits {
 
 // pool returns the configuration of the worker pool these limits use.
 func (l ExtractLimits) pool() extractworker.Config {
-	return extractworker.Config{Workers: l.Workers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes}
+	return extractworker.Config{Workers: l.Workers, MaxWorkers: l.MaxWorkers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes, Executable: l.WorkerPath}
 }

@@ -23,9 +23,28 @@ type offloadFile struct {
 	// direct is set for a file of a directory that passed every check of
 	// extractworker.Check: a worker process may read it.
 	direct bool
+	// local is the path of the local copy of a file of a store (see
+	// isolate), and release gives it back; empty for others.
+	local   string
+	release func()
 }
 
-func (f *offloadFile) Close() error { return f.f.Close() }
+func (f *offloadFile) Close() error {
+	err := f.f.Close()
+	if f.release != nil {
+		f.release()
+		f.release = nil
+	}
+	return err
+}
+
+// workerPath returns the path a worker process opens f by.
+func (f *offloadFile) workerPath(fsys FS) string {
+	if f.local != "" {
+		return f.local
+	}
+	return fsys.Path(f.name)
+}
 
 // openThroughFS opens name through the Offloader's FS, for an FS that is not
 // a directory of this system (MemFS, or one of the user's): such a file is

@@ -52,17 +52,17 @@ func (o *Offloader) warmExtract(name string) {
 // finds one ready instead of waiting for a process to start (tens of
 // milliseconds).
 func (o *Offloader) prestartWorkers() {
-	if o.queriesInProcess() || o.closed.Load() {
+	if o.queriesInProcess() || o.closed.Load() || !extractworker.Supported() {
 		return
 	}
+	o.noteWorker()
 	extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Prestart()
 }
 
 // queriesInProcess reports whether lro_extract's queries run in this
-// process rather than in workers (see runQuery).
+// process rather than in workers (see runQuery): only when chosen.
 func (o *Offloader) queriesInProcess() bool {
-	_, dir := o.opts.fs.(*dirFS)
-	return o.opts.extractLimits.InProcess || !extractworker.Supported() || !dir
+	return o.opts.extractLimits.InProcess
 }
 
 // warm decodes the records of the file name into the cache, under the key

@@ -223,6 +223,7 @@ type Offloader struct {
 	wrapped   sync.Map     // task tools a wrapper of task.go serves
 	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
+	copies    localCopies  // lro_extract's local copies of a store's files: extract_copy.go
 	sessions  sessionBudget
 	metrics   *instruments
 	queries   queryCache // lro_extract's compiled recipes
@@ -312,6 +313,7 @@ func (o *Offloader) Close() error {
 	o.warmMu.Lock()
 	o.warmMu.Unlock()
 	o.warming.Wait()
+	o.copies.close()
 	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
 		return c.Close()
 	}

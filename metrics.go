@@ -25,6 +25,9 @@ const MeterName = "github.com/mcplro/lro"
 //	lro.files.removed         files deleted, by reason (expired, evicted)
 //	lro.extract.calls         lro_extract calls, by outcome (ok, refused)
 //	lro.extract.duration      time to answer an lro_extract call (s)
+//	lro.extract.unisolated    lro_extract queries run without a worker process
+//	                          (reason in_process: ExtractLimits.InProcess), or
+//	                          refused for want of one (no_worker, unsupported)
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(o *options) { o.meterProvider = mp }
 }
@@ -40,6 +43,7 @@ type instruments struct {
 	filesRemoved    metric.Int64Counter
 	extractCalls    metric.Int64Counter
 	extractDuration metric.Float64Histogram
+	unisolatedCalls metric.Int64Counter
 }
 
 func newInstruments(mp metric.MeterProvider) (*instruments, error) {
@@ -71,6 +75,7 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	in.filesRemoved = counter("lro.files.removed", "{file}", "Offloaded files deleted, by reason.")
 	in.extractCalls = counter("lro.extract.calls", "{call}", "lro_extract calls, by outcome.")
 	in.extractDuration = histogram("lro.extract.duration", "Time to answer an lro_extract call.")
+	in.unisolatedCalls = counter("lro.extract.unisolated", "{query}", "lro_extract queries run without a worker process, or refused for want of one, by reason.")
 	return &in, err
 }
 
@@ -97,6 +102,12 @@ func (in *instruments) extracted(ctx context.Context, outcome string, took time.
 	o := metric.WithAttributes(attrOutcome(outcome))
 	in.extractCalls.Add(ctx, 1, o)
 	in.extractDuration.Record(ctx, took.Seconds(), o)
+}
+
+// unisolated counts a query run without a worker process, or refused for
+// want of one; see Offloader.unisolated.
+func (in *instruments) unisolated(ctx context.Context, reason string) {
+	in.unisolatedCalls.Add(ctx, 1, metric.WithAttributes(attrReason(reason)))
 }
 
 func attrOperation(op string) attribute.KeyValue { return attribute.String("operation", op) }

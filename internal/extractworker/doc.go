@@ -3,12 +3,17 @@
 // limit and is killed at the query's deadline, and the server's own memory
 // and handlers are never at stake.
 //
-// A worker is a copy of the running executable: a Pool starts it again
-// with an environment variable set, and this package's init function,
+// A worker runs Config.Executable, a program that links this package and
+// nothing of the server's (cmd/lro-worker, whose main is Main), or, when
+// none is set, a copy of the running executable. Either way a Pool starts
+// it with an environment variable set, and this package's init function,
 // which runs before the program's main (or a test binary's), serves
 // requests on stdin and stdout until stdin closes. Any binary that links
 // this package (every binary that links lro) is therefore its own worker,
-// unchanged.
+// unchanged; but run again, it runs the init functions of its packages
+// again in each worker (Go runs those whose imports are ready before this
+// package's): a worker that is not the server's own program runs no code
+// of the server's.
 //
 // Each request names a file by path and by FileID (device, inode, size,
 // modification time): the parent opens and checks the file first (see
@@ -36,10 +41,22 @@
 //     its caller is told the query needed too much memory. Elsewhere the
 //     limit is a soft one for Go's collector, and jqsandbox's watchdog
 //     stops queries at their MaxHeapBytes.
+//   - A worker found stopped (SIGSTOP, a debugger; checked on Linux
+//     before it is handed a query and every 200 ms during one) is killed
+//     and replaced, and its query runs again on another worker: neither
+//     it nor the calls waiting in line wait for its deadline.
+//   - A worker that has mapped more than half of its memory limit (on
+//     Linux, checked after a query of 20 ms or more) is replaced: Go keeps
+//     what it maps, and the next query, however small, could die at the
+//     limit for the one before.
 //   - A dead, killed or stuck worker is replaced; the pool keeps
 //     Config.Workers warm and grows to Config.MaxWorkers under load.
 //   - A call waits at most half a second for a worker, then fails with a
-//     *BusyError that says when the first running query ends.
+//     *BusyError that says when the first running query ends; it fails at
+//     once when MaxWorkers workers run and every one holds a query that
+//     has run for a quarter of a second (no ordinary one).
+//   - Workers run at a lower CPU priority than the server (nice 10), so
+//     that queries that spin do not slow the server's other tools.
 //
 // What it costs: a process start (tens of milliseconds) per worker, a
 // round trip through pipes per query, and memory per worker for its own

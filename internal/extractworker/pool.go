@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,7 +21,18 @@ type Config struct {
 	MemoryBytes uint64
 	// CacheBytes is each worker's FileCache budget, in file bytes.
 	CacheBytes int64
+	// Executable is the program a worker runs: one that links this
+	// package and whose main calls nothing before this package's init
+	// takes over (cmd/lro-worker). Empty: this very executable, run again
+	// (see the package doc).
+	Executable string
 }
+
+// FootprintBytes is what a worker holds at start, before any query: its
+// runtime, its code's pages and a heap warmed to 16 MiB (25 MiB resident
+// measured on Linux/amd64), rounded up. A budget of memory for workers
+// counts, for each one, FootprintBytes plus Config.MemoryBytes.
+const FootprintBytes = 32 << 20
 
 func (c Config) withDefaults() Config {
 	if c.Workers <= 0 {
@@ -45,9 +57,14 @@ const (
 	// one of the warm ones, may stay idle before it is stopped.
 	idleExtra = 30 * time.Second
 	idleWarm  = 5 * time.Minute
-	// retryBroken is how long a pool whose workers cannot start is left
-	// alone before it tries again.
-	retryBroken = time.Minute
+	// retryBroken is how long a pool whose workers cannot start (twice
+	// in a row) is left alone before it tries again; calls meanwhile
+	// fail with ErrUnavailable at once.
+	retryBroken = 5 * time.Second
+	// spentCheck: after a query this long (or one that failed), the
+	// worker's mapped memory is checked (see proc.spent); a shorter one
+	// cannot have mapped much.
+	spentCheck = 20 * time.Millisecond
 	// slowQuery: a query running this long is not an ordinary one; the
 	// pool grows only when every worker holds such a query.
 	slowQuery = 250 * time.Millisecond
@@ -56,8 +73,9 @@ const (
 // Errors of Pool.Run.
 var (
 	// ErrUnavailable: no worker process could be started (the executable
-	// cannot be run again, or does not answer as a worker). The caller
-	// may run the query in its own process instead.
+	// cannot be run again, or does not answer as a worker), twice in a
+	// row. The error returned wraps it with the cause. The query has not
+	// run anywhere.
 	ErrUnavailable = errors.New("extractworker: worker processes are unavailable")
 )
 
@@ -87,8 +105,10 @@ func (e *BusyError) Error() string {
 // query for slowQuery: ordinary queries end sooner than a new worker
 // starts and decodes the file, and a flood of them must not start
 // processes. A call that gets no worker within queueWait fails with a
-// *BusyError. A query that holds its worker to its deadline therefore
-// delays others only when it and its like hold MaxWorkers workers.
+// *BusyError, and at once when MaxWorkers workers run and each holds a
+// slow query. A query that holds its worker to its deadline therefore
+// delays others only when it and its like hold MaxWorkers workers, and
+// then they are told so at once rather than kept waiting.
 //
 // A Pool is safe for concurrent use.
 type Pool struct {
@@ -98,12 +118,13 @@ type Pool struct {
 	procs   []*proc
 	waiting []*waiter
 	broken  time.Time // when starting a worker last failed
+	lastErr error     // why
 	reaping bool      // the reaper goroutine runs
 }
 
 type waiter struct {
 	key string
-	ch  chan *proc // buffered: receives the worker handed over
+	ch  chan *proc // buffered: receives the worker handed over, or nil (see failed)
 }
 
 var (
@@ -200,8 +221,16 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 			return p.grow(timeout) // unlocks
 		}
 		if len(p.procs) == 0 {
+			err := p.unavailable()
 			p.mu.Unlock()
-			return nil, ErrUnavailable
+			return nil, err
+		}
+		if len(p.procs) >= p.cfg.MaxWorkers && !time.Now().Before(p.slowAt()) {
+			// Every worker holds a query that is no ordinary one, and
+			// the pool may not grow: none is likely to come free soon.
+			err := p.busy()
+			p.mu.Unlock()
+			return nil, err
 		}
 		if pos < 0 && len(p.waiting) >= maxWaiting {
 			err := p.busy()
@@ -226,6 +255,9 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		case w := <-wt.ch:
 			t.Stop()
 			p.mu.Lock()
+			if w == nil {
+				continue // a worker failed to start: look again
+			}
 			p.take(w, timeout)
 			p.mu.Unlock()
 			return w, nil
@@ -239,6 +271,9 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		if i < 0 {
 			// A worker was handed over just as we woke: use it.
 			w := <-wt.ch
+			if w == nil {
+				continue
+			}
 			p.take(w, timeout)
 			p.mu.Unlock()
 			return w, nil
@@ -271,11 +306,16 @@ func (p *Pool) mayGrow() bool {
 }
 
 // slowAt returns when every busy worker will be running a slow query (the
-// zero time when there is none); p.mu is held.
+// zero time when there is none); p.mu is held. A worker still starting
+// counts as one that comes free when its start ends at the latest (two
+// tries of helloWait): the call it will be handed to should wait for it.
 func (p *Pool) slowAt() time.Time {
 	var at time.Time
 	for _, w := range p.procs {
-		if w.busy {
+		switch {
+		case w.cmd == nil:
+			at = later(at, w.started.Add(2*helloWait))
+		case w.busy:
 			at = later(at, w.started.Add(slowQuery))
 		}
 	}
@@ -296,14 +336,15 @@ func (p *Pool) grow(timeout time.Duration) (*proc, error) {
 	slot := &proc{busy: true, started: time.Now()}
 	p.procs = append(p.procs, slot)
 	p.mu.Unlock()
-	w, err := startProc(workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes})
+	w, err := p.start()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.procs = slices.DeleteFunc(p.procs, func(x *proc) bool { return x == slot })
 	if err != nil {
-		p.broken = time.Now()
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		p.failed(err)
+		return nil, p.unavailable()
 	}
+	p.lastErr = nil
 	p.procs = append(p.procs, w)
 	p.take(w, timeout)
 	p.startReaper()
@@ -311,26 +352,68 @@ func (p *Pool) grow(timeout time.Duration) (*proc, error) {
 	return w, nil
 }
 
-// idleFor returns a free live worker, preferably one that has the file
-// key decoded; p.mu is held.
-func (p *Pool) idleFor(key string) *proc {
-	var any *proc
-	for _, w := range slices.Clone(p.procs) {
-		if w.busy || w.cmd == nil {
-			continue
-		}
-		if !w.alive() {
-			p.drop(w) // died while idle: killed from outside
-			continue
-		}
-		if slices.Contains(w.files, key) {
-			return w
-		}
-		if any == nil {
-			any = w
-		}
+// start starts a worker, and tries once more if that fails: a start may
+// fail for a passing reason (a machine so loaded that the worker misses
+// helloWait, a process limit reached for a moment).
+func (p *Pool) start() (*proc, error) {
+	cfg := workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes}
+	w, err := startProc(p.cfg.Executable, cfg)
+	if err != nil {
+		w, err = startProc(p.cfg.Executable, cfg)
 	}
-	return any
+	return w, err
+}
+
+// failed records that a worker could not start, and wakes the calls
+// waiting for one: they look again, and fail if no worker runs; p.mu is
+// held.
+func (p *Pool) failed(err error) {
+	p.broken, p.lastErr = time.Now(), err
+	for _, wt := range p.waiting {
+		wt.ch <- nil
+	}
+	p.waiting = nil
+}
+
+// unavailable returns ErrUnavailable with the last failure to start a
+// worker; p.mu is held.
+func (p *Pool) unavailable() error {
+	if p.lastErr == nil {
+		return ErrUnavailable
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, strings.TrimPrefix(p.lastErr.Error(), "extractworker: "))
+}
+
+// idleFor returns a free live worker, preferably one that has the file
+// key decoded; p.mu is held. A worker found dead or stopped (SIGSTOP) is
+// dropped: it would hold the query until its deadline.
+func (p *Pool) idleFor(key string) *proc {
+	for {
+		var any, best *proc
+		for _, w := range slices.Clone(p.procs) {
+			if w.busy || w.cmd == nil {
+				continue
+			}
+			if !w.alive() {
+				p.drop(w) // died while idle: killed from outside
+				continue
+			}
+			if best == nil && slices.Contains(w.files, key) {
+				best = w
+			}
+			if any == nil {
+				any = w
+			}
+		}
+		if best == nil {
+			best = any
+		}
+		if best == nil || !best.stopped() {
+			return best
+		}
+		p.drop(best)
+		go p.warm()
+	}
 }
 
 // take marks w as running a query until its deadline; p.mu is held.
@@ -363,7 +446,7 @@ func (p *Pool) busy() *BusyError {
 func (p *Pool) release(w *proc, key string, resp *Response) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !w.alive() || resp == nil || resp.Retire {
+	if !w.alive() || resp == nil || resp.Retire || (time.Since(w.started) >= spentCheck || resp.Failure != nil) && w.spent() {
 		p.drop(w)
 		go p.warm()
 		return
@@ -422,14 +505,14 @@ func (p *Pool) warm() {
 			p.mu.Unlock()
 			return
 		}
-		slot := &proc{busy: true}
+		slot := &proc{busy: true, started: time.Now()}
 		p.procs = append(p.procs, slot)
 		p.mu.Unlock()
-		w, err := startProc(workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes})
+		w, err := p.start()
 		p.mu.Lock()
 		p.procs = slices.DeleteFunc(p.procs, func(x *proc) bool { return x == slot })
 		if err != nil {
-			p.broken = time.Now()
+			p.failed(err)
 			p.mu.Unlock()
 			return
 		}

@@ -246,7 +246,7 @@ func TestFrames(t *testing.T) {
 // so will not kill it) ends itself soon after its query's deadline, even
 // in a builtin that nothing interrupts.
 func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
-	w, err := startProc(workerConfig{})
+	w, err := startProc("", workerConfig{})
 	require.NoError(t, err)
 	defer w.close()
 	path, id := jsonlFile(t, 1)
@@ -285,4 +285,52 @@ func TestPoolGrowsForSlowQueries(t *testing.T) {
 	assert.Less(t, took, queueWait+time.Second)
 	assert.Len(t, p.Stats().PIDs, 2)
 	<-done
+}
+
+// TestPoolBusyAtOnce: when every worker the pool may run holds a slow
+// query, a call is told to retry at once instead of waiting half a
+// second in line (16 such waits filled a server's handlers).
+func TestPoolBusyAtOnce(t *testing.T) {
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
+	path, id := jsonlFile(t, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
+	}()
+	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(slowQuery + 50*time.Millisecond)
+	for range 5 {
+		start := time.Now()
+		_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
+		var be *BusyError
+		require.ErrorAs(t, err, &be)
+		assert.Less(t, time.Since(start), 100*time.Millisecond, "busy at once")
+	}
+	<-done
+}
+
+// TestPoolStartFailure: a worker program that does not start is tried
+// twice, then the call fails with ErrUnavailable and the reason; the next
+// calls fail at once until retryBroken has passed.
+func TestPoolStartFailure(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "starts")
+	exe := filepath.Join(dir, "not-a-worker")
+	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\necho started >> "+count+"\necho no such worker >&2\nexit 3\n"), 0o700))
+	p := testPool(t, Config{Workers: 1, Executable: exe})
+	path, id := jsonlFile(t, 1)
+	_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, err.Error(), "no such worker", "says why")
+	b, _ := os.ReadFile(count)
+	assert.Equal(t, 2, strings.Count(string(b), "started"), "tried twice")
+
+	start := time.Now()
+	_, err = p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, err.Error(), "no such worker")
+	assert.Less(t, time.Since(start), 100*time.Millisecond, "at once while broken")
+	b, _ = os.ReadFile(count)
+	assert.Equal(t, 2, strings.Count(string(b), "started"))
 }

@@ -30,6 +30,13 @@ type proc struct {
 	exited     chan struct{} // closed once the process has been waited for
 	// timedOut is set when the parent killed the process at a deadline.
 	timedOut atomic.Bool
+	// stalled is set when the parent killed the process because it was
+	// stopped (SIGSTOP) during an exchange.
+	stalled atomic.Bool
+
+	// dataBase is the worker's data segment when it said hello (0 when
+	// unknown), and dataRoom what its limit lets it map beyond.
+	dataBase, dataRoom uint64
 
 	// Guarded by Pool.mu.
 	busy     bool
@@ -47,9 +54,20 @@ const (
 	// to answer: the worker's own deadline fires first for anything that
 	// the VM can interrupt, and this covers what it cannot.
 	killGrace = 500 * time.Millisecond
+	// workerNice is the workers' nice value: below the server's priority
+	// (the server's is most likely 0), so that queries that spin on every
+	// core leave the server's other tools their CPU.
+	workerNice = 10
 	// maxRememberedFiles bounds proc.files.
 	maxRememberedFiles = 32
+	// stallCheck is how often an exchange checks that its worker is not
+	// stopped (see proc.stopped).
+	stallCheck = 200 * time.Millisecond
 )
+
+// errStalled: the worker was stopped from outside during an exchange, and
+// killed; the query was not at fault.
+var errStalled = errors.New("extractworker: the worker stopped answering")
 
 // executable is the program a worker runs: this very binary. On Linux
 // /proc/self/exe still names it when its file was replaced or deleted
@@ -63,18 +81,23 @@ func executable() (string, error) {
 	return os.Executable()
 }
 
-// startProc starts a worker and waits for its hello.
-func startProc(cfg workerConfig) (*proc, error) {
-	exe, err := executable()
-	if err != nil {
-		return nil, fmt.Errorf("extractworker: cannot find this executable: %w", err)
+// startProc starts a worker, running the program exe (this executable
+// when empty), and waits for its hello.
+func startProc(exe string, cfg workerConfig) (*proc, error) {
+	args := []string{exe}
+	if exe == "" {
+		self, err := executable()
+		if err != nil {
+			return nil, fmt.Errorf("extractworker: cannot find this executable: %w", err)
+		}
+		exe, args = self, []string{os.Args[0]}
 	}
 	cfgText, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Args = []string{os.Args[0]}
+	cmd.Args = args
 	cmd.Env = append(os.Environ(), envVar+"="+string(cfgText), "GOTRACEBACK=single")
 	p := &proc{cmd: cmd, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
@@ -108,6 +131,10 @@ func startProc(cfg workerConfig) (*proc, error) {
 	}
 	p.stdoutFile = outR
 	p.pid = cmd.Process.Pid
+	// At once, so that the worker's own start (its runtime, its heap
+	// warmed) already yields to the server; again after the hello, for
+	// the threads started meanwhile.
+	lowerPriority(p.pid)
 	go func() {
 		cmd.Wait()
 		close(p.exited)
@@ -126,6 +153,17 @@ func startProc(cfg workerConfig) (*proc, error) {
 		err = fmt.Errorf("extractworker: the worker did not start: %v%s", err, p.stderr.note())
 	case h.Protocol != protocolVersion:
 		err = fmt.Errorf("extractworker: the worker speaks protocol %d, not %d", h.Protocol, protocolVersion)
+	}
+	if err == nil {
+		// After the hello: by then the runtime's threads are up, and
+		// threads created later take the priority of their creator.
+		if e := lowerPriority(p.pid); e != nil {
+			err = fmt.Errorf("extractworker: cannot lower the worker's priority: %w", e)
+		}
+		if hardLimit && cfg.MemoryBytes > 0 {
+			p.dataBase, _ = p.dataBytes()
+			p.dataRoom = cfg.MemoryBytes
+		}
 	}
 	if err != nil {
 		p.close()
@@ -159,15 +197,17 @@ func (p *proc) alive() bool {
 
 // exchange sends req and reads the response. A worker that does not answer
 // within timeout plus killGrace is killed. A worker that dies is reported
-// as a Failure, never an error: the caller's query did that. The error is
-// for a worker that was already unusable (its pipe closed before it read
-// anything).
+// as a Failure, never an error: the caller's query did that. The errors
+// are for a worker that was already unusable (its pipe closed before it
+// read anything), and for one found stopped (SIGSTOP) and killed: the
+// query may run again elsewhere.
 func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
 	t := time.AfterFunc(timeout+killGrace, func() {
 		p.timedOut.Store(true)
 		p.kill()
 	})
 	defer t.Stop()
+	defer p.watchStall()()
 	if err := writeFrame(p.stdin, req, req.blobs()); err != nil {
 		p.kill()
 		return nil, fmt.Errorf("extractworker: the worker is gone: %w", err)
@@ -177,10 +217,58 @@ func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*
 	if err != nil {
 		p.kill()
 		<-p.exited
+		if p.stalled.Load() && !p.timedOut.Load() {
+			return nil, errStalled
+		}
 		return &Response{Failure: p.deathFailure(timeout, err)}, nil
 	}
 	resp.Values = blobs
 	return &resp, nil
+}
+
+// watchStall checks every stallCheck that the worker is not stopped, and
+// kills it if it is, until the returned function is called. A stopped
+// worker would otherwise hold its query, and the calls waiting in line,
+// until the query's deadline.
+func (p *proc) watchStall() (stop func()) {
+	var mu sync.Mutex
+	done := false
+	var t *time.Timer
+	check := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		if p.stopped() {
+			p.stalled.Store(true)
+			p.kill()
+			return
+		}
+		t.Reset(stallCheck)
+	}
+	mu.Lock()
+	t = time.AfterFunc(stallCheck, check)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		done = true
+		t.Stop()
+		mu.Unlock()
+	}
+}
+
+// spent reports whether the worker has mapped more than half of what its
+// memory limit lets it (a query grew its heap that far, or was stopped
+// there): Go keeps what it mapped, and the next query, however small,
+// could meet the limit in the runtime's own mappings and die for it. A
+// spent worker is replaced.
+func (p *proc) spent() bool {
+	if p.dataBase == 0 {
+		return false
+	}
+	n, ok := p.dataBytes()
+	return ok && n > p.dataBase+p.dataRoom/2
 }
 
 // deathFailure explains why the worker died during a query.

@@ -1,0 +1,106 @@
+package lro
+
+import (
+	"debug/buildinfo"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+// The worker program: a build of cmd/lro-worker, which links only the
+// workers' code, rather than the server's own executable, whose every
+// package's init function would run again in each worker.
+const (
+	// workerPathEnv names the worker program, as ExtractLimits.WorkerPath
+	// does.
+	workerPathEnv = "LRO_WORKER_PATH"
+	// workerName is the program searched for beside the executable, then
+	// on PATH.
+	workerName = "lro-worker"
+	// workerPkg is its package, as its build information names it.
+	workerPkg  = modulePath + "/cmd/lro-worker"
+	modulePath = "github.com/mcplro/lro"
+)
+
+// workerProgram is the worker program found for this process, and what
+// to log about it, looked for once.
+var workerProgram = sync.OnceValues(findWorker)
+
+// findWorker returns the worker program: LRO_WORKER_PATH, else lro-worker
+// beside this executable, else on PATH, when it was built from the
+// version of this module that this program links; else "" (this
+// executable, run again), with a note of why for the log.
+func findWorker() (path string, note string) {
+	if p := os.Getenv(workerPathEnv); p != "" {
+		return p, ""
+	}
+	var candidates []string
+	if exe, err := os.Executable(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), workerName))
+	}
+	if p, err := exec.LookPath(workerName); err == nil {
+		candidates = append(candidates, p)
+	}
+	note = "lro: lro_extract's workers run this executable again, so every init function of its packages runs again in each worker; to run none, install " +
+		workerName + " beside it or on PATH (go install " + workerPkg + "@" + ownVersion() + ") or set " + workerPathEnv
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err != nil || fi.IsDir() {
+			continue
+		}
+		bi, err := buildinfo.ReadFile(c)
+		if err != nil || bi.Path != workerPkg {
+			note = "lro: " + c + " is not a build of " + workerPkg + "; " + note
+			continue
+		}
+		if v := ownVersion(); bi.Main.Version != v && bi.Main.Version != "(devel)" && v != "(devel)" {
+			note = "lro: " + c + " is " + workerPkg + " " + bi.Main.Version + ", not " + v + " as this program links; " + note
+			continue
+		}
+		return c, ""
+	}
+	return "", note
+}
+
+// ownVersion returns the version of this module that the program links,
+// "(devel)" when unknown or replaced.
+func ownVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	if bi.Main.Path == modulePath {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == modulePath {
+			if d.Replace != nil {
+				return "(devel)"
+			}
+			return d.Version
+		}
+	}
+	return "(devel)"
+}
+
+// noteWorker logs once in the process which program the workers run when
+// it is this executable, through the Offloader's logger or slog.Default.
+func (o *Offloader) noteWorker() {
+	if o.opts.extractLimits.WorkerPath != "" || o.opts.extractLimits.InProcess {
+		return
+	}
+	_, note := workerProgram()
+	if note == "" || notedWorker.Swap(true) {
+		return
+	}
+	l := o.opts.logger
+	if l == nil {
+		l = slog.Default()
+	}
+	l.Info(note, slog.String("tool", ExtractToolName))
+}
+
+var notedWorker atomic.Bool

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package extractworker
+
+func lowerPriority(int) error { return nil }

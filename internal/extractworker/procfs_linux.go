@@ -1,0 +1,48 @@
+//go:build linux
+
+package extractworker
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+)
+
+// stopped reports whether the process is stopped (SIGSTOP, SIGTSTP, a
+// debugger): such a worker answers nothing until it is continued. Its
+// state is the field of /proc/PID/stat after the command's closing
+// parenthesis.
+func (p *proc) stopped() bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	switch b[i+2] {
+	case 'T', 't':
+		return true
+	}
+	return false
+}
+
+// dataBytes returns the process's data segment (VmData: its private
+// writable mappings, what RLIMIT_DATA bounds), if it can be read.
+func (p *proc) dataBytes() (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\nVmData:"))
+	if !ok {
+		return 0, false
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	kb, err := strconv.ParseUint(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(line), []byte("kB")))), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return kb << 10, true
+}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package extractworker
+
+// stopped reports whether the process is stopped. This platform has no
+// cheap way to tell: a stopped worker is killed at its query's deadline.
+func (p *proc) stopped() bool { return false }
+
+// dataBytes returns the process's data segment; not known here.
+func (p *proc) dataBytes() (uint64, bool) { return 0, false }
