@@ -56,7 +56,7 @@ func compactGuidance(native, linked, lines bool) string {
 	case native && lines:
 		b.WriteString("query it with lro_extract (grep, lines or a jq filter)")
 	case native:
-		b.WriteString("query it with lro_extract (a jq filter, or recipe 1-10)")
+		b.WriteString("query it with lro_extract (a jq filter)")
 	default:
 		b.WriteString("extract what you need with tail -n +2 and jq")
 	}

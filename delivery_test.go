@@ -66,6 +66,9 @@ func TestDeliveryCompact(t *testing.T) {
 	assert.Equal(t, lro.CompactSummary{Count: 300, EstimatedTokens: c.Summary.EstimatedTokens, Operation: "tickets"}, c.Summary)
 	assert.Greater(t, c.Summary.EstimatedTokens, 1600)
 	assert.NotContains(t, c.Guidance, "\n", "one line")
+	native := serveText(t, o, lro.Call{NativeExtract: true}, ticketsJSON(300)).Content[0].Text
+	assert.Contains(t, native, "lro_extract")
+	assert.NotContains(t, native, "recipe", "a compact pointer carries no recipes to name")
 	tokens := len(body) / 4
 	t.Logf("compact pointer: %d bytes, ~%d tokens: %s", len(body), tokens, body)
 	assert.LessOrEqual(t, tokens, 150)

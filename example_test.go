@@ -78,6 +78,45 @@ func ExampleOffloader_ServerOption() {
 	// Output: true list 300 /tmp/lro
 }
 
+// A server built by a constructor you do not own (a library's
+// NewServer) gets offloading after the fact: a server.ServerOption is a
+// func(*server.MCPServer), and everything it installs (the tool
+// middleware, the tool filter that widens output schemas, the lro://files/
+// resources and the hooks that detect proxy clients) may be added to a
+// built server, before it serves. Nothing needs the constructor; only a
+// later server.WithHooks would replace the hooks it adds.
+func ExampleOffloader_ServerOption_builtServer() {
+	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lro.NewMemFS("/tmp/lro")), lro.WithTool("search_files", lro.ToolPolicy{Generic: true}))
+	if err != nil {
+		panic(err)
+	}
+	defer off.Close()
+	s := newFilesServer() // someone else's constructor, tools registered
+
+	off.ServerOption()(s) // attach
+
+	c, _ := client.NewInProcessClient(s)
+	defer c.Close()
+	_ = c.Start(context.Background())
+	_, _ = c.Initialize(context.Background(), mcp.InitializeRequest{})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "search_files"
+	res, _ := c.CallTool(context.Background(), req)
+	var d lro.OffloadResponse
+	_ = json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &d)
+	fmt.Println(d.Offloaded, d.Summary.Count)
+	// Output: true 300
+}
+
+// newFilesServer stands for a constructor the user does not own.
+func newFilesServer() *server.MCPServer {
+	s := server.NewMCPServer("files", "1.0.0")
+	s.AddTool(mcp.NewTool("search_files"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultJSON(rows(300))
+	})
+	return s
+}
+
 // A handler whose result is not the set to judge hands the set over with
 // Collect, here a paginated tool that must not create a cursor when its
 // whole set is offloaded.

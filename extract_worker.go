@@ -46,7 +46,7 @@ func findWorker() (path string, note string) {
 		candidates = append(candidates, p)
 	}
 	note = "lro: lro_extract's workers run this executable again, so every init function of its packages runs again in each worker; to run none, install " +
-		workerName + " beside it or on PATH (go install " + workerPkg + "@" + ownVersion() + ") or set " + workerPathEnv
+		workerName + " beside it or on PATH (go install " + workerPkg + "@" + installVersion() + ") or set " + workerPathEnv
 	for _, c := range candidates {
 		if fi, err := os.Stat(c); err != nil || fi.IsDir() {
 			continue
@@ -63,6 +63,16 @@ func findWorker() (path string, note string) {
 		return c, ""
 	}
 	return "", note
+}
+
+// installVersion is the version to name in a go install command: this
+// module's, or "latest" for a development build, which go install cannot
+// name.
+func installVersion() string {
+	if v := ownVersion(); v != "(devel)" {
+		return v
+	}
+	return "latest"
 }
 
 // ownVersion returns the version of this module that the program links,

@@ -9,19 +9,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGuidanceStatesTheFileLifetime: the shell guidance says when the file
+// TestGuidanceStatesTheFileLifetime: the guidance says when the file
 // goes, so that a model coming back later knows to call the tool again;
-// without a TTL it says nothing about it. The native guidance leaves it to
-// lro_extract's description, which the model has, to keep the descriptor
-// within its budget.
+// without a TTL it says nothing about it. The native guidance says it too
+// (it left it to lro_extract's description, which a model does not always
+// read); so does that description.
 func TestGuidanceStatesTheFileLifetime(t *testing.T) {
 	tt, err := loadTemplates(nil)
 	require.NoError(t, err)
-	for _, memories := range []bool{false, true} {
-		d := guidanceData{Count: 200, Tokens: 9000, Path: "/tmp/lro/f.jsonl", Detail: DetailFull, Memories: memories}
-		assert.NotContains(t, tt.guidance(false, d), "kept", "memories=%v", memories)
-		d.TTL = time.Hour
-		assert.Contains(t, tt.guidance(false, d), "The file is kept about 1 hour; then call the tool again.", "memories=%v", memories)
+	for _, native := range []bool{false, true} {
+		for _, memories := range []bool{false, true} {
+			d := guidanceData{Count: 200, Tokens: 9000, Path: "/tmp/lro/f.jsonl", Detail: DetailFull, Memories: memories}
+			assert.NotContains(t, tt.guidance(native, d), "kept", "native=%v memories=%v", native, memories)
+			d.TTL = time.Hour
+			assert.Contains(t, tt.guidance(native, d), "The file is kept about 1 hour; then call the tool again.", "native=%v memories=%v", native, memories)
+		}
 	}
 	o, err := New(DefaultConfig())
 	require.NoError(t, err)

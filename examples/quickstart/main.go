@@ -114,7 +114,7 @@ func run(ctx context.Context, w io.Writer) (err error) {
 		len(inline), est.EstimateTokens([]byte(inline)), inlineWire)
 	fmt.Fprintf(w, "  descriptor:     %7d bytes ~%6d tok   %8d bytes\n\n",
 		len(offloaded), est.EstimateTokens([]byte(offloaded)), offloadedWire)
-	fmt.Fprintf(w, "The descriptor the model receives instead:\n%s\n", indentJSON(desc))
+	fmt.Fprintf(w, "The descriptor the model receives instead:\n%s\n", indentJSON(offloaded))
 
 	// A model with a shell runs the jq_recipes; one without calls
 	// lro_extract, with a recipe number or its own jq filter.
@@ -181,15 +181,15 @@ func callTool(ctx context.Context, c *client.Client, name string, args map[strin
 	return text.Text, len(wire), err
 }
 
-// indentJSON prints v indented and, like what the model receives, without
-// HTML escaping.
-func indentJSON(v any) string {
+// indentJSON returns the JSON text indented, as it came: what the model
+// receives, not a Go value encoded again (which would add the fields the
+// wire leaves out).
+func indentJSON(text string) string {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-	return b.String()
+	if err := json.Indent(&b, []byte(text), "", "  "); err != nil {
+		return text
+	}
+	return b.String() + "\n"
 }
 
 func head(s string, n int) string {
