@@ -141,6 +141,22 @@ var shapeTools = []shapeTool{
 			assert.Equal(t, "data.items", d.Section)
 			checkFiles(t, d, 500)
 		}},
+	// mcp-go's filesystem server's tree: a preamble, then the JSON tree,
+	// and the same JSON as an embedded resource.
+	{name: "fs_tree", items: []shapeItem{{text: "Directory tree for /srv/project:\n" + jsonOf(treeRoots)}, {uri: "file:///srv/project", text: jsonOf(treeRoots)}},
+		check: func(t *testing.T, r rawResult) {
+			require.Len(t, r.Content, 1, "the repeated document is replaced once")
+			d := r.descriptor(t, 0)
+			assert.JSONEq(t, `"Directory tree for /srv/project:"`, string(d.Summary.Extra["preamble"]))
+			checkFiles(t, d, treeNodes)
+			_, lines := fileRecords(t, d.FilePath)
+			assert.Contains(t, string(lines[len(lines)-1]), `"path":"dir5/pkg5/file_5_5_5.go"`)
+		}},
+	// The reference filesystem server's directory_tree: indented JSON.
+	{name: "directory_tree", items: []shapeItem{{text: indentedJSON(treeRoots)}},
+		check: func(t *testing.T, r rawResult) {
+			checkFiles(t, r.descriptor(t, 0), treeNodes)
+		}},
 	{name: "graph", items: []shapeItem{{text: jsonOf(graph(300, 900))}},
 		check: func(t *testing.T, r rawResult) {
 			d := r.descriptor(t, 0)
@@ -149,6 +165,16 @@ var shapeTools = []shapeTool{
 			assert.Equal(t, "nodes", d.Sections[0].Section)
 			checkFiles(t, d, 1200)
 		}},
+}
+
+var treeRoots, treeNodes = dirTree(6) // 258 nodes, about 12 KB
+
+func indentedJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 func jsonOf(v any) string {
