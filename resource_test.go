@@ -60,9 +60,9 @@ func TestParseResourceURI(t *testing.T) {
 		ranged bool
 	}{
 		"lro://files/" + name:                 {},
-		"lro://files/" + name + "/lines/5":    {lineRange{5, 5}, true},
-		"lro://files/" + name + "/lines/5-9":  {lineRange{5, 9}, true},
-		"lro://files/" + name + "/lines/100-": {lineRange{100, 0}, true},
+		"lro://files/" + name + "/lines/5":    {lineRange{From: 5, To: 5}, true},
+		"lro://files/" + name + "/lines/5-9":  {lineRange{From: 5, To: 9}, true},
+		"lro://files/" + name + "/lines/100-": {lineRange{From: 100, To: 0}, true},
 	}
 	for uri, want := range good {
 		n, rng, ranged, err := o.parseResourceURI(uri)
