@@ -194,23 +194,44 @@ func TestGrepEqualsGrep(t *testing.T) {
 }
 
 func TestGrepLongLine(t *testing.T) {
-	// A line of a megabyte whose only match is at its end: matched whole,
-	// shown cut, with a note, never whole.
-	line := strings.Repeat("a", 1<<20) + "NEEDLE"
+	// A line of a megabyte with a match near its start: found, shown cut,
+	// with a note, never whole.
+	line := "NEEDLE" + strings.Repeat("a", 1<<20)
 	data := "first\n" + line + "\nlast\n"
-	got, err := Grep(context.Background(), strings.NewReader(data), Query{Pattern: "NEEDLE$", Before: 1, After: 1}, Limits{Budget: 8000, MaxLine: 2000})
+	got, err := Grep(context.Background(), strings.NewReader(data), Query{Pattern: "^NEEDLE", Before: 1, After: 1}, Limits{Budget: 8000, MaxLine: 2000})
 	require.NoError(t, err)
 	assert.Equal(t, 1, got.Matches)
 	assert.Equal(t, 1, got.Cut)
 	assert.Less(t, len(got.Text), 8000)
-	assert.NotContains(t, got.Text, "NEEDLE")
-	assert.True(t, strings.HasPrefix(got.Text, "1-first\n2:"+strings.Repeat("a", 2000)+"\n[lro: line 2 is 1048582 bytes long; only its first 2000 are shown]\n3-last\n"), got.Text[:100])
+	assert.True(t, strings.HasPrefix(got.Text, "1-first\n2:NEEDLE"+strings.Repeat("a", 1994)+"\n[lro: line 2 is 1048582 bytes long; only its first 2000 are shown]\n3-last\n"), got.Text[:100])
 
-	// A rune split by the read buffer still matches.
+	// A match past MaxMatch bytes is not looked for: the line is searched
+	// in its first MaxMatch bytes, and the answer says so.
+	far := strings.Repeat("a", 1<<20) + "NEEDLE"
+	got, err = Grep(context.Background(), strings.NewReader("first\n"+far+"\n"+far+"\nNEEDLE\n"), Query{Pattern: "NEEDLE"}, Limits{Budget: 8000})
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.Matches)
+	assert.Equal(t, 2, got.Partial)
+	assert.Equal(t, 2, got.FirstPartial)
+	assert.Equal(t, "4:NEEDLE\n[lro: 2 lines are longer than 262144 bytes and were searched in their first 262144 bytes only (the first is line 2); a match further in, or one that needs their end ($), is not found]\n", got.Text)
+
+	// Up to MaxMatch bytes a line is matched whole, across read buffers,
+	// and a rune split by the read buffer still matches.
+	near := strings.Repeat("b", MaxMatch-7) + "NEEDLE"
+	got, err = Grep(context.Background(), strings.NewReader(near+"\n"), Query{Pattern: "NEEDLE$"}, Limits{Budget: 100})
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.Matches)
+	assert.Zero(t, got.Partial)
 	split := strings.Repeat("b", BufSize-1) + "éz"
 	got, err = Grep(context.Background(), strings.NewReader(split+"\n"), Query{Pattern: "bézé?$"}, big)
 	require.NoError(t, err)
 	assert.Equal(t, "1:"+split+"\n", got.Text)
+	// A rune cut at MaxMatch is left out of the match, not mangled.
+	cut := strings.Repeat("c", MaxMatch-1) + "é" + strings.Repeat("d", 10)
+	got, err = Grep(context.Background(), strings.NewReader(cut), Query{Pattern: "c\\x{FFFD}"}, Limits{Budget: 100})
+	require.NoError(t, err)
+	assert.Zero(t, got.Matches)
+	assert.Equal(t, 1, got.Partial)
 
 	// A single line larger than the budget: its beginning, then the note.
 	got, err = ReadLines(context.Background(), strings.NewReader(line), Range{1, 0}, false, Limits{Budget: 1000})
@@ -218,6 +239,24 @@ func TestGrepLongLine(t *testing.T) {
 	assert.Equal(t, 1, got.Cut)
 	assert.LessOrEqual(t, len(got.Text), 1000)
 	assert.Contains(t, got.Text, "[lro: line 1 is 1048582 bytes long; only its first ")
+}
+
+// BenchmarkGrepLongLine: the time grep spends on a line does not grow
+// with the line past MaxMatch (issue 22: one 20 MB line took 37.6 s, matched
+// whole with a costly pattern). Compare the sizes' ns/op: flat from 256K.
+func BenchmarkGrepLongLine(b *testing.B) {
+	for _, size := range []int{64 << 10, 256 << 10, 1 << 20, 20 << 20} {
+		data := strings.Repeat("ab", size/2) + "\n"
+		b.Run(fmt.Sprintf("%dK", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := Grep(context.Background(), strings.NewReader(data), Query{Pattern: "[a-z]{300}x"}, Limits{Budget: 4000}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 func TestTextBudget(t *testing.T) {
