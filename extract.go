@@ -142,7 +142,7 @@ func (o *Offloader) extract(ctx context.Context, args map[string]any) (string, e
 	}
 	// Modes that do not run jq dispatch here, on the file opened safely.
 	if call.grep != "" || call.lines != "" {
-		text, err := o.extractText(ctx, call, f)
+		text, err := o.extractText(ctx, call, f, lim, ticket)
 		if err != nil {
 			return extractFail(err)
 		}

@@ -7,3 +7,12 @@ import "github.com/mcplro/lro/internal/extractworker"
 func ExtractWorkerPIDs(o *Offloader) []int {
 	return extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Stats().PIDs
 }
+
+// ExtractWorkersBusy returns how many of the workers that run o's
+// lro_extract queries are running one.
+func ExtractWorkersBusy(o *Offloader) int {
+	return extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Stats().Busy
+}
+
+// ExtractWorkersSupported reports whether this platform runs workers.
+func ExtractWorkersSupported() bool { return extractworker.Supported() }

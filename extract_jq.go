@@ -107,10 +107,13 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 
 // runQuery answers req: in a worker process when f may be read there and
 // workers run, else in this process, reading the records that follow the
-// header from rest.
+// header from rest (or, for a text request, the whole file).
 func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admitted) (*extractworker.Response, error) {
 	if f.direct && !lim.InProcess && extractworker.Supported() {
 		maxResponse := req.Limits.MaxOutputBytes
+		if req.Text != nil {
+			maxResponse = req.Text.Budget + textNoteSlack
+		}
 		if maxResponse <= 0 {
 			maxResponse = jqsandbox.DefaultMaxOutputBytes
 		}
@@ -120,7 +123,7 @@ func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f 
 		}
 		o.warnInProcess(ctx, err)
 	}
-	if _, cached := o.records.Get(f.key); !cached && o.records.Fits(f.size) {
+	if _, cached := o.records.Get(f.key); req.Text == nil && !cached && o.records.Fits(f.size) {
 		if err := extractCalls.reserve(ticket, decodeFactor*f.size, lim.MaxCallBytes); err != nil {
 			return nil, err
 		}

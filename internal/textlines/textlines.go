@@ -115,33 +115,35 @@ func (l Limits) norm() Limits {
 	return l
 }
 
-// Output is what ReadLines or Grep found.
+// Output is what ReadLines or Grep found. A worker process sends it as
+// JSON, Text apart.
 type Output struct {
 	// Text is the lines, as sed -n or grep -n prints them, then notes in
 	// brackets ("[lro: ...]") on lines of their own: after a line that
 	// was cut, and at the end when the budget stopped the output.
-	Text string
+	Text string `json:"-"`
 	// Shown is how many lines Text holds, whole or cut (for grep,
 	// matching and context lines).
-	Shown int
+	Shown int `json:"shown"`
 	// Cut is how many of them were cut.
-	Cut int
+	Cut int `json:"cut,omitempty"`
 	// Matches is, for grep, how many lines matched in the whole file
 	// (the file is read to its end even once the budget is spent).
-	Matches int
+	Matches int `json:"matches,omitempty"`
 	// MatchesShown is how many matching lines Text holds.
-	MatchesShown int
+	MatchesShown int `json:"matches_shown,omitempty"`
 	// Lines is the number of the last line read.
-	Lines int
+	Lines int `json:"lines"`
 	// EOF reports that the whole file was read: Lines is its line count.
-	EOF bool
+	EOF bool `json:"eof,omitempty"`
 	// Next is, when the budget stopped the output, the first line that
 	// was due and not shown; zero otherwise.
-	Next int
+	Next int `json:"next,omitempty"`
 	// Partial is, for grep, how many lines were longer than MaxMatch and
 	// were searched in their first MaxMatch bytes only; FirstPartial is
 	// the number of the first of them.
-	Partial, FirstPartial int
+	Partial      int `json:"partial,omitempty"`
+	FirstPartial int `json:"first_partial,omitempty"`
 }
 
 // BufSize is the read buffer: lines up to this long are handled in
@@ -175,6 +177,13 @@ type Query struct {
 	IgnoreCase bool   // as grep -i
 	Before     int    // context lines before each match, as grep -B
 	After      int    // context lines after each match, as grep -A
+}
+
+// Check reports what is wrong with q, as Grep would: a pattern too long,
+// too complex or invalid, context lines out of bounds.
+func (q Query) Check() error {
+	_, err := q.compile()
+	return err
 }
 
 // compile checks q and compiles its pattern.
