@@ -274,10 +274,10 @@ func TestOpenResourceOnDirFS(t *testing.T) {
 	d := o.opts.fs.(*dirFS)
 	name := fileName(o.cfg.FilePrefix, "x", ourID(o, time.Now()))
 	require.NoError(t, os.WriteFile(d.Path(name), []byte("{}\n"), 0o600))
-	f, err := o.openResource(name)
+	f, err := o.openOffload(name)
 	require.NoError(t, err)
 	f.Close()
-	_, err = o.openResource("missing")
+	_, err = o.openOffload("missing")
 	assert.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
 }
 
