@@ -226,6 +226,15 @@ func echo(s string) string {
 	return clipText(s, maxEcho) + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
+// echoQuoted quotes s for a message that repeats it, clipped as echo
+// clips it: a quoted 100 KB argument must not come back whole.
+func echoQuoted(s string) string {
+	if len(s) <= maxEcho {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(clipText(s, maxEcho)) + fmt.Sprintf("...(%d bytes)", len(s))
+}
+
 // clipText cuts s to at most n bytes, on a rune boundary.
 func clipText(s string, n int) string {
 	if len(s) <= n {

@@ -9,6 +9,7 @@ package textlines
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -164,6 +165,9 @@ const MaxMatch = 256 << 10
 // with the pattern.
 const MaxPattern = 4096
 
+// maxEcho bounds what an error repeats of the pattern.
+const maxEcho = 200
+
 // maxGrepProgram bounds the compiled program of a grep pattern.
 const maxGrepProgram = 1000
 
@@ -200,7 +204,14 @@ func (q Query) compile() (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(p)
 	if err != nil {
-		return nil, fmt.Errorf("invalid pattern (RE2 syntax, as Go's regexp): %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		// The error repeats the part of the pattern at fault, up to all
+		// of it: a few hundred bytes of it are enough.
+		msg := strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+		var se *syntax.Error
+		if errors.As(err, &se) && len(se.Expr) > maxEcho {
+			msg = fmt.Sprintf("%s: `%s`...(%d bytes)", se.Code, cutUTF8([]byte(se.Expr), maxEcho), len(se.Expr))
+		}
+		return nil, fmt.Errorf("invalid pattern (RE2 syntax, as Go's regexp): %s", msg)
 	}
 	// Matching is linear in the input but also in the program, whose
 	// threads all run on each byte: a{1000} would take seconds a megabyte.

@@ -302,6 +302,16 @@ func TestGrepInvalid(t *testing.T) {
 	}
 }
 
+// TestGrepInvalidEchoIsCapped: an invalid pattern's error repeats at most
+// a few hundred bytes of it, not the 4 KiB the pattern may hold.
+func TestGrepInvalidEchoIsCapped(t *testing.T) {
+	_, err := Grep(context.Background(), strings.NewReader("a\n"), Query{Pattern: "(" + strings.Repeat("a", MaxPattern-1)}, big)
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 400, err.Error())
+	assert.Contains(t, err.Error(), "missing closing ): `(aaa")
+	assert.Contains(t, err.Error(), fmt.Sprintf("...(%d bytes)", MaxPattern))
+}
+
 func TestTextCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
