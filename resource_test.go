@@ -19,7 +19,7 @@ import (
 
 // resourceOffloader returns an Offloader over a fresh directory, with a
 // small threshold, serving resources.
-func resourceOffloader(t *testing.T, opts ...Option) *Offloader {
+func resourceOffloader(t testing.TB, opts ...Option) *Offloader {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.OutputDir = t.TempDir()
@@ -33,7 +33,7 @@ func resourceOffloader(t *testing.T, opts ...Option) *Offloader {
 
 // offloadTickets offloads n generic records and returns the file's path
 // and content.
-func offloadTickets(t *testing.T, o *Offloader, n int) (string, []byte) {
+func offloadTickets(t testing.TB, o *Offloader, n int) (string, []byte) {
 	t.Helper()
 	recs := make([]json.RawMessage, n)
 	for i := range recs {
