@@ -13,7 +13,8 @@ import (
 // # Where queries run
 //
 // By default, on Unix, with the default directory FS (or [DirFS]), each
-// query runs in a worker process: a copy of this very executable, started
+// query (a recipe, a jq filter, a grep or a range of lines) runs in a
+// worker process: a copy of this very executable, started
 // again with an environment variable that makes an init function of this
 // module (linked by lro) serve queries, before the program's main (or a
 // test binary's) runs; your main needs no change. A small pool of them is
