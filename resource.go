@@ -2,7 +2,6 @@ package lro
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -154,8 +153,11 @@ func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceConte
 	} else {
 		c, err = o.readRange(ctx, uri, f, rng, limit, lim, ticket)
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
 		return ResourceContents{}, fmt.Errorf("lro: reading %s took longer than %s and was stopped; read fewer lines", uri, lim.Timeout)
+	case errors.Is(err, context.Canceled):
+		return ResourceContents{}, fmt.Errorf("lro: reading %s: %w", uri, err)
 	}
 	return c, err
 }
@@ -190,7 +192,7 @@ func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadF
 		}
 	}
 	text := b.String()
-	return ResourceContents{URI: uri, MIMEType: sniffMIME([]byte(text[:min(len(text), textBufSize)])), Text: text}, nil
+	return ResourceContents{URI: uri, MIMEType: sniffMIME(text), Text: text}, nil
 }
 
 // readRange returns the lines of f in rng, at most limit bytes of them.
@@ -213,6 +215,9 @@ func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, r
 	}
 	return ResourceContents{URI: uri, MIMEType: mime, Text: out.Text}, nil
 }
+
+// textLinePrefix starts each record of a file of text lines.
+const textLinePrefix = `{"line":`
 
 // resourceChunk is what a whole read reads at a time, between looks at
 // its deadline.
@@ -317,9 +322,14 @@ func (o *Offloader) tooLarge(ctx context.Context, uri, name string, size, limit 
 
 // sniffMIME returns the type of a file that starts with p: text/plain
 // when its records are the lines of a text result, else JSON Lines.
-func sniffMIME(p []byte) string {
-	if _, rest, ok := bytes.Cut(p, []byte{'\n'}); ok && bytes.HasPrefix(rest, []byte(`{"line":`)) {
-		return mimeText
+func sniffMIME[T string | []byte](p T) string {
+	for i := 0; i < len(p) && i < textBufSize; i++ {
+		if p[i] == '\n' {
+			if rest := p[i+1:]; len(rest) >= len(textLinePrefix) && string(rest[:len(textLinePrefix)]) == textLinePrefix {
+				return mimeText
+			}
+			break
+		}
 	}
 	return mimeJSONL
 }
