@@ -87,15 +87,18 @@ func longLineFile(t *testing.T, o *lro.Offloader, n, size int) string {
 // 200 KB, each matched whole by a pattern that costs about a second a
 // line, are stopped at the deadline with the timeout's message.
 func TestExtractGrepObeysTheDeadline(t *testing.T) {
+	for _, inProcess := range []bool{false, true} {
+		o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Second, InProcess: inProcess}))
+		path := longLineFile(t, o, 20, 200<<10)
+		_, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": "[a-z]{300}x"})
+		require.Error(t, err, "in process: %v", inProcess)
+		assert.Contains(t, err.Error(), "took longer than 1s and was stopped", "in process: %v", inProcess)
+	}
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Second}))
-	path := longLineFile(t, o, 20, 200<<10)
-	_, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": "[a-z]{300}x"})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "took longer than 1s and was stopped")
 
 	// And a line of 20 MB costs what its first 256 KiB cost: searched
 	// there only, and the answer says so.
-	path = longLineFile(t, o, 1, 20<<20)
+	path := longLineFile(t, o, 1, 20<<20)
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"id":0`})
 	require.NoError(t, err)
 	assert.Contains(t, text, "2:{\"id\":0,")
