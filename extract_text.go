@@ -31,7 +31,7 @@ func (o *Offloader) extractText(ctx context.Context, call extractCall, f *offloa
 		if err != nil {
 			return "", err
 		}
-		req.Text.Lines = rng.String()
+		req.Text.Lines = rng.String() // as the answer names it
 	} else {
 		q := grepQuery{Pattern: call.grep, IgnoreCase: call.ignoreCase, Before: call.context, After: call.context}
 		if err := q.Check(); err != nil {
@@ -63,7 +63,7 @@ func (o *Offloader) extractText(ctx context.Context, call extractCall, f *offloa
 	out.Text = string(resp.Values[0])
 	if call.lines != "" {
 		if out.Shown == 0 {
-			return fmt.Sprintf("[lro_extract: no lines in %s: the file has %d lines]\n", call.lines, out.Lines), nil
+			return fmt.Sprintf("[lro_extract: no lines in %s: the file has %d lines]\n", req.Text.Lines, out.Lines), nil
 		}
 		return out.Text, nil
 	}

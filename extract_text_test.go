@@ -133,4 +133,7 @@ func TestExtractTextRunsInWorkers(t *testing.T) {
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "lines": "1"})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(text, `{"type":"lro_header"`), text[:min(len(text), 100)])
+	text, err = o.Extract(context.Background(), map[string]any{"file_path": path, "lines": " 0900 - "})
+	require.NoError(t, err)
+	assert.Equal(t, "[lro_extract: no lines in 900-: the file has 21 lines]\n", text)
 }
