@@ -19,12 +19,6 @@ import (
 	"unicode/utf8"
 )
 
-// This file reads offloaded files as lines of text, for the model: a range
-// of lines as sed -n prints it, and the lines a regular expression matches
-// as grep -n prints them. Both read their input once, streaming, and bound
-// what they return, so that a file of any size, or a single line of a
-// megabyte, costs a bounded amount of memory and output.
-
 // A Range is a range of lines, numbered from 1 and inclusive at both
 // ends, as sed -n 'From,Top' takes it. To is 0 for "to the last line".
 type Range struct{ From, To int }
@@ -154,10 +148,11 @@ const BufSize = 64 << 10
 // MaxMatch bounds the bytes of one line that Grep matches against: a
 // longer line is searched in its first MaxMatch bytes only (and counted
 // in Output.Partial), so that the cost of a line is bounded whatever its
-// length. Matching is linear in the input and in the pattern's program,
-// up to 4.4 µs a byte for a pattern of maxGrepProgram instructions
-// (measured: [a-z]{300}x): a line of 20 MB took 37 s to be matched
-// whole; MaxMatch bytes take about a second at worst.
+// length. Matching is linear in the input and in the pattern's program:
+// about 2 µs a byte for a pattern near maxGrepProgram instructions
+// ([a-z]{300}x, BenchmarkGrepLongLine), so that a line of 20 MB, matched
+// whole, took 37 s (113 s on a loaded machine), and MaxMatch bytes take
+// about half a second.
 const MaxMatch = 256 << 10
 
 // MaxPattern bounds the text of a grep pattern, as MaxQueryBytes bounds
