@@ -191,7 +191,7 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 	pos := -1 // where the call stood in line, to keep its place
 	p.mu.Lock()
 	for {
-		if w := p.idleRunning(key); w != nil {
+		if w := p.idleFor(key); w != nil {
 			p.take(w, timeout)
 			p.mu.Unlock()
 			return w, nil

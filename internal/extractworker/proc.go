@@ -28,9 +28,8 @@ type proc struct {
 	stderr     *tail
 	pid        int
 	exited     chan struct{} // closed once the process has been waited for
-	// timedOut is set when the parent killed the process at a deadline;
-	// wasStopped when the process was stopped then (see stopped.go).
-	timedOut, wasStopped atomic.Bool
+	// timedOut is set when the parent killed the process at a deadline.
+	timedOut atomic.Bool
 
 	// Guarded by Pool.mu.
 	busy     bool
@@ -165,7 +164,6 @@ func (p *proc) alive() bool {
 // anything).
 func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
 	t := time.AfterFunc(timeout+killGrace, func() {
-		p.wasStopped.Store(p.stopped())
 		p.timedOut.Store(true)
 		p.kill()
 	})
@@ -187,9 +185,6 @@ func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*
 
 // deathFailure explains why the worker died during a query.
 func (p *proc) deathFailure(timeout time.Duration, readErr error) *Failure {
-	if p.timedOut.Load() && p.wasStopped.Load() {
-		return stoppedFailure()
-	}
 	if p.timedOut.Load() {
 		return TimeoutFailure(timeout)
 	}
