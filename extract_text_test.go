@@ -123,7 +123,7 @@ func TestExtractTextRunsInWorkers(t *testing.T) {
 		done <- err
 	}()
 	busy := 0
-	for deadline := time.Now().Add(2 * time.Second); busy == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); busy == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		busy = lro.ExtractWorkersBusy(o)
 	}
 	assert.Equal(t, 1, busy, "the grep holds a worker")
