@@ -137,3 +137,17 @@ func TestExtractTextRunsInWorkers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "[lro_extract: no lines in 900-: the file has 21 lines]\n", text)
 }
+
+// TestExtractTextMemFS: grep and lines read a file of an FS that is not a
+// directory of this system (wherever its queries run: in process, or in a
+// worker from a local copy), header as line 1.
+func TestExtractTextMemFS(t *testing.T) {
+	o := newOffloader(t, nil, lro.WithFS(lro.NewMemFS("/mem")))
+	path := longLineFile(t, o, 5, 4000)
+	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"id":3`})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(text, `5:{"id":3,`), text[:min(len(text), 50)])
+	text, err = o.Extract(context.Background(), map[string]any{"file_path": path, "lines": "1"})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(text, `{"type":"lro_header"`), text[:min(len(text), 50)])
+}
