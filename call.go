@@ -140,7 +140,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 			// A search tool's own detail argument ("brief"): its
 			// records are judged by what they are, not by this.
 		default:
-			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, jsonText(v))
+			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, echo(jsonText(v)))
 			return Result{IsError: true, Content: []Content{TextContent(msg)}}, true, nil
 		}
 	}

@@ -94,8 +94,8 @@ var extractInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`},"required":["file_path"]}`)
 
 // Extract answers one lro_extract call, given its arguments decoded from
-// JSON: file_path, and recipe (with params) or query (with params and
-// slurp). It returns the results as text, at most the threshold's worth,
+// JSON: file_path, and recipe (with params), query (with params and
+// slurp), grep (with context and ignore_case) or lines. It returns the results as text, at most the threshold's worth,
 // or an error whose message is for the model: what was wrong with the
 // call, or why the file or the query was refused or stopped. Messages are
 // capped, and repeat at most a few hundred bytes of an argument.
@@ -145,7 +145,7 @@ func (o *Offloader) extract(ctx context.Context, args map[string]any) (string, e
 	}
 	// Modes that do not run jq dispatch here, on the file opened safely.
 	if call.grep != "" || call.lines != "" {
-		text, err := o.extractText(ctx, call, f)
+		text, err := o.extractText(ctx, call, f, lim, ticket)
 		if err != nil {
 			return extractFail(err)
 		}

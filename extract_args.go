@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcplro/lro/internal/jqsandbox"
+	"github.com/mcplro/lro/internal/textlines"
 )
 
 // Bounds on the arguments of lro_extract, checked before anything is read
@@ -225,6 +226,15 @@ func echo(s string) string {
 	return clipText(s, maxEcho) + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
+// echoQuoted quotes s for a message that repeats it, clipped as echo
+// clips it: a quoted 100 KB argument must not come back whole.
+func echoQuoted(s string) string {
+	if len(s) <= maxEcho {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(clipText(s, maxEcho)) + fmt.Sprintf("...(%d bytes)", len(s))
+}
+
 // clipText cuts s to at most n bytes, on a rune boundary.
 func clipText(s string, n int) string {
 	if len(s) <= n {
@@ -258,15 +268,15 @@ func (c *extractCall) parseText(args map[string]any) error {
 		if !ok || s == "" {
 			return fmt.Errorf("%s must be a non-empty string", key)
 		}
-		if len(s) > maxGrepPattern {
-			return fmt.Errorf("%s is %d bytes long; at most %d", key, len(s), maxGrepPattern)
+		if len(s) > textlines.MaxPattern {
+			return fmt.Errorf("%s is %d bytes long; at most %d", key, len(s), textlines.MaxPattern)
 		}
 		*dst = s
 	}
 	if v, present := args["context"]; present && v != nil {
 		n, ok := v.(float64)
-		if !ok || n != math.Trunc(n) || n < 0 || n > maxGrepContext {
-			return fmt.Errorf("context must be a whole number of lines from 0 to %d, got %s", maxGrepContext, echo(jsonText(v)))
+		if !ok || n != math.Trunc(n) || n < 0 || n > textlines.MaxContext {
+			return fmt.Errorf("context must be a whole number of lines from 0 to %d, got %s", textlines.MaxContext, echo(jsonText(v)))
 		}
 		c.context = int(n)
 	}

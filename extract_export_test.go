@@ -17,3 +17,6 @@ func ExtractLocalCopies(o *Offloader) int { return o.copies.count() }
 func ExtractWorkersBusy(o *Offloader) int {
 	return extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Stats().Busy
 }
+
+// ExtractWorkersSupported reports whether this platform runs workers.
+func ExtractWorkersSupported() bool { return extractworker.Supported() }

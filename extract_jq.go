@@ -110,8 +110,9 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 
 // runQuery answers req: in a worker process, unless queries were chosen
 // to run in this process (ExtractLimits.InProcess), reading the records
-// that follow the header from rest. Where no worker can run the query,
-// the call fails: it never runs in this process unasked.
+// that follow the header from rest (or, for a text request, the whole
+// file). Where no worker can run the query, the call fails: it never runs
+// in this process unasked.
 func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admitted) (*extractworker.Response, error) {
 	if !lim.InProcess {
 		if !extractworker.Supported() {
@@ -123,6 +124,9 @@ func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f 
 		}
 		o.noteWorker()
 		maxResponse := req.Limits.MaxOutputBytes
+		if req.Text != nil {
+			maxResponse = req.Text.Budget + textNoteSlack
+		}
 		if maxResponse <= 0 {
 			maxResponse = jqsandbox.DefaultMaxOutputBytes
 		}
@@ -134,7 +138,7 @@ func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f 
 		return resp, err
 	}
 	o.unisolated(ctx, reasonInProcess, nil)
-	if _, cached := o.records.Get(f.key); !cached && o.records.Fits(f.size) {
+	if _, cached := o.records.Get(f.key); req.Text == nil && !cached && o.records.Fits(f.size) {
 		if err := extractCalls.reserve(ticket, decodeFactor*f.size, lim.MaxCallBytes); err != nil {
 			return nil, err
 		}

@@ -12,7 +12,8 @@ import (
 //
 // # Where queries run
 //
-// By default, on Unix, each query runs in a worker process: the program
+// By default, on Unix, each query (a recipe, a jq filter, a grep or a
+// range of lines) runs in a worker process: the program
 // lro-worker (cmd/lro-worker: go install
 // github.com/mcplro/lro/cmd/lro-worker@VERSION, the version of lro your
 // program links), found through WorkerPath, the LRO_WORKER_PATH
@@ -74,11 +75,13 @@ import (
 // busy meanwhile; and Go's out-of-memory is fatal to the whole server.
 type ExtractLimits struct {
 	// Timeout bounds a query's wall-clock time, compiling and decoding
-	// included; default 10s.
+	// included, and a resource read's; default 10s.
 	Timeout time.Duration
 	// MaxQueryBytes bounds the length of the query text; default 4096.
 	MaxQueryBytes int
-	// MaxFileBytes bounds the size of the file read; default 256 MiB.
+	// MaxFileBytes bounds the size of the file read, by a query or a
+	// resource read (larger files are refused before anything is read);
+	// default 256 MiB.
 	MaxFileBytes int64
 	// MaxHeapBytes bounds the heap growth while a query runs, the decoded
 	// records included when they are not cached; default 512 MiB.
@@ -123,14 +126,15 @@ type ExtractLimits struct {
 	// Queries run in this process take MaxCallBytes and MaxHeapBytes of it
 	// (MaxHeapBytes is lowered to fit).
 	MemoryBudget uint64
-	// MaxCalls bounds the lro_extract calls the process admits at once,
-	// running or waiting; default 16. The process's Offloaders share the
+	// MaxCalls bounds the lro_extract calls and resources/read of
+	// offloaded files (see [Offloader.ReadResource]) the process admits at
+	// once, running or waiting; default 16. The process's Offloaders share the
 	// count, each checking its own bound.
 	MaxCalls int
 	// MaxCallBytes bounds the memory the admitted calls may hold in this
-	// process: headers and results, and, for queries run in this process,
-	// the records of the files they decode; default 3/16 of MemoryBudget
-	// (192 MiB), 256 MiB at most.
+	// process: headers and results (a resource read's text), and, for
+	// queries run in this process, the records of the files they decode;
+	// default 3/16 of MemoryBudget (192 MiB), 256 MiB at most.
 	MaxCallBytes int64
 }
 

@@ -1,8 +1,13 @@
 package lro_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/e2e"
@@ -60,4 +65,89 @@ func TestExtractGrepAndLines(t *testing.T) {
 			assert.Contains(t, none.Texts[0], "no line matches; 2001 lines searched")
 		})
 	}
+}
+
+// longLineFile offloads n records of about size bytes each, one a line,
+// whose text only a costly pattern would search long.
+func longLineFile(t *testing.T, o *lro.Offloader, n, size int) string {
+	t.Helper()
+	recs := make([]json.RawMessage, n)
+	for i := range recs {
+		recs[i] = json.RawMessage(fmt.Sprintf(`{"id":%d,"text":"%s"}`, i, strings.Repeat("ab", size/2)))
+	}
+	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "logs", Records: recs, Generic: true})
+	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, out.Action, out.Warning)
+	return out.Response.FilePath
+}
+
+// TestExtractGrepObeysTheDeadline: issue 22. grep ran in the server with
+// no deadline: one 20 MB line took 37.6 s against a 10 s timeout. Now it
+// runs where jq queries run, by the query's deadline: twenty lines of
+// 200 KB, each matched whole by a pattern that costs about a second a
+// line, are stopped at the deadline with the timeout's message.
+func TestExtractGrepObeysTheDeadline(t *testing.T) {
+	for _, inProcess := range []bool{false, true} {
+		o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Second, InProcess: inProcess}))
+		path := longLineFile(t, o, 20, 200<<10)
+		_, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": "[a-z]{300}x"})
+		require.Error(t, err, "in process: %v", inProcess)
+		assert.Contains(t, err.Error(), "took longer than 1s and was stopped", "in process: %v", inProcess)
+	}
+	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Second}))
+
+	// And a line of 20 MB costs what its first 256 KiB cost: searched
+	// there only, and the answer says so.
+	path := longLineFile(t, o, 1, 20<<20)
+	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"id":0`})
+	require.NoError(t, err)
+	assert.Contains(t, text, "2:{\"id\":0,")
+	assert.Contains(t, text, "[lro: 1 lines are longer than 262144 bytes and were searched in their first 262144 bytes only (the first is line 2)")
+	_, err = o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"}$`})
+	require.NoError(t, err)
+}
+
+// TestExtractTextRunsInWorkers: grep and lines run in the worker
+// processes, as jq queries do, so that one costly grep holds a worker
+// rather than the server (issue 22: eight greps of a 10 MB line took 110
+// s, and an ordinary call on the same stdio server waited 77.6 s).
+func TestExtractTextRunsInWorkers(t *testing.T) {
+	if !lro.ExtractWorkersSupported() {
+		t.Skip("no worker processes on this platform")
+	}
+	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: 3 * time.Second}))
+	path := longLineFile(t, o, 20, 200<<10)
+	done := make(chan error, 1)
+	go func() {
+		_, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": "[a-z]{300}x"})
+		done <- err
+	}()
+	busy := 0
+	for deadline := time.Now().Add(10 * time.Second); busy == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		busy = lro.ExtractWorkersBusy(o)
+	}
+	assert.Equal(t, 1, busy, "the grep holds a worker")
+	assert.ErrorContains(t, <-done, "took longer than 3s")
+
+	// lines too: a worker answers them, the same as sed -n.
+	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "lines": "1"})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(text, `{"type":"lro_header"`), text[:min(len(text), 100)])
+	text, err = o.Extract(context.Background(), map[string]any{"file_path": path, "lines": " 0900 - "})
+	require.NoError(t, err)
+	assert.Equal(t, "[lro_extract: no lines in 900-: the file has 21 lines]\n", text)
+}
+
+// TestExtractTextMemFS: grep and lines read a file of an FS that is not a
+// directory of this system (wherever its queries run: in process, or in a
+// worker from a local copy), header as line 1.
+func TestExtractTextMemFS(t *testing.T) {
+	o := newOffloader(t, nil, lro.WithFS(lro.NewMemFS("/mem")))
+	path := longLineFile(t, o, 5, 4000)
+	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"id":3`})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(text, `5:{"id":3,`), text[:min(len(text), 50)])
+	text, err = o.Extract(context.Background(), map[string]any{"file_path": path, "lines": "1"})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(text, `{"type":"lro_header"`), text[:min(len(text), 50)])
 }

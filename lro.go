@@ -31,7 +31,7 @@ func ParseDetail(s string) (Detail, error) {
 	case DetailLight, DetailMedium, DetailFull:
 		return d, nil
 	}
-	return "", fmt.Errorf("lro: invalid detail %q: want light, medium or full", s)
+	return "", fmt.Errorf("lro: invalid detail %s: want light, medium or full", echoQuoted(s))
 }
 
 // A ResultSet is the complete result of one tool call, one record per line

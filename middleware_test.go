@@ -162,6 +162,21 @@ func TestInvalidDetailIsToolError(t *testing.T) {
 	}
 	res := callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 1})
 	assert.False(t, res.IsError, "the server keeps answering")
+
+	// Issue 22: an invalid detail of 100 KB came back whole. What the
+	// error repeats of it is capped, as lro_extract's errors are.
+	for _, bad := range []any{strings.Repeat("d", 100<<10), map[string]any{"k": strings.Repeat("e", 100<<10)}} {
+		res := callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 200, "detail": bad})
+		require.True(t, res.IsError)
+		text := textOf(t, res, 0)
+		assert.Contains(t, text, "invalid detail")
+		assert.Less(t, len(text), 400, "the echo is capped")
+		assert.Contains(t, text, "bytes)")
+	}
+	_, err := lro.ParseDetail(strings.Repeat("d", 100<<10))
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 400)
+	assert.Contains(t, err.Error(), `invalid detail "ddd`)
 }
 
 func TestInjectContextJudgedBeforeBudget(t *testing.T) {

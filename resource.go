@@ -2,7 +2,6 @@ package lro
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,9 +37,15 @@ var (
 	// Offloader, or its file is gone (expired, deleted), or its line
 	// range is malformed or past the end of the file.
 	ErrResourceNotFound = errors.New("lro: resource not found")
-	// ErrResourceTooLarge: the file is larger than the read limit; its
-	// lines can be read in ranges.
+	// ErrResourceTooLarge: the file is larger than the read limit (its
+	// lines can be read in ranges), or than ExtractLimits.MaxFileBytes
+	// (it is not read at all). Host adapters answer it as invalid params
+	// (-32602) where their SDK lets them.
 	ErrResourceTooLarge = errors.New("lro: resource too large")
+	// ErrResourceBusy: the server runs as many reads and lro_extract
+	// calls as it admits (see ExtractLimits.MaxCalls and MaxCallBytes);
+	// the message says when to retry.
+	ErrResourceBusy = errors.New("lro: resource read refused")
 )
 
 const (
@@ -105,43 +110,104 @@ func (o *Offloader) ServeResources() []ResourceTemplate {
 // lines in the range, as sed -n prints them, up to the limit (a longer
 // line is cut, with a note).
 //
-// Only files of this Offloader are read: names of its prefix and pattern,
-// regular files, never through a symbolic link. Errors are for the model
-// and wrap [ErrResourceNotFound] or [ErrResourceTooLarge], or say why the
-// file could not be read.
+// Only files of this Offloader are read, opened as lro_extract opens
+// them: names of its prefix and pattern, regular files with a single link
+// (not a hard link to a file elsewhere), never through a symbolic link,
+// never blocking. A read is admitted, bounded and timed as an lro_extract
+// call (see [ExtractLimits]): it counts against MaxCalls and
+// MaxCallBytes, and when they are spent it fails at once, wrapping
+// [ErrResourceBusy] ("busy, retry in N s"); it ends by Timeout; and no
+// file larger than MaxFileBytes is read, whole or by lines.
+//
+// Errors are for the model and wrap [ErrResourceNotFound],
+// [ErrResourceTooLarge] or [ErrResourceBusy], or say why the file could
+// not be read.
 func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceContents, error) {
 	name, rng, ranged, err := o.parseResourceURI(uri)
 	if err != nil {
 		return ResourceContents{}, err
 	}
-	f, err := o.openResource(name)
+	lim := o.opts.extractLimits.withDefaults()
+	ticket, err := extractCalls.enter(lim.MaxCalls, lim.Timeout+time.Second)
+	if err != nil {
+		return ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
+	}
+	defer extractCalls.leave(ticket)
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+
+	f, err := o.openOffload(name)
 	if err != nil {
 		return ResourceContents{}, o.resourceOpenError(uri, name, err)
 	}
 	defer f.Close()
-	limit := o.resourceMaxBytes()
-	if !ranged {
-		fi, err := f.Stat()
-		if err != nil {
-			return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
-		}
-		if fi.Size() > limit {
-			return ResourceContents{}, o.tooLarge(ctx, uri, name, fi.Size(), limit)
-		}
-		data, err := io.ReadAll(io.LimitReader(f, limit+1))
-		if err != nil {
-			return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
-		}
-		if int64(len(data)) > limit {
-			return ResourceContents{}, o.tooLarge(ctx, uri, name, int64(len(data)), limit)
-		}
-		return ResourceContents{URI: uri, MIMEType: sniffMIME(data), Text: string(data)}, nil
+	// The size as the file system tells it, before a byte is read: a
+	// sparse file of 50 GB under a valid name is refused at once.
+	if f.size > lim.MaxFileBytes {
+		return ResourceContents{}, fmt.Errorf("%w: %s is %d bytes, more than the %d bytes this server reads of a file", ErrResourceTooLarge, uri, f.size, lim.MaxFileBytes)
 	}
-	br := bufio.NewReaderSize(f, textBufSize)
+	limit := o.resourceMaxBytes()
+	var c ResourceContents
+	if !ranged {
+		c, err = o.readWhole(ctx, uri, name, f, limit, lim, ticket)
+	} else {
+		c, err = o.readRange(ctx, uri, f, rng, limit, lim, ticket)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return ResourceContents{}, fmt.Errorf("lro: reading %s took longer than %s and was stopped; read fewer lines", uri, lim.Timeout)
+	case errors.Is(err, context.Canceled):
+		return ResourceContents{}, fmt.Errorf("lro: reading %s: %w", uri, err)
+	}
+	return c, err
+}
+
+// readWhole returns the whole file f, of at most limit bytes.
+func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admitted) (ResourceContents, error) {
+	if f.size > limit {
+		return ResourceContents{}, o.tooLarge(ctx, uri, name, f.size, limit)
+	}
+	if err := extractCalls.reserve(ticket, f.size+resourceChunk, lim.MaxCallBytes); err != nil {
+		return ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
+	}
+	// Read in chunks into the text itself, checking the deadline between
+	// them; a file that grew past its size (it should not) is refused.
+	var b strings.Builder
+	b.Grow(int(f.size))
+	buf := make([]byte, resourceChunk)
+	for {
+		if err := ctx.Err(); err != nil {
+			return ResourceContents{}, err
+		}
+		n, err := f.f.Read(buf)
+		if int64(b.Len()+n) > limit {
+			return ResourceContents{}, o.tooLarge(ctx, uri, name, int64(b.Len()+n), limit)
+		}
+		b.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
+		}
+	}
+	text := b.String()
+	return ResourceContents{URI: uri, MIMEType: sniffMIME(text), Text: text}, nil
+}
+
+// readRange returns the lines of f in rng, at most limit bytes of them.
+func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, rng lineRange, limit int64, lim ExtractLimits, ticket *admitted) (ResourceContents, error) {
+	if err := extractCalls.reserve(ticket, limit+textBufSize, lim.MaxCallBytes); err != nil {
+		return ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
+	}
+	br := bufio.NewReaderSize(f.f, textBufSize)
 	head, _ := br.Peek(textBufSize) // what there is: the type shows in the first lines
 	mime := sniffMIME(head)
 	out, err := readLines(ctx, br, rng, false, textLimits{Budget: int(limit), MaxLine: int(limit)})
 	if err != nil {
+		if ctx.Err() != nil {
+			return ResourceContents{}, err
+		}
 		return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
 	}
 	if out.Shown == 0 {
@@ -149,6 +215,13 @@ func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceConte
 	}
 	return ResourceContents{URI: uri, MIMEType: mime, Text: out.Text}, nil
 }
+
+// textLinePrefix starts each record of a file of text lines.
+const textLinePrefix = `{"line":`
+
+// resourceChunk is what a whole read reads at a time, between looks at
+// its deadline.
+const resourceChunk = 256 << 10
 
 // resourceLink returns the link to the offloaded file at path, of size
 // bytes, holding lines of text when text is set; nil when this Offloader
@@ -219,22 +292,6 @@ func quoteURI(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// openResource opens the regular file name for reading. The directory
-// FS already refuses links and opens without blocking; the file of any
-// other FS is checked to be regular here.
-func (o *Offloader) openResource(name string) (fs.File, error) {
-	f, err := o.opts.fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
-	}
-	return f, nil
-}
-
 // resourceOpenError explains why the file of uri could not be opened.
 func (o *Offloader) resourceOpenError(uri, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -265,9 +322,14 @@ func (o *Offloader) tooLarge(ctx context.Context, uri, name string, size, limit 
 
 // sniffMIME returns the type of a file that starts with p: text/plain
 // when its records are the lines of a text result, else JSON Lines.
-func sniffMIME(p []byte) string {
-	if _, rest, ok := bytes.Cut(p, []byte{'\n'}); ok && bytes.HasPrefix(rest, []byte(`{"line":`)) {
-		return mimeText
+func sniffMIME[T string | []byte](p T) string {
+	for i := 0; i < len(p) && i < textBufSize; i++ {
+		if p[i] == '\n' {
+			if rest := p[i+1:]; len(rest) >= len(textLinePrefix) && string(rest[:len(textLinePrefix)]) == textLinePrefix {
+				return mimeText
+			}
+			break
+		}
 	}
 	return mimeJSONL
 }

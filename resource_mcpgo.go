@@ -23,7 +23,12 @@ func (o *Offloader) AddResources(s *server.MCPServer) {
 	}
 }
 
-// readMCPGo answers resources/read on an mcp-go server.
+// readMCPGo answers resources/read on an mcp-go server. mcp-go v1.2.1
+// answers every error of a resource handler as an internal error (-32603;
+// server/handler_errors.go): unlike the official SDK's adapter, which
+// answers [ErrResourceTooLarge] as invalid params (-32602) and
+// [ErrResourceNotFound] as resource not found, this one cannot choose the
+// code, and the message alone says which error it is.
 func (o *Offloader) readMCPGo(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	if srv := server.ServerFromContext(ctx); srv != nil {
 		// The too-large error names lro_extract plainly when s has it.

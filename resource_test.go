@@ -19,7 +19,7 @@ import (
 
 // resourceOffloader returns an Offloader over a fresh directory, with a
 // small threshold, serving resources.
-func resourceOffloader(t *testing.T, opts ...Option) *Offloader {
+func resourceOffloader(t testing.TB, opts ...Option) *Offloader {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.OutputDir = t.TempDir()
@@ -33,7 +33,7 @@ func resourceOffloader(t *testing.T, opts ...Option) *Offloader {
 
 // offloadTickets offloads n generic records and returns the file's path
 // and content.
-func offloadTickets(t *testing.T, o *Offloader, n int) (string, []byte) {
+func offloadTickets(t testing.TB, o *Offloader, n int) (string, []byte) {
 	t.Helper()
 	recs := make([]json.RawMessage, n)
 	for i := range recs {
@@ -60,9 +60,9 @@ func TestParseResourceURI(t *testing.T) {
 		ranged bool
 	}{
 		"lro://files/" + name:                 {},
-		"lro://files/" + name + "/lines/5":    {lineRange{5, 5}, true},
-		"lro://files/" + name + "/lines/5-9":  {lineRange{5, 9}, true},
-		"lro://files/" + name + "/lines/100-": {lineRange{100, 0}, true},
+		"lro://files/" + name + "/lines/5":    {lineRange{From: 5, To: 5}, true},
+		"lro://files/" + name + "/lines/5-9":  {lineRange{From: 5, To: 9}, true},
+		"lro://files/" + name + "/lines/100-": {lineRange{From: 100, To: 0}, true},
 	}
 	for uri, want := range good {
 		n, rng, ranged, err := o.parseResourceURI(uri)
@@ -274,10 +274,10 @@ func TestOpenResourceOnDirFS(t *testing.T) {
 	d := o.opts.fs.(*dirFS)
 	name := fileName(o.cfg.FilePrefix, "x", ourID(o, time.Now()))
 	require.NoError(t, os.WriteFile(d.Path(name), []byte("{}\n"), 0o600))
-	f, err := o.openResource(name)
+	f, err := o.openOffload(name)
 	require.NoError(t, err)
 	f.Close()
-	_, err = o.openResource("missing")
+	_, err = o.openOffload("missing")
 	assert.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
 }
 

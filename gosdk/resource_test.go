@@ -67,3 +67,32 @@ func TestAddResources(t *testing.T) {
 	assert.Equal(t, mcp.CodeResourceNotFound, code(err))
 	assert.Contains(t, err.Error(), "lines are numbered from 1")
 }
+
+// TestReadResourceOverFileLimit: a file over ExtractLimits.MaxFileBytes is
+// refused even by lines, as invalid params, like one over the read limit.
+func TestReadResourceOverFileLimit(t *testing.T) {
+	ctx := context.Background()
+	off := newOffloader(t, lro.WithExtractLimits(lro.ExtractLimits{MaxFileBytes: 1000}))
+	recs := make([]json.RawMessage, 100)
+	for i := range recs {
+		recs[i] = json.RawMessage(fmt.Sprintf(`{"id":%d,"title":"record %d"}`, i, i))
+	}
+	out, err := off.Offload(ctx, lro.ResultSet{Operation: "export", Records: recs, Generic: true, Tokens: 1 << 20})
+	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, out.Action)
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	gosdk.AddResources(s, off)
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "lro://files/" + filepath.Base(out.Response.FilePath) + "/lines/1"})
+	var we *jsonrpc.Error
+	require.True(t, errors.As(err, &we), "%v", err)
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), we.Code)
+	assert.Contains(t, err.Error(), "more than the 1000 bytes this server reads of a file")
+}

@@ -26,8 +26,9 @@ type Input struct {
 	// Size is the file's size in bytes.
 	Size int64
 	// Open returns a reader of the file's JSONL lines (a leading header
-	// line is skipped) and a function that releases it. It is called only
-	// when the records are not cached, at most once.
+	// line is skipped, except for a Request.Text, which reads the whole
+	// file) and a function that releases it. It is called only when the
+	// records are not cached, at most once.
 	Open func() (io.Reader, func(), error)
 }
 
@@ -35,6 +36,9 @@ type Input struct {
 // counts against req.Limits.Timeout; only a builtin call or a decoding
 // step cannot be interrupted (a worker is killed for those).
 func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
+	if req.Text != nil {
+		return runText(ctx, req, in)
+	}
 	start := time.Now()
 	lim := req.Limits
 	if lim.Timeout <= 0 {

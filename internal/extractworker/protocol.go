@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/mcplro/lro/internal/jqsandbox"
+	"github.com/mcplro/lro/internal/textlines"
 )
 
 // Request asks for one query over one offloaded file.
@@ -39,6 +40,22 @@ type Request struct {
 	// Limits bound the run. Limits.Timeout covers compiling and decoding
 	// too.
 	Limits jqsandbox.Limits `json:"limits"`
+	// Text, when set, asks for the file's lines instead of a jq query:
+	// grep, whose pattern is Query, or a range of lines. Only
+	// Limits.Timeout applies then.
+	Text *TextRequest `json:"text,omitempty"`
+}
+
+// TextRequest asks for lines of a file as grep -n or sed -n prints them
+// (see internal/textlines), the whole file read, its header as line 1:
+// the lines in the range Lines, or, when Lines is empty, those that
+// Request.Query matches.
+type TextRequest struct {
+	Lines      string `json:"lines,omitempty"` // a range as textlines.ParseRange reads it
+	IgnoreCase bool   `json:"ignore_case,omitempty"`
+	Context    int    `json:"context,omitempty"`  // lines before and after each match
+	Budget     int    `json:"budget"`             // textlines.Limits
+	MaxLine    int    `json:"max_line,omitempty"` // textlines.Limits
 }
 
 // Response is the answer to a Request: the results, or why there are none.
@@ -58,6 +75,8 @@ type Response struct {
 	// query's evaluation could not be stopped (a builtin call keeps
 	// running, and holds the process's run slot).
 	Retire bool `json:"retire,omitempty"`
+	// Text answers a TextRequest; its Text travels as the single value.
+	Text *textlines.Output `json:"text,omitempty"`
 }
 
 // FileID identifies a file: the same device, inode, size and modification
@@ -189,4 +208,5 @@ type hello struct {
 }
 
 // protocolVersion changes whenever Request, Response or the framing do.
-const protocolVersion = 2
+// 3: Request.Text, Response.Text.
+const protocolVersion = 3

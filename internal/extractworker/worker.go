@@ -147,6 +147,9 @@ func workerInput(req *Request) Input {
 				f.Close()
 				return nil, nil, &Failure{Kind: KindFile, Message: "the file changed while it was being read; try again"}
 			}
+			if req.Text != nil {
+				return f, func() { f.Close() }, nil // lines: the header is line 1
+			}
 			// Skip the header, as the parent does, so that records are
 			// numbered alike whether they are cached or read. (The
 			// records' reader has a buffer of its own, and reads past
