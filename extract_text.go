@@ -21,7 +21,7 @@ import (
 func (o *Offloader) extractText(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
 	budget := 4 * o.cfg.ThresholdTokens
 	req := &extractworker.Request{
-		Path:   o.opts.fs.Path(f.name),
+		Path:   f.workerPath(o.opts.fs),
 		File:   f.id,
 		Limits: lim.sandbox(),
 		Text:   &extractworker.TextRequest{Lines: call.lines, Budget: budget, MaxLine: maxTextLine},
