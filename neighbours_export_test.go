@@ -32,3 +32,7 @@ func Reserved(o *Offloader) int64 {
 	defer x.mu.Unlock()
 	return x.reserved
 }
+
+// ListenStdio serves ss on in and out as ServeStdio does, with at most
+// limit requests but tools/call in flight.
+var ListenStdio = listenStdio

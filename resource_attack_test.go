@@ -1,13 +1,13 @@
 package lro_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/stretchr/testify/assert"
@@ -38,22 +39,13 @@ func resourceFile(t *testing.T, o *lro.Offloader, size int) string {
 
 // TestResourceReadsUnreadStdioPeakRSS reproduces issue 22's stdio case: a
 // client that sends 1,000 resources/read of a 1 MB file and never reads
-// the replies took the server to 2,314 MiB. It is NOT bounded yet, and runs
-// only with LRO_REPRO_UNREAD_STDIO=1: mcp-go's stdio server (v1.2.1) serves
-// every request but tools/call on a goroutine of its own, and each reply,
-// encoded, waits there for the blocked write. The read itself is admitted
-// and released as soon as the handler returns; the handler never learns
-// whether its reply was written, so no admission in it can bound the
-// replies queued behind a client that does not read (measured: 1.5-1.9 GiB
-// before and after reads were admitted). Holding a read's bytes until its
-// text is collected (runtime.AddCleanup) does not help either: of 568
-// texts served, 549 were collected while their encoded replies still
-// waited, 960 MiB at the peak. The bound must come from the transport: a
-// bounded number of requests in flight per session.
+// the replies took the server to 2,314 MiB (1.5-1.9 GiB here). mcp-go's
+// stdio server (v1.2.1) serves every request but tools/call on a
+// goroutine of its own, and each reply, encoded, waits there for the
+// blocked write; the handler never learns whether its reply was written,
+// so no admission in it can bound them. lro.ServeStdio reads no more of
+// stdin while MaxStdioRequests such requests are unanswered.
 func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
-	if os.Getenv("LRO_REPRO_UNREAD_STDIO") == "" {
-		t.Skip("a known unbounded case of mcp-go's stdio transport; set LRO_REPRO_UNREAD_STDIO=1 to reproduce it")
-	}
 	if extractRace {
 		t.Skip("the race detector's shadow memory makes RSS meaningless")
 	}
@@ -71,11 +63,12 @@ func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 	ss.SetErrorLogger(log.New(io.Discard, "", 0))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { ss.Listen(ctx, serverIn, serverOut) })
+	wg.Go(func() { lro.ListenStdio(ctx, ss, serverIn, serverOut, lro.MaxStdioRequests) })
 	defer func() {
 		cancel()
 		serverIn.Close()
 		serverOut.Close()
+		clientOut.Close()
 		wg.Wait()
 	}()
 	resetPeakRSS(t)
@@ -83,13 +76,104 @@ func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 	for i := range 1000 {
 		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":%q}}`+"\n", i+1, uri)
 	}
-	_, err := io.WriteString(clientOut, b.String())
-	require.NoError(t, err)
-	time.Sleep(2 * time.Second) // for the reads to be served, or refused
+	go io.WriteString(clientOut, b.String()) // blocks once the server stops reading
+	time.Sleep(2 * time.Second)              // for the reads to be served, or refused
 	runtime.GC()
 	peak := statusKB(t, "/proc/self/status", "VmHWM") << 10
 	t.Logf("peak RSS of the server: %d MiB", peak>>20)
-	assert.Less(t, peak, int64(peakRSSBound))
+	assert.Less(t, peak, int64(256<<20))
+}
+
+// TestServeStdioBoundsRequestsInFlight: ServeStdio's transport reads at
+// most limit requests but tools/call whose answers are not written, and
+// answers every one of a thousand to a client that reads them.
+func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
+	s := server.NewMCPServer("res", "1")
+	var served atomic.Int64
+	s.AddResource(mcp.NewResource("test://r", "r"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		served.Add(1)
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: "test://r", Text: strings.Repeat("x", 10<<10)}}, nil
+	})
+	run := func(t *testing.T, out io.Writer) (io.WriteCloser, func()) {
+		in, clientOut := io.Pipe()
+		ss := server.NewStdioServer(s)
+		ss.SetErrorLogger(log.New(io.Discard, "", 0))
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { lro.ListenStdio(ctx, ss, in, out, 8) })
+		return clientOut, func() { cancel(); in.Close(); clientOut.Close(); wg.Wait() }
+	}
+	requests := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"test://r"}}`+"\n", i+1)
+		}
+		return b.String()
+	}
+
+	t.Run("a client that never reads", func(t *testing.T) {
+		served.Store(0)
+		unread, stuck := io.Pipe() // nobody reads
+		clientOut, stop := run(t, stuck)
+		go io.WriteString(clientOut, requests(1000))
+		time.Sleep(time.Second)
+		assert.LessOrEqual(t, served.Load(), int64(8+1), "at most the bound is served while no answer is written")
+		unread.Close()
+		stop()
+	})
+	t.Run("a client that reads", func(t *testing.T) {
+		served.Store(0)
+		answers, w := io.Pipe()
+		clientOut, stop := run(t, w)
+		defer stop()
+		go io.WriteString(clientOut, requests(1000))
+		r := bufio.NewReaderSize(answers, 64<<10)
+		for i := range 1000 {
+			line, err := r.ReadBytes('\n')
+			require.NoError(t, err, "answer %d", i+1)
+			require.Contains(t, string(line), `"result"`)
+		}
+		assert.EqualValues(t, 1000, served.Load())
+	})
+	t.Run("a cancelled request frees its place", func(t *testing.T) {
+		slow := server.NewMCPServer("slow", "1")
+		release := make(chan struct{})
+		slow.AddResource(mcp.NewResource("test://slow", "slow"), func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			<-release
+			return nil, ctx.Err()
+		})
+		in, clientOut := io.Pipe()
+		ss := server.NewStdioServer(slow)
+		ss.SetErrorLogger(log.New(io.Discard, "", 0))
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		answers, w := io.Pipe()
+		go io.Copy(io.Discard, answers)
+		wg.Go(func() { lro.ListenStdio(ctx, ss, in, w, 1) })
+		defer func() {
+			close(release)
+			cancel()
+			in.Close()
+			clientOut.Close()
+			w.Close()
+			wg.Wait()
+		}()
+		_, err := io.WriteString(clientOut, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://slow"}}`+"\n")
+		require.NoError(t, err)
+		_, err = io.WriteString(clientOut, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`+"\n")
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() {
+			_, err := io.WriteString(clientOut, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the cancelled request kept its place: the next one was never read")
+		}
+	})
 }
 
 // TestResourceReadsHTTPPeakRSS: issue 22. 1,600 concurrent resources/read

@@ -128,7 +128,7 @@ With -http, GET /metrics serves the offloader's metrics for Prometheus.
 		off.AddExtractTool(s)
 	}
 	if *httpAddr == "" {
-		return server.ServeStdio(s)
+		return lro.ServeStdio(s)
 	}
 	return serveHTTP(ctx, server.NewStreamableHTTPServer(s, server.WithSessionIdleTTL(*idle)), metricsHandler(reader), *httpAddr)
 }

@@ -56,7 +56,7 @@ func serve() error {
 	defer off.Close()
 	s := newServer(off.ServerOption())
 	off.AddExtractTool(s)
-	return server.ServeStdio(s)
+	return lro.ServeStdio(s)
 }
 
 // run is the demo. Its files go to a directory of their own, removed at
