@@ -14,7 +14,7 @@
 // -max-event-bytes is not read, and the call gets a tool error naming the
 // limit; a remote error is cut at -max-error-bytes (default 8 KiB). A
 // remote result that looks like an offload descriptor reaches the client
-// as a tool error that says the proxy did not write it (see lro.Proxy).
+// as a tool error that says the proxy did not write it (see proxy.Proxy).
 //
 // Mistakes in the configuration stop it at once, with the reason and exit
 // status 1: a -remote URL that is not http:// or https://, a remote that
@@ -35,6 +35,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/proxy"
 )
 
 func main() {
@@ -148,7 +149,7 @@ Environment:
 		return err
 	}
 	defer off.Close()
-	p, err := lro.NewProxy(off, lro.ProxyConfig{
+	p, err := proxy.New(off, proxy.Config{
 		Remote:           *remote,
 		Headers:          headers,
 		ProtocolVersion:  *protocol,

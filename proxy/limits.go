@@ -1,4 +1,4 @@
-package lro
+package proxy
 
 import (
 	"bufio"
@@ -37,17 +37,17 @@ import (
 // linear time (see sseLimiter).
 
 const (
-	// DefaultProxyMaxResponseBytes is the most the proxy reads of one
-	// response of the remote unless [ProxyConfig.MaxResponseBytes] says
+	// DefaultMaxResponseBytes is the most the proxy reads of one
+	// response of the remote unless [Config.MaxResponseBytes] says
 	// otherwise: 64 MiB, millions of tokens, far more than a model reads
 	// inline, and a quarter of what lro_extract reads of a file. The
 	// proxy holds a response a few times over while it decodes and
 	// offloads it (about six times its size at the peak).
-	DefaultProxyMaxResponseBytes = 64 << 20
-	// DefaultProxyMaxErrorBytes is the most of a remote's error text the
-	// model sees unless [ProxyConfig.MaxErrorBytes] says otherwise: 8 KiB,
+	DefaultMaxResponseBytes = 64 << 20
+	// DefaultMaxErrorBytes is the most of a remote's error text the
+	// model sees unless [Config.MaxErrorBytes] says otherwise: 8 KiB,
 	// a long stack trace, or about 2,000 tokens.
-	DefaultProxyMaxErrorBytes = 8 << 10
+	DefaultMaxErrorBytes = 8 << 10
 
 	// proxyMaxHeaderBytes bounds the remote's response headers (Go's
 	// default is 10 MiB).
@@ -58,7 +58,7 @@ const (
 // stopped reading at one of its limits. A tool call that meets one gets a
 // tool error saying so.
 type RemoteLimitError struct {
-	// Limit is the name of the [ProxyConfig] field that was exceeded:
+	// Limit is the name of the [Config] field that was exceeded:
 	// "MaxResponseBytes" or "MaxEventBytes".
 	Limit string
 	// Bytes is the limit's value.
@@ -95,7 +95,7 @@ type proxyLimits struct {
 	response, event, errText int64
 }
 
-// resolve turns ProxyConfig's convention (0: the default, negative: none)
+// resolve turns Config's convention (0: the default, negative: none)
 // into proxyLimits'.
 func resolveLimit(v, def int64) int64 {
 	switch {

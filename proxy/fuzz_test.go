@@ -1,4 +1,4 @@
-package lro_test
+package proxy_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/proxy"
 )
 
 // fuzzAnswer is what the fuzzed remote answers a tools/call with.
@@ -81,7 +82,7 @@ func FuzzProxyRemoteResponse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { off.Close() })
-	p, err := lro.NewProxy(off, lro.ProxyConfig{
+	p, err := proxy.New(off, proxy.Config{
 		Remote:           rem.http.URL,
 		CallTimeout:      10 * time.Second,
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),

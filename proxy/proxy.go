@@ -1,4 +1,4 @@
-package lro
+package proxy
 
 import (
 	"context"
@@ -22,11 +22,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/proxywire"
 )
 
-// ProxyConfig configures a [Proxy].
-type ProxyConfig struct {
+// Config configures a [Proxy].
+type Config struct {
 	// Remote is the URL of the remote streamable-HTTP MCP server,
 	// e.g. https://memory.example.com/mcp.
 	Remote string
@@ -42,13 +43,13 @@ type ProxyConfig struct {
 	// stdio must not log to stdout.
 	Logger *slog.Logger
 	// Extract serves the lro_extract tool locally (see
-	// [Offloader.AddExtractTool]), hiding a remote tool of that name.
+	// [lro.Offloader.AddExtractTool]), hiding a remote tool of that name.
 	Extract bool
 
 	// MaxResponseBytes bounds one response of the remote: a JSON body, or
 	// the whole event stream that answers one request. A call whose
 	// response is larger gets a tool error that names this limit; the
-	// proxy reads no further. Zero means [DefaultProxyMaxResponseBytes]
+	// proxy reads no further. Zero means [DefaultMaxResponseBytes]
 	// (64 MiB); negative means no limit.
 	MaxResponseBytes int64
 	// MaxEventBytes bounds one server-sent event of the remote, on every
@@ -60,50 +61,24 @@ type ProxyConfig struct {
 	// MaxErrorBytes bounds the remote's error text that reaches the
 	// client: a tool error of the remote, a JSON-RPC error, the body of an
 	// HTTP error. Longer text is cut, with a note that says how much was.
-	// Zero means [DefaultProxyMaxErrorBytes] (8 KiB); negative means no
+	// Zero means [DefaultMaxErrorBytes] (8 KiB); negative means no
 	// limit.
 	MaxErrorBytes int64
 }
 
 // A Proxy is a local MCP server that forwards every tool call to a remote
-// streamable-HTTP server and offloads the results on the local disk, where
-// the model's shell can reach them (the specification's Local LRO Proxy).
-// It announces itself to the remote as a proxy, so the remote returns full
-// results instead of offloading them on its own disk. It also says that it
-// restores structured content, so that a remote on this module sends the
-// JSON of a result once, not again as the structured content its text
-// repeats; the proxy puts that back before anything reads the result.
+// streamable-HTTP server and offloads the results on the local disk (see
+// the package documentation). It also says that it restores structured
+// content, so that a remote on this module sends the JSON of a result
+// once, not again as the structured content its text repeats; the proxy
+// puts that back before anything reads the result.
 //
 // Serve [Proxy.Server] on stdio with server.ServeStdio. The proxy holds no
-// state beyond its files, which its Offloader's janitor deletes.
-//
-// # What the proxy trusts
-//
-// The remote is another party. The proxy bounds what it reads of it (see
-// the limits of [ProxyConfig]) and never passes on a remote result that
-// looks like an offload descriptor as if it were one of its own: a result
-// whose text or structured content is a JSON object with an "offloaded"
-// field, or with "file_path" and reading instructions (line_schema,
-// jq_recipes, guidance), or that links to an lro:// resource, reaches the
-// client as a tool error. The error says that the result came from the
-// remote, that the proxy did not write it and that the paths and commands
-// in it are not to be used, and quotes the remote's content as one JSON
-// string cut at MaxErrorBytes. A descriptor of the remote names a file on
-// the remote's machine, so the data did not arrive either way: from an lro
-// server that did not honor the proxy flag, or from a remote that imitates
-// a descriptor so that the model reads a local file or runs its commands.
-//
-// # Starting
-//
-// [NewProxy] fails on mistakes in the configuration, naming them: a
-// remote URL that is not http:// or https://, or that the remote answers
-// as no MCP endpoint does (HTTP 404 for a wrong path, 401 or 403 without
-// the right credentials, a web page, plain HTTP at an https:// URL, a TLS
-// certificate that cannot be verified). A remote that is merely down
-// (connection refused, a timeout, HTTP 5xx) is retried in the background.
+// state beyond its files, which its Offloader's janitor deletes, and the
+// remote's current tool listing.
 type Proxy struct {
-	cfg   ProxyConfig
-	off   *Offloader
+	cfg   Config
+	off   *lro.Offloader
 	front *server.MCPServer
 	log   *slog.Logger
 	lim   proxyLimits
@@ -136,18 +111,18 @@ const (
 // errProxyClosed is returned for calls that arrive after Close.
 var errProxyClosed = errors.New("lro: proxy is closed")
 
-// NewProxy returns a proxy of the remote server in cfg, offloading with off
+// New returns a proxy of the remote server in cfg, offloading with off
 // (its Middleware and, with cfg.Extract, lro_extract). It connects and
 // lists the remote's tools before it returns (within 30 seconds); if the
 // remote is not reachable yet, it keeps trying in the background and serves
 // the tools when it comes up. Close the Proxy to stop it (off is not
 // closed).
 //
-// NewProxy fails, without retrying, on mistakes in cfg: a remote URL that
+// New fails, without retrying, on mistakes in cfg: a remote URL that
 // is not http:// or https:// with a host, an unknown ProtocolVersion, or a
 // remote that answers the first connection as no MCP endpoint does (see
 // [Proxy]).
-func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Proxy, error) {
+func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, error) {
 	if err := checkRemoteURL(cfg.Remote); err != nil {
 		return nil, err
 	}
@@ -158,9 +133,9 @@ func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Pr
 		cfg.CallTimeout = 5 * time.Minute
 	}
 	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, resync: make(chan struct{}, 1), warned: map[string]bool{}, served: map[string]string{}}
-	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultProxyMaxResponseBytes)
+	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
 	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
-	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultProxyMaxErrorBytes)
+	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
 	p.httpc = newLimitClient(p.lim)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -232,7 +207,7 @@ func checkRemoteURL(raw string) error {
 	return nil
 }
 
-// misconfigured returns the error NewProxy fails with when err, from the
+// misconfigured returns the error New fails with when err, from the
 // first connection, is the answer of a remote that is up but that no
 // retry would change: a wrong path, missing credentials, no MCP endpoint,
 // a pinned protocol version it does not speak. Anything else (refused,
@@ -258,7 +233,7 @@ func (p *Proxy) misconfigured(err error) error {
 	case he.mediaType != "" || s == http.StatusOK || s == http.StatusAccepted:
 		why = fmt.Sprintf("answered with content type %q, not JSON or an event stream: is this the MCP endpoint?", he.mediaType)
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		why = fmt.Sprintf("answered HTTP %d %s: it wants credentials (ProxyConfig.Headers; lro-proxy -header-env Authorization=VARIABLE)", s, http.StatusText(s))
+		why = fmt.Sprintf("answered HTTP %d %s: it wants credentials (Config.Headers; lro-proxy -header-env Authorization=VARIABLE)", s, http.StatusText(s))
 	case s == http.StatusNotFound:
 		why = "answered HTTP 404 Not Found: is the path right? (streamable-HTTP MCP endpoints are often at /mcp)"
 	case s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500:
@@ -371,7 +346,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 		transport.WithHTTPLogger(p.log),
 	}
 	copts := []client.ClientOption{client.WithClientCapabilities(mcp.ClientCapabilities{
-		Experimental: map[string]any{ProxyCapability: map[string]any{proxywire.Feature: true}},
+		Experimental: map[string]any{proxywire.Capability: map[string]any{proxywire.Feature: true}},
 	})}
 	if version != "" {
 		copts = append(copts, client.WithProtocolVersion(version))
@@ -474,8 +449,8 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 		case t.Name == "":
 			p.warnOnce("tool without name", "lro proxy: the remote lists a tool without a name; it is not served")
 			continue
-		case t.Name == ExtractToolName && p.cfg.Extract:
-			p.warnOnce("hidden "+ExtractToolName, "lro proxy: the remote's own lro_extract is hidden by the local one")
+		case t.Name == lro.ExtractToolName && p.cfg.Extract:
+			p.warnOnce("hidden "+lro.ExtractToolName, "lro proxy: the remote's own lro_extract is hidden by the local one")
 			continue
 		}
 		raw := tr.rawTool(t.Name)

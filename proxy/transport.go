@@ -1,4 +1,4 @@
-package lro
+package proxy
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcplro/lro/internal/proxywire"
 )
 
 // proxyTransport is the streamable-HTTP transport of a proxy's upstream
@@ -74,28 +76,18 @@ func markProxy(method string, params any) any {
 		return params
 	}
 	if method == string(mcp.MethodInitialize) {
-		m["clientInfo"] = withProxyFlag(m["clientInfo"])
+		m["clientInfo"] = proxywire.WithProxyFlag(m["clientInfo"])
 	}
 	if raw, ok := m["_meta"]; ok {
 		var meta map[string]json.RawMessage
 		if json.Unmarshal(raw, &meta) == nil && meta != nil {
 			if ci, ok := meta[mcp.MetaKeyClientInfo]; ok {
-				meta[mcp.MetaKeyClientInfo] = withProxyFlag(ci)
+				meta[mcp.MetaKeyClientInfo] = proxywire.WithProxyFlag(ci)
 				m["_meta"], _ = json.Marshal(meta)
 			}
 		}
 	}
 	return m
-}
-
-func withProxyFlag(raw json.RawMessage) json.RawMessage {
-	var info map[string]any
-	if json.Unmarshal(raw, &info) != nil || info == nil {
-		info = map[string]any{}
-	}
-	info["proxy"] = true
-	out, _ := json.Marshal(info)
-	return out
 }
 
 func (p *proxyTransport) capture(result json.RawMessage) {

@@ -1,10 +1,11 @@
-package lro
+package proxy
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -277,3 +278,6 @@ func boundError(res *mcp.CallToolResult, max int64) *mcp.CallToolResult {
 	out.Meta = res.Meta
 	return out
 }
+
+// bytesOf returns the bytes of s without a copy, for reading only.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
