@@ -29,7 +29,9 @@
 //
 // The remote is another party. The proxy bounds what it reads of it (the
 // limits of [Config]; a call past one gets a tool error that names it, see
-// [RemoteLimitError]), and never passes on a remote result
+// [RemoteLimitError]), keeps only the remote's current tool listing, bounds
+// its size ([Config.MaxToolsBytes]) and lists it again at most once a
+// second however often the remote announces a change, and never passes on a remote result
 // that looks like an offload descriptor as if it were one of its own: a
 // result whose text or structured content is a JSON object with an
 // "offloaded" field, or with "file_path" and reading instructions

@@ -48,6 +48,10 @@ const (
 	// model sees unless [Config.MaxErrorBytes] says otherwise: 8 KiB,
 	// a long stack trace, or about 2,000 tokens.
 	DefaultMaxErrorBytes = 8 << 10
+	// DefaultMaxToolsBytes is the largest tool listing of the remote the
+	// proxy takes unless [Config.MaxToolsBytes] says otherwise: 4 MiB, a
+	// thousand tools of 4 KiB, more than any model's context holds.
+	DefaultMaxToolsBytes = 4 << 20
 
 	// proxyMaxHeaderBytes bounds the remote's response headers (Go's
 	// default is 10 MiB).
@@ -59,7 +63,7 @@ const (
 // tool error saying so.
 type RemoteLimitError struct {
 	// Limit is the name of the [Config] field that was exceeded:
-	// "MaxResponseBytes" or "MaxEventBytes".
+	// "MaxResponseBytes", "MaxEventBytes" or "MaxToolsBytes".
 	Limit string
 	// Bytes is the limit's value.
 	Bytes int64
@@ -71,8 +75,11 @@ func (e *RemoteLimitError) Error() string {
 }
 
 func (e *RemoteLimitError) what() string {
-	if e.Limit == "MaxEventBytes" {
+	switch e.Limit {
+	case "MaxEventBytes":
 		return "server-sent event"
+	case "MaxToolsBytes":
+		return "tool listing"
 	}
 	return "response"
 }
@@ -92,7 +99,7 @@ func proxySize(n int64) string {
 
 // proxyLimits are a proxy's limits, resolved: 0 means none.
 type proxyLimits struct {
-	response, event, errText int64
+	response, event, errText, tools int64
 }
 
 // resolve turns Config's convention (0: the default, negative: none)

@@ -64,6 +64,15 @@ type Config struct {
 	// Zero means [DefaultMaxErrorBytes] (8 KiB); negative means no
 	// limit.
 	MaxErrorBytes int64
+	// MaxToolsBytes bounds the remote's tool listing: the tools/list
+	// results of one listing, all pages together. A listing that is larger
+	// is refused, with an error logged that names this limit: the proxy
+	// keeps serving the listing it had (none, at the first listing, where
+	// [New] fails instead). The proxy keeps only the current listing, and
+	// lists again at most once a second however often the remote
+	// announces a change. Zero means [DefaultMaxToolsBytes] (4 MiB);
+	// negative means no limit.
+	MaxToolsBytes int64
 }
 
 // A Proxy is a local MCP server that forwards every tool call to a remote
@@ -92,9 +101,12 @@ type Proxy struct {
 	tr      *proxyTransport
 	dialing chan struct{} // closed when the dial in progress ends
 
-	syncMu sync.Mutex        // serializes tool list syncs
-	served map[string]string // remote tools currently served: name -> raw JSON
-	resync chan struct{}
+	syncMu   sync.Mutex        // serializes tool list syncs
+	served   map[string]string // remote tools currently served: name -> raw JSON
+	lastSync time.Time         // when the last listing started
+	refused  error             // why the last listing was refused, or nil
+	retired  int               // connections retired for what their client kept
+	resync   chan struct{}
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -106,10 +118,18 @@ const (
 	proxyRetry = 5 * time.Second
 	// dialTimeout bounds connecting to the remote and listing its tools.
 	dialTimeout = 30 * time.Second
+	// minResync is the least time between two listings of the remote's
+	// tools: a remote that announces changes without pause is listed,
+	// and its changes passed on to the clients, at most once in it.
+	minResync = time.Second
 )
 
-// errProxyClosed is returned for calls that arrive after Close.
-var errProxyClosed = errors.New("lro: proxy is closed")
+var (
+	// errProxyClosed is returned for calls that arrive after Close.
+	errProxyClosed = errors.New("lro: proxy is closed")
+	// errRetired: a call found its connection retired, again and again.
+	errRetired = errors.New("lro: proxy: the connection to the remote was replaced while the call started; try again")
+)
 
 // New returns a proxy of the remote server in cfg, offloading with off
 // (its Middleware and, with cfg.Extract, lro_extract). It connects and
@@ -136,6 +156,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
 	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
 	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
+	p.lim.tools = resolveLimit(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
 	p.httpc = newLimitClient(p.lim)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -155,6 +176,10 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 			return nil, bad
 		}
 		p.log.Warn("lro proxy: remote not reachable yet; retrying", "remote", cfg.Remote, "error", proxyClip(err.Error(), p.lim.errText))
+	} else if err := p.refusedListing(); err != nil {
+		p.cancel()
+		p.closeUpstream()
+		return nil, err
 	}
 	p.done.Add(2)
 	go p.watch()
@@ -169,6 +194,11 @@ func (p *Proxy) Server() *server.MCPServer { return p.front }
 func (p *Proxy) Close() error {
 	p.cancel()
 	p.done.Wait()
+	p.closeUpstream()
+	return nil
+}
+
+func (p *Proxy) closeUpstream() {
 	p.mu.Lock()
 	c := p.up
 	p.up = nil
@@ -177,6 +207,16 @@ func (p *Proxy) Close() error {
 		c.Close()
 	}
 	p.httpc.CloseIdleConnections()
+}
+
+// refusedListing returns the error of the last listing when it was
+// refused and nothing of the remote is served, or nil.
+func (p *Proxy) refusedListing() error {
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	if p.refused != nil && len(p.served) == 0 {
+		return fmt.Errorf("lro: proxy: the remote %s: %w (Config.MaxToolsBytes; lro-proxy -max-tools-bytes)", p.cfg.Remote, p.refused)
+	}
 	return nil
 }
 
@@ -323,7 +363,7 @@ func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, erro
 		// even from a remote that lists only older versions there (the
 		// official SDK's stateful transport): the first request tells.
 		lctx, cancel := context.WithTimeout(ctx, dialTimeout)
-		_, err = c.ListTools(lctx, mcp.ListToolsRequest{})
+		_, err = c.ListToolsByPage(lctx, mcp.ListToolsRequest{}) // one page tells
 		cancel()
 		if err == nil {
 			return c, tr, nil
@@ -363,6 +403,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	}
 	tr := newProxyTransport(t)
 	c := client.NewClient(tr, copts...)
+	tr.close = func() { c.Close() }
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		switch n.Method {
 		case mcp.MethodNotificationToolsListChanged:
@@ -432,19 +473,43 @@ func (p *Proxy) syncLoop() {
 
 // syncTools serves the remote's tools, with their schemas exactly as the
 // remote sent them, alongside the proxy's own tools. Syncs are serialized,
-// so an older listing never overwrites a newer one. Only a change touches
-// the front server, in one call, so clients get one tools/list_changed per
-// change and none for a listing that changed nothing (a reconnection).
+// so an older listing never overwrites a newer one, and start at least
+// minResync apart, so a remote that announces changes without pause is
+// listed (and its clients notified) at most once in it. Only a change
+// touches the front server, in one call, so clients get one
+// tools/list_changed per change and none for a listing that changed
+// nothing (a reconnection). A listing larger than MaxToolsBytes is
+// refused: the error is logged, the listing served so far stays, and
+// syncTools returns nil (the connection is fine).
 func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport) error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if wait := minResync - time.Since(p.lastSync); !p.lastSync.IsZero() && wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	p.lastSync = time.Now()
+	tools, raws, err := p.listTools(ctx, c, tr)
+	var lim *RemoteLimitError
+	if errors.As(err, &lim) {
+		if p.refused == nil {
+			p.log.Error("lro proxy: the remote's tool listing is too large; the proxy keeps serving the tools it had (raise Config.MaxToolsBytes, lro-proxy -max-tools-bytes)",
+				"remote", p.cfg.Remote, "error", lim, "served", len(p.served))
+		}
+		p.refused = lim
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	next := make(map[string]string, len(res.Tools))
+	next := make(map[string]string, len(tools))
 	changed := map[string]server.ServerTool{}
-	for _, t := range res.Tools {
+	for _, t := range tools {
 		switch {
 		case t.Name == "":
 			p.warnOnce("tool without name", "lro proxy: the remote lists a tool without a name; it is not served")
@@ -453,7 +518,7 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 			p.warnOnce("hidden "+lro.ExtractToolName, "lro proxy: the remote's own lro_extract is hidden by the local one")
 			continue
 		}
-		raw := tr.rawTool(t.Name)
+		raw := raws[t.Name]
 		var schemas struct {
 			InputSchema  json.RawMessage `json:"inputSchema"`
 			OutputSchema json.RawMessage `json:"outputSchema"`
@@ -485,8 +550,81 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 	if err := p.serve(changed, gone); err != nil {
 		return err
 	}
-	p.served = next
+	p.served, p.refused = next, nil
 	return nil
+}
+
+// maxListPages bounds the pages of one listing, however small.
+const maxListPages = 10_000
+
+// listTools lists the remote's tools, page by page: the tools as mcp-go
+// decodes them, and each tool's JSON as the remote sent it, by name. It
+// returns a *RemoteLimitError when the pages together are larger than
+// MaxToolsBytes, and retires the connection once its client has kept
+// (from this and earlier listings) more than twice that.
+func (p *Proxy) listTools(ctx context.Context, c *client.Client, tr *proxyTransport) ([]mcp.Tool, map[string]json.RawMessage, error) {
+	var tools []mcp.Tool
+	raws := map[string]json.RawMessage{}
+	var size int64
+	seen := map[mcp.Cursor]bool{}
+	req := mcp.ListToolsRequest{}
+	defer func() {
+		if p.lim.tools > 0 && tr.remember(nil) > 2*p.lim.tools {
+			p.retire(c, tr)
+		}
+	}()
+	for pages := 1; ; pages++ {
+		page := &listPage{}
+		res, err := c.ListToolsByPage(context.WithValue(ctx, listPageKey{}, page), req)
+		if err != nil {
+			return nil, nil, err
+		}
+		size += int64(len(page.result))
+		var raw struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		_ = json.Unmarshal(page.result, &raw)
+		pageRaws := make(map[string]json.RawMessage, len(raw.Tools))
+		for _, t := range raw.Tools {
+			var named struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(t, &named) == nil {
+				pageRaws[named.Name] = t
+			}
+		}
+		tr.remember(pageRaws) // what mcp-go's client now keeps
+		if p.lim.tools > 0 && size > p.lim.tools {
+			return nil, nil, &RemoteLimitError{Limit: "MaxToolsBytes", Bytes: p.lim.tools}
+		}
+		tools = append(tools, res.Tools...)
+		maps.Copy(raws, pageRaws)
+		switch {
+		case res.NextCursor == "":
+			return tools, raws, nil
+		case seen[res.NextCursor]:
+			return nil, nil, fmt.Errorf("lro: proxy: the remote's tool listing repeats the cursor %.100q", res.NextCursor)
+		case pages >= maxListPages:
+			return nil, nil, fmt.Errorf("lro: proxy: the remote's tool listing has more than %d pages", maxListPages)
+		}
+		seen[res.NextCursor] = true
+		req.Params.Cursor = res.NextCursor
+	}
+}
+
+// retire replaces the connection c: new calls and listings go to a new
+// one, and c is closed once its calls in flight have ended. mcp-go's client
+// keeps every tool it has ever listed; a remote that renames its tools
+// would otherwise grow it without bound.
+func (p *Proxy) retire(c *client.Client, tr *proxyTransport) {
+	p.mu.Lock()
+	if p.up == c {
+		p.up = nil
+	}
+	p.mu.Unlock()
+	p.retired++
+	p.log.Info("lro proxy: replacing the connection to the remote, whose client kept too many tool definitions", "remote", p.cfg.Remote)
+	tr.retire()
 }
 
 // serve adds (or replaces) the changed tools and deletes the gone ones,
@@ -535,14 +673,24 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 		fwd.Params.Name = tool
 		fwd.Params.Meta = nil // the client's _meta is not the remote's business
 		var err error
-		for attempt := 0; attempt < 2; attempt++ {
+		for attempt, retired := 0, 0; attempt < 2; attempt++ {
 			var c *client.Client
 			if c, err = p.connect(ctx); err != nil {
 				break
 			}
+			tr, _ := c.GetTransport().(*proxyTransport)
+			if !tr.begin() {
+				err = errRetired
+				if retired++; retired < 3 {
+					attempt-- // retired meanwhile: not sent, the next connection takes it
+				}
+				continue
+			}
 			var res *mcp.CallToolResult
 			rc := &rawCall{}
-			if res, err = c.CallTool(withRawCall(ctx, rc), fwd); err == nil {
+			res, err = c.CallTool(withRawCall(ctx, rc), fwd)
+			tr.end()
+			if err == nil {
 				if rc.res != nil {
 					res = rc.res // decoded once by the transport, not parsed
 				}
@@ -671,9 +819,15 @@ func (p *Proxy) listen(c *client.Client) error {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- c.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}) }()
+	var gone chan struct{}
+	if tr, ok := c.GetTransport().(*proxyTransport); ok {
+		gone = tr.gone
+	}
 	select {
 	case <-p.ctx.Done():
 		return nil
+	case <-gone:
+		return nil // retired: the watcher subscribes on the new connection
 	case err := <-errc:
 		if err == nil {
 			err = errListenEnded

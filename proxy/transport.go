@@ -17,8 +17,13 @@ import (
 //
 //   - clientInfo.proxy = true, in initialize and in the per-request client
 //     info of protocol 2026-07-28 (mcp.Implementation has no such field);
-//   - the raw tools/list result, so that remote tools are re-served with
-//     their schemas byte for byte (mcp.Tool drops what it does not model);
+//   - the raw tools/list result, handed to the listing that asked for it
+//     (see listPage), so that remote tools are re-served with their
+//     schemas as sent (mcp.Tool drops what it does not model);
+//   - an account of the tool definitions mcp-go's client keeps (it
+//     remembers every tool it ever listed, for tools/call headers), so
+//     that the proxy retires a connection whose client has kept too many
+//     (see Proxy.retire);
 //   - the result of a forwarded tools/call, decoded once and without maps
 //     by its HTTP client, in place of the typed client's decodes (see
 //     proxy_raw.go);
@@ -29,12 +34,76 @@ import (
 type proxyTransport struct {
 	*transport.StreamableHTTP
 
-	mu    sync.Mutex
-	tools map[string]json.RawMessage // tool name -> raw tool object
+	mu         sync.Mutex
+	known      map[string]int64 // what mcp-go's client keeps: tool name -> size
+	knownBytes int64            // the sum of known
+	calls      int              // forwarded calls in flight
+	retired    bool             // no new calls; closed when calls end
+	gone       chan struct{}    // closed when retired
+	close      func()           // closes the client (set by dialVersion)
 }
 
 func newProxyTransport(t *transport.StreamableHTTP) *proxyTransport {
-	return &proxyTransport{StreamableHTTP: t, tools: map[string]json.RawMessage{}}
+	return &proxyTransport{StreamableHTTP: t, known: map[string]int64{}, gone: make(chan struct{})}
+}
+
+// knownToolOverhead is what mcp-go's client keeps of a tool besides its
+// JSON: an mcp.Tool in a map, which holds the decoded schemas.
+const knownToolOverhead = 512
+
+// remember accounts for the tools of a listing page as mcp-go's client
+// keeps them (by name, the last definition of each), and returns what it
+// keeps in all.
+func (p *proxyTransport) remember(tools map[string]json.RawMessage) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, raw := range tools {
+		size := int64(len(raw)) + knownToolOverhead
+		p.knownBytes += size - p.known[name]
+		p.known[name] = size
+	}
+	return p.knownBytes
+}
+
+// begin counts a forwarded call in flight, or reports false when the
+// connection is retired.
+func (p *proxyTransport) begin() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.retired {
+		return false
+	}
+	p.calls++
+	return true
+}
+
+// end counts a forwarded call done, closing a retired connection when it
+// was the last.
+func (p *proxyTransport) end() {
+	p.mu.Lock()
+	p.calls--
+	last := p.retired && p.calls == 0
+	p.mu.Unlock()
+	if last {
+		p.close()
+	}
+}
+
+// retire takes no more calls, and closes the connection once those in
+// flight have ended.
+func (p *proxyTransport) retire() {
+	p.mu.Lock()
+	if p.retired {
+		p.mu.Unlock()
+		return
+	}
+	p.retired = true
+	close(p.gone)
+	idle := p.calls == 0
+	p.mu.Unlock()
+	if idle {
+		p.close()
+	}
 }
 
 func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
@@ -54,7 +123,9 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	}
 	switch req.Method {
 	case string(mcp.MethodToolsList):
-		p.capture(resp.Result)
+		if page, _ := ctx.Value(listPageKey{}).(*listPage); page != nil {
+			page.result = resp.Result
+		}
 	case string(mcp.MethodToolsCall):
 		// The stub is what mcp-go read of the response the HTTP
 		// transport took: the result is the one it kept.
@@ -90,28 +161,10 @@ func markProxy(method string, params any) any {
 	return m
 }
 
-func (p *proxyTransport) capture(result json.RawMessage) {
-	var page struct {
-		Tools []json.RawMessage `json:"tools"`
-	}
-	if json.Unmarshal(result, &page) != nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, t := range page.Tools {
-		var named struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(t, &named) == nil {
-			p.tools[named.Name] = t
-		}
-	}
-}
+// listPageKey is the context key of the *listPage of a tools/list request.
+type listPageKey struct{}
 
-// rawTool returns the tool as the remote sent it.
-func (p *proxyTransport) rawTool(name string) json.RawMessage {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.tools[name]
+// listPage receives the raw result of one tools/list request.
+type listPage struct {
+	result json.RawMessage
 }

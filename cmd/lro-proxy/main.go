@@ -12,8 +12,10 @@
 // The proxy bounds what the remote sends: a response larger than
 // -max-response-bytes (default 64 MiB) or a server-sent event larger than
 // -max-event-bytes is not read, and the call gets a tool error naming the
-// limit; a remote error is cut at -max-error-bytes (default 8 KiB). A
-// remote result that looks like an offload descriptor reaches the client
+// limit; a remote error is cut at -max-error-bytes (default 8 KiB). The
+// remote's tool listing is kept to -max-tools-bytes (default 4 MiB) and
+// read again at most once a second, however often the remote announces a
+// change. A remote result that looks like an offload descriptor reaches the client
 // as a tool error that says the proxy did not write it (see proxy.Proxy).
 //
 // Mistakes in the configuration stop it at once, with the reason and exit
@@ -99,9 +101,10 @@ func run(args []string) error {
 	all := fs.Bool("offload-all", false, "offload large results of every remote tool, not only the memory tools")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one remote call")
 	verbose := fs.Bool("v", false, "log connection and offload events to stderr")
-	var maxResponse, maxEvent, maxError byteSize
+	var maxResponse, maxEvent, maxError, maxTools byteSize
 	fs.Var(&maxResponse, "max-response-bytes", "the largest response of the remote the proxy reads, e.g. 64MiB; a call past it gets a tool error naming the limit (0: 64 MiB, -1: no limit)")
 	fs.Var(&maxEvent, "max-event-bytes", "the largest server-sent event of the remote the proxy reads, on any stream (0: as -max-response-bytes, -1: no limit)")
+	fs.Var(&maxTools, "max-tools-bytes", "the largest tool listing of the remote the proxy takes (all pages); a larger one is refused with an error and the tools served so far stay (0: 4 MiB, -1: no limit)")
 	fs.Var(&maxError, "max-error-bytes", "how much of a remote error reaches the model; the rest is cut, with a note (0: 8 KiB, -1: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: lro-proxy -remote URL [flags]
@@ -159,6 +162,7 @@ Environment:
 		MaxResponseBytes: int64(maxResponse),
 		MaxEventBytes:    int64(maxEvent),
 		MaxErrorBytes:    int64(maxError),
+		MaxToolsBytes:    int64(maxTools),
 	})
 	if err != nil {
 		return err
