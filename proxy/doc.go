@@ -31,7 +31,10 @@
 // limits of [Config]; a call past one gets a tool error that names it, see
 // [RemoteLimitError]), keeps only the remote's current tool listing, bounds
 // its size ([Config.MaxToolsBytes]) and lists it again at most once a
-// second however often the remote announces a change, and never passes on a remote result
+// second however often the remote announces a change, sends the
+// configured headers, the session and the calls to the remote's origin
+// only (a redirect to another scheme, host or port is not followed; the
+// call gets an error that names it), and never passes on a remote result
 // that looks like an offload descriptor as if it were one of its own: a
 // result whose text or structured content is a JSON object with an
 // "offloaded" field, or with "file_path" and reading instructions

@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -195,8 +196,9 @@ func (e *remoteHTTPError) Error() string {
 func (e *remoteHTTPError) Unwrap() error { return e.err }
 
 // newLimitClient returns the HTTP client of a proxy's upstream
-// connections.
-func newLimitClient(lim proxyLimits) *http.Client {
+// connections to remote, which follows redirects within remote's origin
+// only (see sameOrigin).
+func newLimitClient(lim proxyLimits, remote *url.URL) *http.Client {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		base = &http.Transport{Proxy: http.ProxyFromEnvironment}
@@ -204,7 +206,46 @@ func newLimitClient(lim proxyLimits) *http.Client {
 		base = base.Clone()
 	}
 	base.MaxResponseHeaderBytes = proxyMaxHeaderBytes
-	return &http.Client{Transport: &limitTransport{base: base, lim: lim}}
+	return &http.Client{
+		Transport: &limitTransport{base: base, lim: lim},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if !sameOrigin(req.URL, remote) {
+				return &redirectError{to: req.URL.Redacted()}
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		},
+	}
+}
+
+// sameOrigin reports whether u has the scheme, host and port of origin.
+// The configured headers (credentials), the session id and the calls go
+// to the configured origin only: net/http would follow a redirect
+// anywhere, with every header but Authorization and Cookie, and a 307 or
+// 308 with the request's body.
+func sameOrigin(u, origin *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(u.Scheme, origin.Scheme) && strings.EqualFold(u.Hostname(), origin.Hostname()) && port(u) == port(origin)
+}
+
+// redirectError is a redirect of the remote to another origin, which the
+// proxy does not follow.
+type redirectError struct {
+	to string
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("the remote redirected to %s, another origin; the proxy does not follow it (the configured headers go to the configured origin only): if that server is the one you mean, set the remote URL to it", e.to)
 }
 
 // limitTransport bounds each response body of the remote before mcp-go

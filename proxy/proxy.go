@@ -143,7 +143,8 @@ var (
 // remote that answers the first connection as no MCP endpoint does (see
 // [Proxy]).
 func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, error) {
-	if err := checkRemoteURL(cfg.Remote); err != nil {
+	remote, err := checkRemoteURL(cfg.Remote)
+	if err != nil {
 		return nil, err
 	}
 	if v := cfg.ProtocolVersion; v != "" && !mcp.IsValidProtocolVersion(v) {
@@ -157,7 +158,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
 	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
 	p.lim.tools = resolveLimit(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
-	p.httpc = newLimitClient(p.lim)
+	p.httpc = newLimitClient(p.lim, remote)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -221,9 +222,9 @@ func (p *Proxy) refusedListing() error {
 }
 
 // checkRemoteURL says what is wrong with the remote URL, or nil.
-func checkRemoteURL(raw string) error {
+func checkRemoteURL(raw string) (*url.URL, error) {
 	if raw == "" {
-		return errors.New("lro: proxy: no remote URL")
+		return nil, errors.New("lro: proxy: no remote URL")
 	}
 	// "localhost:8080/mcp" parses with the scheme "localhost"; "127.0.0.1:8080/mcp" does not parse.
 	hint := ""
@@ -232,19 +233,19 @@ func checkRemoteURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("lro: proxy: the remote URL %q is not valid: %v%s", raw, errors.Unwrap(err), hint)
+		return nil, fmt.Errorf("lro: proxy: the remote URL %q is not valid: %v%s", raw, errors.Unwrap(err), hint)
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 	case "":
-		return fmt.Errorf("lro: proxy: the remote URL %q has no scheme: it must start with http:// or https://%s", raw, hint)
+		return nil, fmt.Errorf("lro: proxy: the remote URL %q has no scheme: it must start with http:// or https://%s", raw, hint)
 	default:
-		return fmt.Errorf("lro: proxy: the remote URL %q has the scheme %q: the remote must be a streamable-HTTP server at an http:// or https:// URL%s", raw, u.Scheme, hint)
+		return nil, fmt.Errorf("lro: proxy: the remote URL %q has the scheme %q: the remote must be a streamable-HTTP server at an http:// or https:// URL%s", raw, u.Scheme, hint)
 	}
 	if u.Host == "" {
-		return fmt.Errorf("lro: proxy: the remote URL %q has no host", raw)
+		return nil, fmt.Errorf("lro: proxy: the remote URL %q has no host", raw)
 	}
-	return nil
+	return u, nil
 }
 
 // misconfigured returns the error New fails with when err, from the
@@ -258,7 +259,10 @@ func (p *Proxy) misconfigured(err error) error {
 		return fmt.Errorf("lro: proxy: the remote %s does not speak protocol %s (ProtocolVersion): %w", p.cfg.Remote, p.cfg.ProtocolVersion, err)
 	}
 	var cert *tls.CertificateVerificationError
+	var redirect *redirectError
 	switch {
+	case errors.As(err, &redirect):
+		return fmt.Errorf("lro: proxy: %s: %w", p.cfg.Remote, redirect)
 	case errors.As(err, &cert):
 		return fmt.Errorf("lro: proxy: the remote %s: its TLS certificate cannot be verified: %w", p.cfg.Remote, cert)
 	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's text, no type
@@ -697,8 +701,8 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 				return p.judge(tool, res), nil
 			}
 			var lim *RemoteLimitError
-			if ctx.Err() != nil || !isTransportError(err) || errors.As(err, &lim) {
-				break // this call's own deadline, the remote's answer, or too much of one
+			if ctx.Err() != nil || !isTransportError(err) || errors.As(err, &lim) || errors.As(err, new(*redirectError)) {
+				break // this call's own deadline, the remote's answer, too much of one, or a redirect away
 			}
 			p.drop(c)
 			if !neverSent(err) {
@@ -712,7 +716,10 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 // failure says why a forwarded call of tool failed with err.
 func (p *Proxy) failure(ctx context.Context, tool string, err error) string {
 	var lim *RemoteLimitError
+	var redirect *redirectError
 	switch {
+	case errors.As(err, &redirect):
+		return fmt.Sprintf("remote server %s, calling %s: %v", p.cfg.Remote, tool, redirect)
 	case errors.As(err, &lim):
 		return fmt.Sprintf("remote server %s sent a %s for %s larger than the proxy's limit of %s (%s); the proxy stopped reading it. Ask for less (fewer results, a narrower query), or raise the limit.",
 			p.cfg.Remote, lim.what(), tool, proxySize(lim.Bytes), lim.Limit)
