@@ -344,7 +344,7 @@ func (p *Proxy) connect(ctx context.Context) (*client.Client, error) {
 			return nil, err
 		}
 		sctx, cancel := context.WithTimeout(ctx, dialTimeout)
-		err = p.syncTools(sctx, c, tr)
+		err = p.syncTools(sctx, c, tr, false)
 		cancel()
 		if err != nil {
 			p.drop(c)
@@ -468,7 +468,7 @@ func (p *Proxy) syncLoop() {
 			continue // the next connection lists the tools anyway
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
-		if err := p.syncTools(ctx, c, tr); err != nil {
+		if err := p.syncTools(ctx, c, tr, true); err != nil {
 			p.log.Warn("lro proxy: relisting tools", "error", err)
 		}
 		cancel()
@@ -477,18 +477,21 @@ func (p *Proxy) syncLoop() {
 
 // syncTools serves the remote's tools, with their schemas exactly as the
 // remote sent them, alongside the proxy's own tools. Syncs are serialized,
-// so an older listing never overwrites a newer one, and start at least
-// minResync apart, so a remote that announces changes without pause is
-// listed (and its clients notified) at most once in it. Only a change
+// so an older listing never overwrites a newer one. A paced sync (one the
+// remote asked for, by announcing a change, or the older protocol's
+// periodic one) starts at least minResync after the last sync, so a remote
+// that announces changes without pause is listed (and its clients
+// notified) at most once in it; the sync of a new connection is not
+// delayed, and the watcher paces reconnections. Only a change
 // touches the front server, in one call, so clients get one
 // tools/list_changed per change and none for a listing that changed
 // nothing (a reconnection). A listing larger than MaxToolsBytes is
 // refused: the error is logged, the listing served so far stays, and
 // syncTools returns nil (the connection is fine).
-func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport) error {
+func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport, paced bool) error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	if wait := minResync - time.Since(p.lastSync); !p.lastSync.IsZero() && wait > 0 {
+	if wait := minResync - time.Since(p.lastSync); paced && !p.lastSync.IsZero() && wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -779,8 +782,11 @@ func (p *Proxy) watch() {
 	for {
 		c, err := p.connect(p.ctx)
 		if err == nil {
-			wait = 100 * time.Millisecond
+			start := time.Now()
 			err = p.listen(c)
+			if time.Since(start) >= proxyRetry {
+				wait = 100 * time.Millisecond // a connection that lasted: not a remote that drops each one
+			}
 			if p.ctx.Err() == nil && err != nil && !errors.Is(err, errListenEnded) {
 				p.log.Warn("lro proxy: lost the remote", "error", err)
 				p.drop(c)
@@ -820,7 +826,7 @@ func (p *Proxy) listen(c *client.Client) error {
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, proxyRetry)
 		defer cancel()
-		return p.syncTools(ctx, c, tr)
+		return p.syncTools(ctx, c, tr, true)
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
