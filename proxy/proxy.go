@@ -501,7 +501,10 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 		}
 	}
 	p.lastSync = time.Now()
-	tools, raws, err := p.listTools(ctx, c, tr)
+	pages, err := p.listTools(ctx, c, tr)
+	if err == nil {
+		err = p.applyListing(pages)
+	}
 	var lim *RemoteLimitError
 	if errors.As(err, &lim) {
 		if p.refused == nil {
@@ -511,8 +514,48 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 		p.refused = lim
 		return nil
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// applyListing serves the tools of pages, the tools/list results of one
+// listing as the remote sent them, in place of the remote tools served so
+// far: the tools that changed are added or replaced, those gone deleted.
+// Each tool keeps its schemas as the remote sent them (mcp.Tool drops what
+// it does not model). A tool without a name, one mcp-go would refuse, or
+// the remote's lro_extract when the proxy serves its own, is not served.
+// Pages larger together than MaxToolsBytes, or that are not tools/list
+// results, are refused with an error, and what was served stays. The
+// caller holds syncMu.
+func (p *Proxy) applyListing(pages []json.RawMessage) error {
+	var size int64
+	for _, page := range pages {
+		size += int64(len(page))
+	}
+	if p.lim.tools > 0 && size > p.lim.tools {
+		return &RemoteLimitError{Limit: "MaxToolsBytes", Bytes: p.lim.tools}
+	}
+	var tools []mcp.Tool
+	raws := map[string]json.RawMessage{}
+	for _, page := range pages {
+		// Decoded as mcp-go's client decodes it, and again for the JSON
+		// of each tool.
+		var res mcp.ListToolsResult
+		if err := json.Unmarshal(page, &res); err != nil {
+			return fmt.Errorf("lro: proxy: the remote's tools/list result: %w", err)
+		}
+		var raw struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		_ = json.Unmarshal(page, &raw)
+		for _, t := range raw.Tools {
+			var named struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(t, &named) == nil {
+				raws[named.Name] = t
+			}
+		}
+		tools = append(tools, res.Tools...)
 	}
 	next := make(map[string]string, len(tools))
 	changed := map[string]server.ServerTool{}
@@ -564,14 +607,13 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 // maxListPages bounds the pages of one listing, however small.
 const maxListPages = 10_000
 
-// listTools lists the remote's tools, page by page: the tools as mcp-go
-// decodes them, and each tool's JSON as the remote sent it, by name. It
-// returns a *RemoteLimitError when the pages together are larger than
-// MaxToolsBytes, and retires the connection once its client has kept
-// (from this and earlier listings) more than twice that.
-func (p *Proxy) listTools(ctx context.Context, c *client.Client, tr *proxyTransport) ([]mcp.Tool, map[string]json.RawMessage, error) {
-	var tools []mcp.Tool
-	raws := map[string]json.RawMessage{}
+// listTools lists the remote's tools, page by page, and returns the
+// tools/list results as the remote sent them. It stops with a
+// *RemoteLimitError once they are larger together than MaxToolsBytes, and
+// retires the connection once its client has kept (from this and earlier
+// listings) more than twice that.
+func (p *Proxy) listTools(ctx context.Context, c *client.Client, tr *proxyTransport) ([]json.RawMessage, error) {
+	var pages []json.RawMessage
 	var size int64
 	seen := map[mcp.Cursor]bool{}
 	req := mcp.ListToolsRequest{}
@@ -580,39 +622,28 @@ func (p *Proxy) listTools(ctx context.Context, c *client.Client, tr *proxyTransp
 			p.retire(c, tr)
 		}
 	}()
-	for pages := 1; ; pages++ {
+	for {
 		page := &listPage{}
 		res, err := c.ListToolsByPage(context.WithValue(ctx, listPageKey{}, page), req)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
+		}
+		tr.remember(res.Tools) // what mcp-go's client now keeps
+		if page.result == nil {
+			page.result, _ = json.Marshal(res) // not seen by the transport: cannot happen
 		}
 		size += int64(len(page.result))
-		var raw struct {
-			Tools []json.RawMessage `json:"tools"`
-		}
-		_ = json.Unmarshal(page.result, &raw)
-		pageRaws := make(map[string]json.RawMessage, len(raw.Tools))
-		for _, t := range raw.Tools {
-			var named struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(t, &named) == nil {
-				pageRaws[named.Name] = t
-			}
-		}
-		tr.remember(pageRaws) // what mcp-go's client now keeps
 		if p.lim.tools > 0 && size > p.lim.tools {
-			return nil, nil, &RemoteLimitError{Limit: "MaxToolsBytes", Bytes: p.lim.tools}
+			return nil, &RemoteLimitError{Limit: "MaxToolsBytes", Bytes: p.lim.tools}
 		}
-		tools = append(tools, res.Tools...)
-		maps.Copy(raws, pageRaws)
+		pages = append(pages, page.result)
 		switch {
 		case res.NextCursor == "":
-			return tools, raws, nil
+			return pages, nil
 		case seen[res.NextCursor]:
-			return nil, nil, fmt.Errorf("lro: proxy: the remote's tool listing repeats the cursor %.100q", res.NextCursor)
-		case pages >= maxListPages:
-			return nil, nil, fmt.Errorf("lro: proxy: the remote's tool listing has more than %d pages", maxListPages)
+			return nil, fmt.Errorf("lro: proxy: the remote's tool listing repeats the cursor %.100q", res.NextCursor)
+		case len(pages) >= maxListPages:
+			return nil, fmt.Errorf("lro: proxy: the remote's tool listing has more than %d pages", maxListPages)
 		}
 		seen[res.NextCursor] = true
 		req.Params.Cursor = res.NextCursor

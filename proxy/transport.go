@@ -54,13 +54,21 @@ const knownToolOverhead = 512
 // remember accounts for the tools of a listing page as mcp-go's client
 // keeps them (by name, the last definition of each), and returns what it
 // keeps in all.
-func (p *proxyTransport) remember(tools map[string]json.RawMessage) int64 {
+func (p *proxyTransport) remember(tools []mcp.Tool) int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for name, raw := range tools {
-		size := int64(len(raw)) + knownToolOverhead
-		p.knownBytes += size - p.known[name]
-		p.known[name] = size
+	for _, t := range tools {
+		size := knownToolOverhead + int64(len(t.Description)) + int64(len(t.RawInputSchema)) + int64(len(t.RawOutputSchema))
+		if b, err := json.Marshal(t.InputSchema); err == nil {
+			size += int64(len(b))
+		}
+		if t.OutputSchema.Type != "" {
+			if b, err := json.Marshal(t.OutputSchema); err == nil {
+				size += int64(len(b))
+			}
+		}
+		p.knownBytes += size - p.known[t.Name]
+		p.known[t.Name] = size
 	}
 	return p.knownBytes
 }
