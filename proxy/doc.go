@@ -17,9 +17,15 @@
 // # What it relays
 //
 // The proxy lists the remote's tools and serves them under their names,
-// their schemas as the remote sent them. It forwards arguments untouched,
-// follows the remote's tool list changes and reconnects when the remote
-// comes back (calls in between get a clear tool error).
+// with their input schemas as the remote sent them. It forwards arguments
+// untouched, follows the remote's tool list changes and reconnects when
+// the remote comes back (calls in between get a clear tool error). Every
+// remote tool's large results are offloaded: those of a tool the
+// Offloader has a policy for under it, the others as generic records,
+// and the output schema each such tool lists is widened to admit the
+// descriptor (so that clients validating structured content accept it).
+// [Config.MemoryToolsOnly] narrows this to the tools the Offloader has a
+// policy for.
 //
 // It announces itself as a proxy (clientInfo.proxy = true, and the
 // experimental capability lro.ProxyCapability), so a remote built on lro

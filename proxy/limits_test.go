@@ -186,7 +186,8 @@ func TestProxySSEManyDataLines(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, body)
 	}})
-	p, _ := startProxy(t, rem.http.URL, proxy.Config{})
+	// The result whole, not offloaded: this is about reading it.
+	p, _ := startProxy(t, rem.http.URL, proxy.Config{MemoryToolsOnly: true})
 	res, took := callProxy(t, connect(t, p.Server()), "many_lines")
 	require.False(t, res.IsError, textOf(t, res, 0))
 	assert.Equal(t, "ok", textOf(t, res, 0))

@@ -128,7 +128,7 @@ func FuzzProxyListing(f *testing.F) {
 func listingProxy(t testing.TB) *Proxy {
 	cfg := lro.DefaultConfig()
 	cfg.OutputDir = t.TempDir()
-	off, err := lro.New(cfg, lro.WithAnyTool(lro.ToolPolicy{Generic: true}), lro.WithLogger(slog.New(slog.DiscardHandler)))
+	off, err := lro.New(cfg, lro.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

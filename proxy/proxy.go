@@ -45,6 +45,15 @@ type Config struct {
 	// Extract serves the lro_extract tool locally (see
 	// [lro.Offloader.AddExtractTool]), hiding a remote tool of that name.
 	Extract bool
+	// MemoryToolsOnly judges the results of only the remote tools that
+	// the Offloader has a policy for ([lro.Offloader.HasPolicy]: its
+	// built-in memory tools, and those given with lro.WithTool or
+	// lro.WithAnyTool); the results of the others pass inline, however
+	// large. By default every remote tool is judged: one without a policy
+	// of the Offloader is offloaded as generic records
+	// (lro.ToolPolicy{Generic: true}), and the output schema it lists is
+	// widened to admit the descriptor.
+	MemoryToolsOnly bool
 
 	// MaxResponseBytes bounds one response of the remote: a JSON body, or
 	// the whole event stream that answers one request. A call whose
@@ -521,7 +530,8 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 // listing as the remote sent them, in place of the remote tools served so
 // far: the tools that changed are added or replaced, those gone deleted.
 // Each tool keeps its schemas as the remote sent them (mcp.Tool drops what
-// it does not model). A tool without a name, one mcp-go would refuse, or
+// it does not model), but for the output schema of a tool whose results
+// are offloaded, widened to admit the descriptor (see MemoryToolsOnly). A tool without a name, one mcp-go would refuse, or
 // the remote's lro_extract when the proxy serves its own, is not served.
 // Pages larger together than MaxToolsBytes, or that are not tools/list
 // results, are refused with an error, and what was served stays. The
@@ -588,7 +598,12 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 		}
 		next[t.Name] = string(raw)
 		if p.served[t.Name] != string(raw) {
-			changed[t.Name] = server.ServerTool{Tool: t, Handler: p.forward(t.Name)}
+			handler := p.forward(t.Name)
+			if !p.cfg.MemoryToolsOnly && !p.off.HasPolicy(t.Name) {
+				handler = p.off.Wrap(lro.ToolPolicy{Generic: true}, handler)
+				t = p.off.WidenTool(t)
+			}
+			changed[t.Name] = server.ServerTool{Tool: t, Handler: handler}
 		}
 	}
 	var gone []string

@@ -6,8 +6,11 @@
 //	go install github.com/mcplro/lro/cmd/lro-proxy@latest
 //	LRO_REMOTE_AUTH="Bearer $TOKEN" lro-proxy -remote https://memory.example.com/mcp -header-env Authorization=LRO_REMOTE_AUTH
 //
-// Offloading is configured by the ATLATL_PROMPT__OFFLOAD__* environment
-// variables, as for the library. Run with -h for the rest.
+// The large results of every remote tool are offloaded (the memory tools'
+// as memories, the others as generic records, their output schemas widened
+// to admit the descriptor); -memory-tools-only narrows that to the memory
+// tools. Offloading is configured by the ATLATL_PROMPT__OFFLOAD__*
+// environment variables, as for the library. Run with -h for the rest.
 //
 // The proxy bounds what the remote sends: a response larger than
 // -max-response-bytes (default 64 MiB) or a server-sent event larger than
@@ -98,7 +101,8 @@ func run(args []string) error {
 	fs.Var(headers, "header-env", "send the header HEADER with the value of the environment variable VARIABLE (HEADER=VARIABLE, repeatable); secrets never go on the command line")
 	protocol := fs.String("protocol", "", "pin the protocol version spoken to the remote, e.g. 2025-11-25 (default: negotiate, newest first)")
 	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
-	all := fs.Bool("offload-all", false, "offload large results of every remote tool, not only the memory tools")
+	memoryOnly := fs.Bool("memory-tools-only", false, "offload the large results of the memory tools only (recall_memories, inject_context, list_memories, the search tools); by default every remote tool's are")
+	offloadAll := fs.Bool("offload-all", false, "the default now, kept for old command lines: every remote tool's large results are offloaded")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one remote call")
 	verbose := fs.Bool("v", false, "log connection and offload events to stderr")
 	var maxResponse, maxEvent, maxError, maxTools byteSize
@@ -111,8 +115,9 @@ func run(args []string) error {
 
 A local stdio MCP server that forwards every tool call to a remote
 streamable-HTTP MCP server and offloads large results to JSONL files on this
-machine (the LRO specification's local proxy). It tells the remote it is a
-proxy (clientInfo.proxy = true), so the remote returns full results.
+machine (the LRO specification's local proxy), those of every remote tool
+unless -memory-tools-only. It tells the remote it is a proxy
+(clientInfo.proxy = true), so the remote returns full results.
 
 Flags:
 `)
@@ -133,6 +138,9 @@ Environment:
 		fs.Usage()
 		return errors.New("-remote is required")
 	}
+	if *offloadAll && *memoryOnly {
+		return errors.New("-offload-all and -memory-tools-only contradict each other: every remote tool is offloaded by default, -memory-tools-only alone narrows that")
+	}
 
 	cfg := lro.DefaultConfig()
 	if err := cfg.ApplyEnv(""); err != nil {
@@ -143,11 +151,7 @@ Environment:
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	opts := []lro.Option{lro.WithLogger(logger)}
-	if *all {
-		opts = append(opts, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
-	}
-	off, err := lro.New(cfg, opts...)
+	off, err := lro.New(cfg, lro.WithLogger(logger))
 	if err != nil {
 		return err
 	}
@@ -159,6 +163,7 @@ Environment:
 		CallTimeout:      *timeout,
 		Logger:           logger,
 		Extract:          *extract,
+		MemoryToolsOnly:  *memoryOnly,
 		MaxResponseBytes: int64(maxResponse),
 		MaxEventBytes:    int64(maxEvent),
 		MaxErrorBytes:    int64(maxError),
