@@ -60,8 +60,9 @@ const (
 )
 
 // A RemoteLimitError reports a response of the remote that the proxy
-// stopped reading at one of its limits. A tool call that meets one gets a
-// tool error saying so.
+// stopped reading at one of its limits, or a tool listing it refused. A
+// tool call that meets one gets a tool error saying so; a refused listing
+// is logged, and fails [New] when it is the first.
 type RemoteLimitError struct {
 	// Limit is the name of the [Config] field that was exceeded:
 	// "MaxResponseBytes", "MaxEventBytes" or "MaxToolsBytes".
@@ -70,6 +71,7 @@ type RemoteLimitError struct {
 	Bytes int64
 }
 
+// Error says which of the remote's responses met which limit.
 func (e *RemoteLimitError) Error() string {
 	return fmt.Sprintf("lro: proxy: the remote's %s is larger than the proxy's limit of %s (%s); the proxy stopped reading it",
 		e.what(), proxySize(e.Bytes), e.Limit)

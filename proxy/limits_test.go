@@ -353,6 +353,8 @@ func TestProxyConfigMistakesFailAtStart(t *testing.T) {
 			assert.Less(t, time.Since(start), time.Second)
 		})
 	}
+	_, err := proxy.New(nil, proxy.Config{Remote: srv.URL + "/mcp"})
+	assert.ErrorContains(t, err, "no Offloader")
 	for _, down := range []string{closed.URL + "/mcp", srv.URL + "/busy"} {
 		p, err := proxy.New(newOffloader(t, nil), proxy.Config{Remote: down})
 		require.NoError(t, err, "a remote that is down is retried")

@@ -140,18 +140,22 @@ var (
 	errRetired = errors.New("lro: proxy: the connection to the remote was replaced while the call started; try again")
 )
 
-// New returns a proxy of the remote server in cfg, offloading with off
-// (its Middleware and, with cfg.Extract, lro_extract). It connects and
-// lists the remote's tools before it returns (within 30 seconds); if the
-// remote is not reachable yet, it keeps trying in the background and serves
-// the tools when it comes up. Close the Proxy to stop it (off is not
-// closed).
+// New returns a proxy of the remote server in cfg, offloading with off (its
+// Middleware and, with cfg.Extract, lro_extract). It connects and lists the
+// remote's tools before it returns (within 30 seconds); if the remote is
+// not reachable yet, it keeps trying in the background and serves the
+// tools when it comes up. Close the Proxy to stop it (off is not closed).
+// opts are added to the local server's options.
 //
-// New fails, without retrying, on mistakes in cfg: a remote URL that
-// is not http:// or https:// with a host, an unknown ProtocolVersion, or a
-// remote that answers the first connection as no MCP endpoint does (see
-// [Proxy]).
+// New fails, without retrying, on mistakes in cfg, naming them: a remote
+// URL that is not http:// or https:// with a host, an unknown
+// ProtocolVersion, a remote that answers the first connection as no MCP
+// endpoint does or redirects it to another origin, or a first tool
+// listing larger than MaxToolsBytes (see the package documentation).
 func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, error) {
+	if off == nil {
+		return nil, errors.New("lro: proxy: no Offloader (make one with lro.New)")
+	}
 	remote, err := checkRemoteURL(cfg.Remote)
 	if err != nil {
 		return nil, err
