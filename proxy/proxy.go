@@ -380,9 +380,11 @@ func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, erro
 		// even from a remote that lists only older versions there (the
 		// official SDK's stateful transport): the first request tells.
 		lctx, cancel := context.WithTimeout(ctx, dialTimeout)
-		_, err = c.ListToolsByPage(lctx, mcp.ListToolsRequest{}) // one page tells
+		var res *mcp.ListToolsResult
+		res, err = c.ListToolsByPage(lctx, mcp.ListToolsRequest{}) // one page tells
 		cancel()
 		if err == nil {
+			tr.remember(res.Tools) // kept by mcp-go's client too
 			return c, tr, nil
 		}
 		c.Close()
