@@ -422,7 +422,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	}
 	tr := newProxyTransport(t)
 	c := client.NewClient(tr, copts...)
-	tr.close = func() { c.Close() }
+	tr.close = func() { go c.Close() } // may send a DELETE to a remote that does not answer
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		switch n.Method {
 		case mcp.MethodNotificationToolsListChanged:
