@@ -106,7 +106,7 @@ func (o *Offloader) Serve(ctx context.Context, call Call, next func(context.Cont
 	if !ok {
 		res, err = next(ctx)
 		if err == nil {
-			o.warnIfLarge(ctx, call.Tool, res, fmt.Sprintf("has no offload policy; add lro.WithTool(%q, lro.ToolPolicy{Generic: true}) or lro.WithAnyTool to offload it", call.Tool))
+			o.warnIfLarge(ctx, call.Tool, res, fmt.Sprintf("has no offload policy, so its large results pass inline: the server gives it one with lro.WithTool(%q, lro.ToolPolicy{Generic: true}) or lro.WithAnyTool (lro-proxy judges every remote tool unless -memory-tools-only)", call.Tool))
 		}
 		return res, false, err
 	}

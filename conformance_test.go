@@ -350,7 +350,7 @@ func samePlain(t *testing.T, env confEnv, r confResult) {
 }
 
 // restoringProxy is the capability of a proxy that puts back structured
-// content its one text item repeats, as lro.Proxy does.
+// content its one text item repeats, as proxy.Proxy does.
 var restoringProxy = map[string]any{"structuredFromText": true}
 
 // sentOnce checks that the result is what the server gives without

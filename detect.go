@@ -17,7 +17,7 @@ import (
 // not. Its value is an object; {"structuredFromText": true} says the proxy
 // puts back structured content that a server leaves out because the
 // result's one text item repeats it, which the adapters of this module
-// then do (see [Proxy]).
+// then do (see package github.com/mcplro/lro/proxy).
 const ProxyCapability = proxywire.Capability
 
 // proxySessions remembers the sessions whose initialize request said

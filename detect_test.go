@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcplro/lro/internal/proxywire"
 )
 
 // patching rewrites the params of every request, as a proxy built on any
@@ -35,7 +37,7 @@ func (p patching) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 func TestProxyDetectionChannels(t *testing.T) {
 	onlyInitializeClientInfo := func(method string, m map[string]json.RawMessage) {
 		if method == string(mcp.MethodInitialize) {
-			m["clientInfo"] = withProxyFlag(m["clientInfo"])
+			m["clientInfo"] = proxywire.WithProxyFlag(m["clientInfo"])
 		}
 	}
 	onlyMetaClientInfo := func(method string, m map[string]json.RawMessage) {
@@ -43,7 +45,7 @@ func TestProxyDetectionChannels(t *testing.T) {
 			var meta map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal(raw, &meta))
 			if ci, ok := meta[mcp.MetaKeyClientInfo]; ok {
-				meta[mcp.MetaKeyClientInfo] = withProxyFlag(ci)
+				meta[mcp.MetaKeyClientInfo] = proxywire.WithProxyFlag(ci)
 			}
 			m["_meta"], _ = json.Marshal(meta)
 		}

@@ -100,10 +100,11 @@
 //
 // [Offloader.AddExtractTool] registers lro_extract, which runs the recipes
 // or a jq filter over an offloaded file in process, sandboxed, for models
-// without a shell. [NewProxy] (and the lro-proxy command) puts a local
-// stdio server in front of a remote streamable-HTTP server and offloads on
-// the local disk; servers using this package return full results to such a
-// proxy, which they recognize by [Offloader.IsProxyClient].
+// without a shell. Package github.com/mcplro/lro/proxy (and the lro-proxy
+// command) puts a local stdio server in front of a remote streamable-HTTP
+// server and offloads on the local disk; servers using this package return
+// full results to such a proxy, which they recognize by
+// [Offloader.IsProxyClient].
 //
 // # Events
 //

@@ -3,10 +3,13 @@ package lro_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/memstore"
 	"github.com/stretchr/testify/require"
@@ -63,4 +66,16 @@ func readFile(t testing.TB, path string) []byte {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return b
+}
+
+// initClient starts and initializes c, closed when the benchmark ends.
+func initClient(b *testing.B, c *client.Client) {
+	b.Helper()
+	if err := c.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(context.Background(), mcp.InitializeRequest{}); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -100,6 +100,16 @@ func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
 	return ToolPolicy{}, false
 }
 
+// HasPolicy reports whether the Offloader judges the results of tool
+// under a policy of its own: one given with [WithTool], a built-in one, or
+// the [WithAnyTool] policy. It is for host adapters that judge the tools
+// without one under a policy of theirs (with [Offloader.Wrap] and
+// [Offloader.WidenTool]), as the proxy package does for every remote tool.
+func (o *Offloader) HasPolicy(tool string) bool {
+	_, ok := o.policyFor(tool)
+	return ok
+}
+
 // looksLikeMemories reports whether records are MIF memories: objects with
 // the string fields id, title, namespace and memory_type, every one of the
 // first hundred. A search tool's tickets or log lines are not.

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/e2e"
+	"github.com/mcplro/lro/proxy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,7 +29,7 @@ func TestProxyRestoresStructuredContent(t *testing.T) {
 	for _, h := range confHosts[:2] {
 		t.Run(h.name, func(t *testing.T) {
 			remote := h.serve(t, newOffloader(t, nil), false)
-			p, err := lro.NewProxy(newOffloader(t, nil), lro.ProxyConfig{Remote: remote})
+			p, err := proxy.New(newOffloader(t, nil), proxy.Config{Remote: remote})
 			require.NoError(t, err)
 			t.Cleanup(func() { p.Close() })
 			viaProxy := serveHTTP(t, server.NewStreamableHTTPServer(p.Server()))

@@ -242,21 +242,6 @@ func TestResourcesTypeScript(t *testing.T) {
 	}
 }
 
-func TestResourcesThroughProxy(t *testing.T) {
-	rem := startRemote(t)
-	p, off := startProxy(t, rem.http.URL, lro.ProxyConfig{})
-	off.AddResources(p.Server()) // a no-op once ServerOption registers them
-	c := connect(t, p.Server())
-
-	d := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
-	req := mcpgo.ReadResourceRequest{}
-	req.Params.URI = "lro://files/" + filepath.Base(d.FilePath)
-	res, err := c.ReadResource(context.Background(), req)
-	require.NoError(t, err)
-	require.Len(t, res.Contents, 1)
-	assert.Equal(t, string(readFile(t, d.FilePath)), res.Contents[0].(mcpgo.TextResourceContents).Text)
-}
-
 func TestWithoutResourceLinks(t *testing.T) {
 	off := newOffloader(t, nil, lro.WithoutResourceLinks())
 	s := server.NewMCPServer("resources", "1")

@@ -290,3 +290,42 @@ func TestProxyConfigMistakesExit(t *testing.T) {
 	}
 	assert.Equal(t, 1, strings.Count(stderr.String(), "retrying"), stderr.String())
 }
+
+// TestProxyOffloadsEveryTool: lro-proxy offloads the large results of a
+// remote tool that is not a memory tool (memory_graph) by default, and
+// leaves them inline with -memory-tools-only, saying so in terms a proxy
+// user can act on.
+func TestProxyOffloadsEveryTool(t *testing.T) {
+	rem := startRemote(t)
+	connectProxy := func(t *testing.T, stderr *bytes.Buffer, args ...string) (*mcp.ClientSession, string) {
+		local := t.TempDir()
+		cmd := proxyCmd(rem.url(), local, args...)
+		cmd.Stderr = stderr
+		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { cs.Close() })
+		return cs, local
+	}
+	graph := map[string]any{"limit": 300}
+
+	var stderr bytes.Buffer
+	cs, local := connectProxy(t, &stderr)
+	d := descriptorOf(t, call(t, cs, "memory_graph", graph))
+	assert.Equal(t, local, filepath.Dir(d.FilePath), "offloaded into the proxy's directory")
+	assert.True(t, empty(t, rem.dir))
+
+	var narrow bytes.Buffer
+	cs, _ = connectProxy(t, &narrow, "-memory-tools-only")
+	res := call(t, cs, "memory_graph", graph)
+	require.False(t, res.IsError, text(res))
+	assert.NotContains(t, text(res), `"offloaded"`, "inline with -memory-tools-only")
+	assert.Contains(t, text(res), `"edges"`)
+	assert.Contains(t, descriptorOf(t, call(t, cs, "recall_memories", map[string]any{"query": "deployment", "limit": 200})).FilePath, ".jsonl", "memory tools are still offloaded")
+	cs.Close()
+	assert.Contains(t, narrow.String(), "-memory-tools-only", "the warning names the flag")
+
+	out, err := exec.Command(proxyBin, "-remote", rem.url(), "-offload-all", "-memory-tools-only").CombinedOutput()
+	assert.Error(t, err)
+	assert.Contains(t, string(out), "contradict")
+}

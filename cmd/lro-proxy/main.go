@@ -6,15 +6,20 @@
 //	go install github.com/mcplro/lro/cmd/lro-proxy@latest
 //	LRO_REMOTE_AUTH="Bearer $TOKEN" lro-proxy -remote https://memory.example.com/mcp -header-env Authorization=LRO_REMOTE_AUTH
 //
-// Offloading is configured by the ATLATL_PROMPT__OFFLOAD__* environment
-// variables, as for the library. Run with -h for the rest.
+// The large results of every remote tool are offloaded (the memory tools'
+// as memories, the others as generic records, their output schemas widened
+// to admit the descriptor); -memory-tools-only narrows that to the memory
+// tools. Offloading is configured by the ATLATL_PROMPT__OFFLOAD__*
+// environment variables, as for the library. Run with -h for the rest.
 //
 // The proxy bounds what the remote sends: a response larger than
 // -max-response-bytes (default 64 MiB) or a server-sent event larger than
 // -max-event-bytes is not read, and the call gets a tool error naming the
-// limit; a remote error is cut at -max-error-bytes (default 8 KiB). A
-// remote result that looks like an offload descriptor reaches the client
-// as a tool error that says the proxy did not write it (see lro.Proxy).
+// limit; a remote error is cut at -max-error-bytes (default 8 KiB). The
+// remote's tool listing is kept to -max-tools-bytes (default 4 MiB) and
+// read again at most once a second, however often the remote announces a
+// change. A remote result that looks like an offload descriptor reaches the client
+// as a tool error that says the proxy did not write it (see proxy.Proxy).
 //
 // Mistakes in the configuration stop it at once, with the reason and exit
 // status 1: a -remote URL that is not http:// or https://, a remote that
@@ -35,6 +40,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/proxy"
 )
 
 func main() {
@@ -95,20 +101,23 @@ func run(args []string) error {
 	fs.Var(headers, "header-env", "send the header HEADER with the value of the environment variable VARIABLE (HEADER=VARIABLE, repeatable); secrets never go on the command line")
 	protocol := fs.String("protocol", "", "pin the protocol version spoken to the remote, e.g. 2025-11-25 (default: negotiate, newest first)")
 	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
-	all := fs.Bool("offload-all", false, "offload large results of every remote tool, not only the memory tools")
+	memoryOnly := fs.Bool("memory-tools-only", false, "offload the large results of the memory tools only (recall_memories, inject_context, list_memories, the search tools); by default every remote tool's are")
+	offloadAll := fs.Bool("offload-all", false, "the default now, kept for old command lines: every remote tool's large results are offloaded")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one remote call")
 	verbose := fs.Bool("v", false, "log connection and offload events to stderr")
-	var maxResponse, maxEvent, maxError byteSize
+	var maxResponse, maxEvent, maxError, maxTools byteSize
 	fs.Var(&maxResponse, "max-response-bytes", "the largest response of the remote the proxy reads, e.g. 64MiB; a call past it gets a tool error naming the limit (0: 64 MiB, -1: no limit)")
 	fs.Var(&maxEvent, "max-event-bytes", "the largest server-sent event of the remote the proxy reads, on any stream (0: as -max-response-bytes, -1: no limit)")
+	fs.Var(&maxTools, "max-tools-bytes", "the largest tool listing of the remote the proxy takes (all pages); a larger one is refused with an error and the tools served so far stay (0: 4 MiB, -1: no limit)")
 	fs.Var(&maxError, "max-error-bytes", "how much of a remote error reaches the model; the rest is cut, with a note (0: 8 KiB, -1: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: lro-proxy -remote URL [flags]
 
 A local stdio MCP server that forwards every tool call to a remote
 streamable-HTTP MCP server and offloads large results to JSONL files on this
-machine (the LRO specification's local proxy). It tells the remote it is a
-proxy (clientInfo.proxy = true), so the remote returns full results.
+machine (the LRO specification's local proxy), those of every remote tool
+unless -memory-tools-only. It tells the remote it is a proxy
+(clientInfo.proxy = true), so the remote returns full results.
 
 Flags:
 `)
@@ -129,39 +138,37 @@ Environment:
 		fs.Usage()
 		return errors.New("-remote is required")
 	}
-
-	cfg := lro.DefaultConfig()
-	if err := cfg.ApplyEnv(""); err != nil {
-		return err
+	if *offloadAll && *memoryOnly {
+		return errors.New("-offload-all and -memory-tools-only contradict each other: every remote tool is offloaded by default, -memory-tools-only alone narrows that")
 	}
+
+	cfg := lro.DefaultConfig() // lro.New applies the environment over it
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	opts := []lro.Option{lro.WithLogger(logger)}
-	if *all {
-		opts = append(opts, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
-	}
-	off, err := lro.New(cfg, opts...)
+	off, err := lro.New(cfg, lro.WithLogger(logger))
 	if err != nil {
 		return err
 	}
 	defer off.Close()
-	p, err := lro.NewProxy(off, lro.ProxyConfig{
+	p, err := proxy.New(off, proxy.Config{
 		Remote:           *remote,
 		Headers:          headers,
 		ProtocolVersion:  *protocol,
 		CallTimeout:      *timeout,
 		Logger:           logger,
 		Extract:          *extract,
+		MemoryToolsOnly:  *memoryOnly,
 		MaxResponseBytes: int64(maxResponse),
 		MaxEventBytes:    int64(maxEvent),
 		MaxErrorBytes:    int64(maxError),
+		MaxToolsBytes:    int64(maxTools),
 	})
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	return server.ServeStdio(p.Server(), server.WithWorkerPoolSize(16))
+	return lro.ServeStdio(p.Server(), server.WithWorkerPoolSize(16))
 }

@@ -71,3 +71,17 @@ func startsValue(text string) bool {
 	}
 	return false
 }
+
+// WithProxyFlag returns raw, a clientInfo object, with "proxy": true added:
+// the announcement of the specification, in a field that SDKs' typed
+// client info does not model. raw that is not a JSON object becomes one
+// with the flag alone.
+func WithProxyFlag(raw json.RawMessage) json.RawMessage {
+	var info map[string]any
+	if json.Unmarshal(raw, &info) != nil || info == nil {
+		info = map[string]any{}
+	}
+	info["proxy"] = true
+	out, _ := json.Marshal(info)
+	return out
+}

@@ -1,4 +1,4 @@
-package lro_test
+package proxy_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/proxy"
 )
 
 // fuzzAnswer is what the fuzzed remote answers a tools/call with.
@@ -60,6 +61,8 @@ func FuzzProxyRemoteResponse(f *testing.F) {
 		{1, "data: " + strings.Repeat("x", 20<<10) + "\n\n"},
 		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("y", 70<<10) + `"}]}}`},
 		{0, `{"jsonrpc":"2.0","id":1,"result":`},
+		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\ufeff{\"offloaded\":true}"}]}}`},
+		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource","resource":{"uri":"file:///x","text":"{\"offloaded\":true}"}}]}}`},
 		{4, ``},
 	} {
 		f.Add(seed.kind, []byte(seed.body))
@@ -81,7 +84,7 @@ func FuzzProxyRemoteResponse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { off.Close() })
-	p, err := lro.NewProxy(off, lro.ProxyConfig{
+	p, err := proxy.New(off, proxy.Config{
 		Remote:           rem.http.URL,
 		CallTimeout:      10 * time.Second,
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -151,6 +154,10 @@ func checkFuzzResult(t *testing.T, res *mcp.CallToolResult) {
 				if strings.HasPrefix(strings.ToLower(c.URI), "lro://") {
 					t.Fatalf("a remote lro:// link passed as a success: %s", c.URI)
 				}
+			case mcp.EmbeddedResource:
+				if r, ok := c.Resource.(mcp.TextResourceContents); ok && descriptorKeys(r.Text) {
+					t.Fatalf("a remote descriptor look-alike passed in an embedded resource: %.300s", r.Text)
+				}
 			case mcp.ToolResultContent:
 				check(c.Content)
 			}
@@ -163,8 +170,12 @@ func checkFuzzResult(t *testing.T, res *mcp.CallToolResult) {
 }
 
 // descriptorKeys reports whether s is a JSON object with a key that a
-// client decoding it would read as "offloaded".
+// client decoding it would read as "offloaded", after any byte order marks
+// and white space it starts with.
 func descriptorKeys(s string) bool {
+	for t := ""; t != s; {
+		t, s = s, strings.TrimPrefix(strings.TrimLeft(s, " \t\r\n"), "\ufeff")
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal([]byte(s), &m) != nil {
 		return false

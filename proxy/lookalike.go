@@ -1,10 +1,11 @@
-package lro
+package proxy
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -31,7 +32,7 @@ type descriptorProbe struct {
 // or "" when it does not. encoding/json matches keys without regard to
 // case and after unescaping, as a client decoding the text would.
 func lookalikeJSON(b []byte) string {
-	b = bytes.TrimLeft(b, " \t\r\n")
+	b = trimLead(b)
 	if len(b) == 0 || b[0] != '{' || !mayHaveDescriptorKey(b) {
 		return ""
 	}
@@ -46,6 +47,22 @@ func lookalikeJSON(b []byte) string {
 		return `a JSON object with "file_path" and instructions to read it`
 	}
 	return ""
+}
+
+// bom is the UTF-8 byte order mark, which a reader skips at the start of
+// a text (and a model does not see).
+var bom = []byte("\ufeff")
+
+// trimLead returns b without the white space and byte order marks it
+// starts with: a text that begins so still reads as the JSON after them.
+func trimLead(b []byte) []byte {
+	for {
+		n := len(b)
+		b = bytes.TrimPrefix(bytes.TrimLeft(b, " \t\r\n"), bom)
+		if len(b) == n {
+			return b
+		}
+	}
 }
 
 // mayHaveDescriptorKey reports whether the JSON object b may have a key
@@ -145,6 +162,11 @@ func lookalikeContent(content []mcp.Content, depth int) string {
 		case mcp.EmbeddedResource:
 			if uri := embeddedURI(c); isLROURI(uri) {
 				return fmt.Sprintf("it embeds %.200q, a URI of the proxy's own offloaded files", uri)
+			}
+			if r, ok := c.Resource.(mcp.TextResourceContents); ok {
+				if why := lookalikeJSON(bytesOf(r.Text)); why != "" {
+					return "the text of its embedded resource is " + why
+				}
 			}
 		case mcp.ToolResultContent:
 			if depth >= maxContentDepth {
@@ -277,3 +299,6 @@ func boundError(res *mcp.CallToolResult, max int64) *mcp.CallToolResult {
 	out.Meta = res.Meta
 	return out
 }
+
+// bytesOf returns the bytes of s without a copy, for reading only.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -1,4 +1,4 @@
-package lro_test
+package proxy_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/proxy"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,12 +49,12 @@ func startRemoteB(t testing.TB) *remote {
 	return r
 }
 
-func startProxy(t *testing.T, url string, cfg lro.ProxyConfig) (*lro.Proxy, *lro.Offloader) {
+func startProxy(t *testing.T, url string, cfg proxy.Config) (*proxy.Proxy, *lro.Offloader) {
 	t.Helper()
 	off := newOffloader(t, nil)
 	cfg.Remote = url
 	cfg.CallTimeout = 20 * time.Second
-	p, err := lro.NewProxy(off, cfg)
+	p, err := proxy.New(off, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p, off
@@ -68,7 +70,7 @@ func TestProxyOffloadsLocally(t *testing.T) {
 	for _, version := range []string{"", mcp.ProtocolVersion20251125} {
 		t.Run("remote protocol="+version, func(t *testing.T) {
 			rem := startRemote(t)
-			p, off := startProxy(t, rem.http.URL, lro.ProxyConfig{ProtocolVersion: version, Extract: true})
+			p, off := startProxy(t, rem.http.URL, proxy.Config{ProtocolVersion: version, Extract: true})
 			c := connect(t, p.Server())
 
 			res := callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"})
@@ -110,7 +112,7 @@ func TestProxyKeepsToolsExactly(t *testing.T) {
 	rem.mcp.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(string(req.Params.RawArguments)), nil
 	})
-	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	p, _ := startProxy(t, rem.http.URL, proxy.Config{})
 	c := connect(t, p.Server())
 	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	require.NoError(t, err)
@@ -138,7 +140,7 @@ func TestProxyFollowsToolListChanges(t *testing.T) {
 	for _, version := range []string{"", mcp.ProtocolVersion20251125} {
 		t.Run("remote protocol="+version, func(t *testing.T) {
 			rem := startRemote(t)
-			p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{ProtocolVersion: version})
+			p, _ := startProxy(t, rem.http.URL, proxy.Config{ProtocolVersion: version})
 			require.Eventually(t, func() bool { return p.Server().GetTool("recall_memories") != nil }, 5*time.Second, 10*time.Millisecond)
 			rem.mcp.AddTool(mcp.NewTool("new_tool"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return mcp.NewToolResultText("hello"), nil
@@ -154,7 +156,7 @@ func TestProxyFollowsToolListChanges(t *testing.T) {
 func TestProxyHeadersAndRemoteErrors(t *testing.T) {
 	rem := startRemote(t)
 	rem.auth.Store("Bearer secret")
-	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{Headers: map[string]string{"Authorization": "Bearer secret"}})
+	p, _ := startProxy(t, rem.http.URL, proxy.Config{Headers: map[string]string{"Authorization": "Bearer secret"}})
 	c := connect(t, p.Server())
 	res := callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 2})
 	assert.False(t, res.IsError, textOf(t, res, 0))
@@ -163,14 +165,14 @@ func TestProxyHeadersAndRemoteErrors(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, textOf(t, res, 0), "query")
 
-	_, err := lro.NewProxy(newOffloader(t, nil), lro.ProxyConfig{})
+	_, err := proxy.New(newOffloader(t, nil), proxy.Config{})
 	assert.ErrorContains(t, err, "no remote URL")
 }
 
 func TestProxyReconnects(t *testing.T) {
 	rem := startRemote(t)
 	addr := rem.http.Listener.Addr().String()
-	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	p, _ := startProxy(t, rem.http.URL, proxy.Config{})
 	c := connect(t, p.Server())
 	require.False(t, callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 2}).IsError)
 
@@ -209,7 +211,7 @@ func TestProxyHangingRemote(t *testing.T) {
 	})
 	defer close(release)
 	off := newOffloader(t, nil)
-	p, err := lro.NewProxy(off, lro.ProxyConfig{Remote: rem.http.URL, CallTimeout: 500 * time.Millisecond})
+	p, err := proxy.New(off, proxy.Config{Remote: rem.http.URL, CallTimeout: 500 * time.Millisecond})
 	require.NoError(t, err)
 	defer p.Close()
 	c := connect(t, p.Server())
@@ -228,7 +230,7 @@ func TestProxyHangingRemote(t *testing.T) {
 // TestProxyFollowsBurstsOfChanges adds many tools at once on the remote.
 func TestProxyFollowsBurstsOfChanges(t *testing.T) {
 	rem := startRemote(t)
-	p, _ := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	p, _ := startProxy(t, rem.http.URL, proxy.Config{})
 	want := len(rem.mcp.ListTools()) + 40
 	for i := range 40 {
 		rem.mcp.AddTool(mcp.NewTool(fmt.Sprintf("tool_%02d", i)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -247,7 +249,7 @@ func TestProxyFallsBackToTheRemotesProtocol(t *testing.T) {
 	s := memserver.NewOfficial(testStore, remoteOff)
 	srv := httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
-	p, off := startProxy(t, srv.URL, lro.ProxyConfig{})
+	p, off := startProxy(t, srv.URL, proxy.Config{})
 	c := connect(t, p.Server())
 	d := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200}))
 	assert.Equal(t, off.Config().OutputDir, filepathDir(d.FilePath), "offloaded by the proxy")
@@ -261,7 +263,7 @@ func TestProxyFallsBackToTheRemotesProtocol(t *testing.T) {
 func TestProxyGetsFullSets(t *testing.T) {
 	rem := startRemote(t)
 	direct := connect(t, rem.mcp)
-	p, off := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+	p, off := startProxy(t, rem.http.URL, proxy.Config{})
 	c := connect(t, p.Server())
 	for _, tc := range []struct {
 		tool string
@@ -281,4 +283,18 @@ func TestProxyGetsFullSets(t *testing.T) {
 			assert.Equal(t, wantLines, gotLines, "the same records")
 		})
 	}
+}
+func TestResourcesThroughProxy(t *testing.T) {
+	rem := startRemote(t)
+	p, off := startProxy(t, rem.http.URL, proxy.Config{})
+	off.AddResources(p.Server()) // a no-op once ServerOption registers them
+	c := connect(t, p.Server())
+
+	d := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "lro://files/" + filepath.Base(d.FilePath)
+	res, err := c.ReadResource(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, res.Contents, 1)
+	assert.Equal(t, string(readFile(t, d.FilePath)), res.Contents[0].(mcp.TextResourceContents).Text)
 }

@@ -1,4 +1,4 @@
-package lro
+package proxy
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -37,17 +38,21 @@ import (
 // linear time (see sseLimiter).
 
 const (
-	// DefaultProxyMaxResponseBytes is the most the proxy reads of one
-	// response of the remote unless [ProxyConfig.MaxResponseBytes] says
+	// DefaultMaxResponseBytes is the most the proxy reads of one
+	// response of the remote unless [Config.MaxResponseBytes] says
 	// otherwise: 64 MiB, millions of tokens, far more than a model reads
 	// inline, and a quarter of what lro_extract reads of a file. The
 	// proxy holds a response a few times over while it decodes and
 	// offloads it (about six times its size at the peak).
-	DefaultProxyMaxResponseBytes = 64 << 20
-	// DefaultProxyMaxErrorBytes is the most of a remote's error text the
-	// model sees unless [ProxyConfig.MaxErrorBytes] says otherwise: 8 KiB,
+	DefaultMaxResponseBytes = 64 << 20
+	// DefaultMaxErrorBytes is the most of a remote's error text the
+	// model sees unless [Config.MaxErrorBytes] says otherwise: 8 KiB,
 	// a long stack trace, or about 2,000 tokens.
-	DefaultProxyMaxErrorBytes = 8 << 10
+	DefaultMaxErrorBytes = 8 << 10
+	// DefaultMaxToolsBytes is the largest tool listing of the remote the
+	// proxy takes unless [Config.MaxToolsBytes] says otherwise: 4 MiB, a
+	// thousand tools of 4 KiB, more than any model's context holds.
+	DefaultMaxToolsBytes = 4 << 20
 
 	// proxyMaxHeaderBytes bounds the remote's response headers (Go's
 	// default is 10 MiB).
@@ -55,24 +60,29 @@ const (
 )
 
 // A RemoteLimitError reports a response of the remote that the proxy
-// stopped reading at one of its limits. A tool call that meets one gets a
-// tool error saying so.
+// stopped reading at one of its limits, or a tool listing it refused. A
+// tool call that meets one gets a tool error saying so; a refused listing
+// is logged, and fails [New] when it is the first.
 type RemoteLimitError struct {
-	// Limit is the name of the [ProxyConfig] field that was exceeded:
-	// "MaxResponseBytes" or "MaxEventBytes".
+	// Limit is the name of the [Config] field that was exceeded:
+	// "MaxResponseBytes", "MaxEventBytes" or "MaxToolsBytes".
 	Limit string
 	// Bytes is the limit's value.
 	Bytes int64
 }
 
+// Error says which of the remote's responses met which limit.
 func (e *RemoteLimitError) Error() string {
 	return fmt.Sprintf("lro: proxy: the remote's %s is larger than the proxy's limit of %s (%s); the proxy stopped reading it",
 		e.what(), proxySize(e.Bytes), e.Limit)
 }
 
 func (e *RemoteLimitError) what() string {
-	if e.Limit == "MaxEventBytes" {
+	switch e.Limit {
+	case "MaxEventBytes":
 		return "server-sent event"
+	case "MaxToolsBytes":
+		return "tool listing"
 	}
 	return "response"
 }
@@ -92,10 +102,10 @@ func proxySize(n int64) string {
 
 // proxyLimits are a proxy's limits, resolved: 0 means none.
 type proxyLimits struct {
-	response, event, errText int64
+	response, event, errText, tools int64
 }
 
-// resolve turns ProxyConfig's convention (0: the default, negative: none)
+// resolve turns Config's convention (0: the default, negative: none)
 // into proxyLimits'.
 func resolveLimit(v, def int64) int64 {
 	switch {
@@ -188,8 +198,9 @@ func (e *remoteHTTPError) Error() string {
 func (e *remoteHTTPError) Unwrap() error { return e.err }
 
 // newLimitClient returns the HTTP client of a proxy's upstream
-// connections.
-func newLimitClient(lim proxyLimits) *http.Client {
+// connections to remote, which follows redirects within remote's origin
+// only (see sameOrigin).
+func newLimitClient(lim proxyLimits, remote *url.URL) *http.Client {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		base = &http.Transport{Proxy: http.ProxyFromEnvironment}
@@ -197,7 +208,46 @@ func newLimitClient(lim proxyLimits) *http.Client {
 		base = base.Clone()
 	}
 	base.MaxResponseHeaderBytes = proxyMaxHeaderBytes
-	return &http.Client{Transport: &limitTransport{base: base, lim: lim}}
+	return &http.Client{
+		Transport: &limitTransport{base: base, lim: lim},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if !sameOrigin(req.URL, remote) {
+				return &redirectError{to: req.URL.Redacted()}
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		},
+	}
+}
+
+// sameOrigin reports whether u has the scheme, host and port of origin.
+// The configured headers (credentials), the session id and the calls go
+// to the configured origin only: net/http would follow a redirect
+// anywhere, with every header but Authorization and Cookie, and a 307 or
+// 308 with the request's body.
+func sameOrigin(u, origin *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(u.Scheme, origin.Scheme) && strings.EqualFold(u.Hostname(), origin.Hostname()) && port(u) == port(origin)
+}
+
+// redirectError is a redirect of the remote to another origin, which the
+// proxy does not follow.
+type redirectError struct {
+	to string
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("the remote redirected to %s, another origin; the proxy does not follow it (the configured headers go to the configured origin only): if that server is the one you mean, set the remote URL to it", e.to)
 }
 
 // limitTransport bounds each response body of the remote before mcp-go

@@ -1,4 +1,4 @@
-package lro_test
+package proxy_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/proxy"
 )
 
 // BenchmarkProxy measures the latency the proxy adds to a call, for a
@@ -34,7 +35,7 @@ func BenchmarkProxy(b *testing.B) {
 	initClient(b, direct)
 	asProxy := proxyClientB(b, rem.http.URL) // sees what the proxy gets
 	off := newOffloader(b, nil)
-	p, err := lro.NewProxy(off, lro.ProxyConfig{Remote: rem.http.URL})
+	p, err := proxy.New(off, proxy.Config{Remote: rem.http.URL})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package lro
+package proxy
 
 import (
 	"context"
@@ -22,11 +22,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/proxywire"
 )
 
-// ProxyConfig configures a [Proxy].
-type ProxyConfig struct {
+// Config configures a [Proxy].
+type Config struct {
 	// Remote is the URL of the remote streamable-HTTP MCP server,
 	// e.g. https://memory.example.com/mcp.
 	Remote string
@@ -42,13 +43,22 @@ type ProxyConfig struct {
 	// stdio must not log to stdout.
 	Logger *slog.Logger
 	// Extract serves the lro_extract tool locally (see
-	// [Offloader.AddExtractTool]), hiding a remote tool of that name.
+	// [lro.Offloader.AddExtractTool]), hiding a remote tool of that name.
 	Extract bool
+	// MemoryToolsOnly judges the results of only the remote tools that
+	// the Offloader has a policy for ([lro.Offloader.HasPolicy]: its
+	// built-in memory tools, and those given with lro.WithTool or
+	// lro.WithAnyTool); the results of the others pass inline, however
+	// large. By default every remote tool is judged: one without a policy
+	// of the Offloader is offloaded as generic records
+	// (lro.ToolPolicy{Generic: true}), and the output schema it lists is
+	// widened to admit the descriptor.
+	MemoryToolsOnly bool
 
 	// MaxResponseBytes bounds one response of the remote: a JSON body, or
 	// the whole event stream that answers one request. A call whose
 	// response is larger gets a tool error that names this limit; the
-	// proxy reads no further. Zero means [DefaultProxyMaxResponseBytes]
+	// proxy reads no further. Zero means [DefaultMaxResponseBytes]
 	// (64 MiB); negative means no limit.
 	MaxResponseBytes int64
 	// MaxEventBytes bounds one server-sent event of the remote, on every
@@ -60,50 +70,33 @@ type ProxyConfig struct {
 	// MaxErrorBytes bounds the remote's error text that reaches the
 	// client: a tool error of the remote, a JSON-RPC error, the body of an
 	// HTTP error. Longer text is cut, with a note that says how much was.
-	// Zero means [DefaultProxyMaxErrorBytes] (8 KiB); negative means no
+	// Zero means [DefaultMaxErrorBytes] (8 KiB); negative means no
 	// limit.
 	MaxErrorBytes int64
+	// MaxToolsBytes bounds the remote's tool listing: the tools/list
+	// results of one listing, all pages together. A listing that is larger
+	// is refused, with an error logged that names this limit: the proxy
+	// keeps serving the listing it had (none, at the first listing, where
+	// [New] fails instead). The proxy keeps only the current listing, and
+	// lists again at most once a second however often the remote
+	// announces a change. Zero means [DefaultMaxToolsBytes] (4 MiB);
+	// negative means no limit.
+	MaxToolsBytes int64
 }
 
 // A Proxy is a local MCP server that forwards every tool call to a remote
-// streamable-HTTP server and offloads the results on the local disk, where
-// the model's shell can reach them (the specification's Local LRO Proxy).
-// It announces itself to the remote as a proxy, so the remote returns full
-// results instead of offloading them on its own disk. It also says that it
-// restores structured content, so that a remote on this module sends the
-// JSON of a result once, not again as the structured content its text
-// repeats; the proxy puts that back before anything reads the result.
+// streamable-HTTP server and offloads the results on the local disk (see
+// the package documentation). It also says that it restores structured
+// content, so that a remote on this module sends the JSON of a result
+// once, not again as the structured content its text repeats; the proxy
+// puts that back before anything reads the result.
 //
 // Serve [Proxy.Server] on stdio with server.ServeStdio. The proxy holds no
-// state beyond its files, which its Offloader's janitor deletes.
-//
-// # What the proxy trusts
-//
-// The remote is another party. The proxy bounds what it reads of it (see
-// the limits of [ProxyConfig]) and never passes on a remote result that
-// looks like an offload descriptor as if it were one of its own: a result
-// whose text or structured content is a JSON object with an "offloaded"
-// field, or with "file_path" and reading instructions (line_schema,
-// jq_recipes, guidance), or that links to an lro:// resource, reaches the
-// client as a tool error. The error says that the result came from the
-// remote, that the proxy did not write it and that the paths and commands
-// in it are not to be used, and quotes the remote's content as one JSON
-// string cut at MaxErrorBytes. A descriptor of the remote names a file on
-// the remote's machine, so the data did not arrive either way: from an lro
-// server that did not honor the proxy flag, or from a remote that imitates
-// a descriptor so that the model reads a local file or runs its commands.
-//
-// # Starting
-//
-// [NewProxy] fails on mistakes in the configuration, naming them: a
-// remote URL that is not http:// or https://, or that the remote answers
-// as no MCP endpoint does (HTTP 404 for a wrong path, 401 or 403 without
-// the right credentials, a web page, plain HTTP at an https:// URL, a TLS
-// certificate that cannot be verified). A remote that is merely down
-// (connection refused, a timeout, HTTP 5xx) is retried in the background.
+// state beyond its files, which its Offloader's janitor deletes, and the
+// remote's current tool listing.
 type Proxy struct {
-	cfg   ProxyConfig
-	off   *Offloader
+	cfg   Config
+	off   *lro.Offloader
 	front *server.MCPServer
 	log   *slog.Logger
 	lim   proxyLimits
@@ -117,9 +110,12 @@ type Proxy struct {
 	tr      *proxyTransport
 	dialing chan struct{} // closed when the dial in progress ends
 
-	syncMu sync.Mutex        // serializes tool list syncs
-	served map[string]string // remote tools currently served: name -> raw JSON
-	resync chan struct{}
+	syncMu   sync.Mutex        // serializes tool list syncs
+	served   map[string]string // remote tools currently served: name -> raw JSON
+	lastSync time.Time         // when the last listing started
+	refused  error             // why the last listing was refused, or nil
+	retired  int               // connections retired for what their client kept
+	resync   chan struct{}
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -131,24 +127,37 @@ const (
 	proxyRetry = 5 * time.Second
 	// dialTimeout bounds connecting to the remote and listing its tools.
 	dialTimeout = 30 * time.Second
+	// minResync is the least time between two listings of the remote's
+	// tools: a remote that announces changes without pause is listed,
+	// and its changes passed on to the clients, at most once in it.
+	minResync = time.Second
 )
 
-// errProxyClosed is returned for calls that arrive after Close.
-var errProxyClosed = errors.New("lro: proxy is closed")
+var (
+	// errProxyClosed is returned for calls that arrive after Close.
+	errProxyClosed = errors.New("lro: proxy is closed")
+	// errRetired: a call found its connection retired, again and again.
+	errRetired = errors.New("lro: proxy: the connection to the remote was replaced while the call started; try again")
+)
 
-// NewProxy returns a proxy of the remote server in cfg, offloading with off
-// (its Middleware and, with cfg.Extract, lro_extract). It connects and
-// lists the remote's tools before it returns (within 30 seconds); if the
-// remote is not reachable yet, it keeps trying in the background and serves
-// the tools when it comes up. Close the Proxy to stop it (off is not
-// closed).
+// New returns a proxy of the remote server in cfg, offloading with off (its
+// Middleware and, with cfg.Extract, lro_extract). It connects and lists the
+// remote's tools before it returns (within 30 seconds); if the remote is
+// not reachable yet, it keeps trying in the background and serves the
+// tools when it comes up. Close the Proxy to stop it (off is not closed).
+// opts are added to the local server's options.
 //
-// NewProxy fails, without retrying, on mistakes in cfg: a remote URL that
-// is not http:// or https:// with a host, an unknown ProtocolVersion, or a
-// remote that answers the first connection as no MCP endpoint does (see
-// [Proxy]).
-func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Proxy, error) {
-	if err := checkRemoteURL(cfg.Remote); err != nil {
+// New fails, without retrying, on mistakes in cfg, naming them: a remote
+// URL that is not http:// or https:// with a host, an unknown
+// ProtocolVersion, a remote that answers the first connection as no MCP
+// endpoint does or redirects it to another origin, or a first tool
+// listing larger than MaxToolsBytes (see the package documentation).
+func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, error) {
+	if off == nil {
+		return nil, errors.New("lro: proxy: no Offloader (make one with lro.New)")
+	}
+	remote, err := checkRemoteURL(cfg.Remote)
+	if err != nil {
 		return nil, err
 	}
 	if v := cfg.ProtocolVersion; v != "" && !mcp.IsValidProtocolVersion(v) {
@@ -158,10 +167,11 @@ func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Pr
 		cfg.CallTimeout = 5 * time.Minute
 	}
 	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, resync: make(chan struct{}, 1), warned: map[string]bool{}, served: map[string]string{}}
-	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultProxyMaxResponseBytes)
+	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
 	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
-	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultProxyMaxErrorBytes)
-	p.httpc = newLimitClient(p.lim)
+	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
+	p.lim.tools = resolveLimit(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
+	p.httpc = newLimitClient(p.lim, remote)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -180,6 +190,10 @@ func NewProxy(off *Offloader, cfg ProxyConfig, opts ...server.ServerOption) (*Pr
 			return nil, bad
 		}
 		p.log.Warn("lro proxy: remote not reachable yet; retrying", "remote", cfg.Remote, "error", proxyClip(err.Error(), p.lim.errText))
+	} else if err := p.refusedListing(); err != nil {
+		p.cancel()
+		p.closeUpstream()
+		return nil, err
 	}
 	p.done.Add(2)
 	go p.watch()
@@ -194,6 +208,11 @@ func (p *Proxy) Server() *server.MCPServer { return p.front }
 func (p *Proxy) Close() error {
 	p.cancel()
 	p.done.Wait()
+	p.closeUpstream()
+	return nil
+}
+
+func (p *Proxy) closeUpstream() {
 	p.mu.Lock()
 	c := p.up
 	p.up = nil
@@ -202,13 +221,23 @@ func (p *Proxy) Close() error {
 		c.Close()
 	}
 	p.httpc.CloseIdleConnections()
+}
+
+// refusedListing returns the error of the last listing when it was
+// refused and nothing of the remote is served, or nil.
+func (p *Proxy) refusedListing() error {
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	if p.refused != nil && len(p.served) == 0 {
+		return fmt.Errorf("lro: proxy: the remote %s: %w (Config.MaxToolsBytes; lro-proxy -max-tools-bytes)", p.cfg.Remote, p.refused)
+	}
 	return nil
 }
 
 // checkRemoteURL says what is wrong with the remote URL, or nil.
-func checkRemoteURL(raw string) error {
+func checkRemoteURL(raw string) (*url.URL, error) {
 	if raw == "" {
-		return errors.New("lro: proxy: no remote URL")
+		return nil, errors.New("lro: proxy: no remote URL")
 	}
 	// "localhost:8080/mcp" parses with the scheme "localhost"; "127.0.0.1:8080/mcp" does not parse.
 	hint := ""
@@ -217,22 +246,22 @@ func checkRemoteURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("lro: proxy: the remote URL %q is not valid: %v%s", raw, errors.Unwrap(err), hint)
+		return nil, fmt.Errorf("lro: proxy: the remote URL %q is not valid: %v%s", raw, errors.Unwrap(err), hint)
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 	case "":
-		return fmt.Errorf("lro: proxy: the remote URL %q has no scheme: it must start with http:// or https://%s", raw, hint)
+		return nil, fmt.Errorf("lro: proxy: the remote URL %q has no scheme: it must start with http:// or https://%s", raw, hint)
 	default:
-		return fmt.Errorf("lro: proxy: the remote URL %q has the scheme %q: the remote must be a streamable-HTTP server at an http:// or https:// URL%s", raw, u.Scheme, hint)
+		return nil, fmt.Errorf("lro: proxy: the remote URL %q has the scheme %q: the remote must be a streamable-HTTP server at an http:// or https:// URL%s", raw, u.Scheme, hint)
 	}
 	if u.Host == "" {
-		return fmt.Errorf("lro: proxy: the remote URL %q has no host", raw)
+		return nil, fmt.Errorf("lro: proxy: the remote URL %q has no host", raw)
 	}
-	return nil
+	return u, nil
 }
 
-// misconfigured returns the error NewProxy fails with when err, from the
+// misconfigured returns the error New fails with when err, from the
 // first connection, is the answer of a remote that is up but that no
 // retry would change: a wrong path, missing credentials, no MCP endpoint,
 // a pinned protocol version it does not speak. Anything else (refused,
@@ -243,7 +272,10 @@ func (p *Proxy) misconfigured(err error) error {
 		return fmt.Errorf("lro: proxy: the remote %s does not speak protocol %s (ProtocolVersion): %w", p.cfg.Remote, p.cfg.ProtocolVersion, err)
 	}
 	var cert *tls.CertificateVerificationError
+	var redirect *redirectError
 	switch {
+	case errors.As(err, &redirect):
+		return fmt.Errorf("lro: proxy: %s: %w", p.cfg.Remote, redirect)
 	case errors.As(err, &cert):
 		return fmt.Errorf("lro: proxy: the remote %s: its TLS certificate cannot be verified: %w", p.cfg.Remote, cert)
 	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"): // net/http's text, no type
@@ -258,7 +290,7 @@ func (p *Proxy) misconfigured(err error) error {
 	case he.mediaType != "" || s == http.StatusOK || s == http.StatusAccepted:
 		why = fmt.Sprintf("answered with content type %q, not JSON or an event stream: is this the MCP endpoint?", he.mediaType)
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		why = fmt.Sprintf("answered HTTP %d %s: it wants credentials (ProxyConfig.Headers; lro-proxy -header-env Authorization=VARIABLE)", s, http.StatusText(s))
+		why = fmt.Sprintf("answered HTTP %d %s: it wants credentials (Config.Headers; lro-proxy -header-env Authorization=VARIABLE)", s, http.StatusText(s))
 	case s == http.StatusNotFound:
 		why = "answered HTTP 404 Not Found: is the path right? (streamable-HTTP MCP endpoints are often at /mcp)"
 	case s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500:
@@ -325,7 +357,7 @@ func (p *Proxy) connect(ctx context.Context) (*client.Client, error) {
 			return nil, err
 		}
 		sctx, cancel := context.WithTimeout(ctx, dialTimeout)
-		err = p.syncTools(sctx, c, tr)
+		err = p.syncTools(sctx, c, tr, false)
 		cancel()
 		if err != nil {
 			p.drop(c)
@@ -348,9 +380,11 @@ func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, erro
 		// even from a remote that lists only older versions there (the
 		// official SDK's stateful transport): the first request tells.
 		lctx, cancel := context.WithTimeout(ctx, dialTimeout)
-		_, err = c.ListTools(lctx, mcp.ListToolsRequest{})
+		var res *mcp.ListToolsResult
+		res, err = c.ListToolsByPage(lctx, mcp.ListToolsRequest{}) // one page tells
 		cancel()
 		if err == nil {
+			tr.remember(res.Tools) // kept by mcp-go's client too
 			return c, tr, nil
 		}
 		c.Close()
@@ -371,7 +405,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 		transport.WithHTTPLogger(p.log),
 	}
 	copts := []client.ClientOption{client.WithClientCapabilities(mcp.ClientCapabilities{
-		Experimental: map[string]any{ProxyCapability: map[string]any{proxywire.Feature: true}},
+		Experimental: map[string]any{proxywire.Capability: map[string]any{proxywire.Feature: true}},
 	})}
 	if version != "" {
 		copts = append(copts, client.WithProtocolVersion(version))
@@ -388,6 +422,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	}
 	tr := newProxyTransport(t)
 	c := client.NewClient(tr, copts...)
+	tr.close = func() { go c.Close() } // may send a DELETE to a remote that does not answer
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		switch n.Method {
 		case mcp.MethodNotificationToolsListChanged:
@@ -448,7 +483,7 @@ func (p *Proxy) syncLoop() {
 			continue // the next connection lists the tools anyway
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
-		if err := p.syncTools(ctx, c, tr); err != nil {
+		if err := p.syncTools(ctx, c, tr, true); err != nil {
 			p.log.Warn("lro proxy: relisting tools", "error", err)
 		}
 		cancel()
@@ -457,28 +492,99 @@ func (p *Proxy) syncLoop() {
 
 // syncTools serves the remote's tools, with their schemas exactly as the
 // remote sent them, alongside the proxy's own tools. Syncs are serialized,
-// so an older listing never overwrites a newer one. Only a change touches
-// the front server, in one call, so clients get one tools/list_changed per
-// change and none for a listing that changed nothing (a reconnection).
-func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport) error {
+// so an older listing never overwrites a newer one. A paced sync (one the
+// remote asked for, by announcing a change, or the older protocol's
+// periodic one) starts at least minResync after the last sync, so a remote
+// that announces changes without pause is listed (and its clients
+// notified) at most once in it; the sync of a new connection is not
+// delayed, and the watcher paces reconnections. Only a change
+// touches the front server, in one call, so clients get one
+// tools/list_changed per change and none for a listing that changed
+// nothing (a reconnection). A listing larger than MaxToolsBytes is
+// refused: the error is logged, the listing served so far stays, and
+// syncTools returns nil (the connection is fine).
+func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport, paced bool) error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return err
+	if wait := minResync - time.Since(p.lastSync); paced && !p.lastSync.IsZero() && wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
 	}
-	next := make(map[string]string, len(res.Tools))
+	p.lastSync = time.Now()
+	pages, err := p.listTools(ctx, c, tr)
+	if err == nil {
+		err = p.applyListing(pages)
+	}
+	var lim *RemoteLimitError
+	if errors.As(err, &lim) {
+		if p.refused == nil {
+			p.log.Error("lro proxy: the remote's tool listing is too large; the proxy keeps serving the tools it had (raise Config.MaxToolsBytes, lro-proxy -max-tools-bytes)",
+				"remote", p.cfg.Remote, "error", lim, "served", len(p.served))
+		}
+		p.refused = lim
+		return nil
+	}
+	return err
+}
+
+// applyListing serves the tools of pages, the tools/list results of one
+// listing as the remote sent them, in place of the remote tools served so
+// far: the tools that changed are added or replaced, those gone deleted.
+// Each tool keeps its schemas as the remote sent them (mcp.Tool drops what
+// it does not model), but for the output schema of a tool whose results
+// are offloaded, widened to admit the descriptor (see MemoryToolsOnly). A tool without a name, one mcp-go would refuse, or
+// the remote's lro_extract when the proxy serves its own, is not served.
+// Pages larger together than MaxToolsBytes, or that are not tools/list
+// results, are refused with an error, and what was served stays. The
+// caller holds syncMu.
+func (p *Proxy) applyListing(pages []json.RawMessage) error {
+	var size int64
+	for _, page := range pages {
+		size += int64(len(page))
+	}
+	if p.lim.tools > 0 && size > p.lim.tools {
+		return &RemoteLimitError{Limit: "MaxToolsBytes", Bytes: p.lim.tools}
+	}
+	var tools []mcp.Tool
+	raws := map[string]json.RawMessage{}
+	for _, page := range pages {
+		// Decoded as mcp-go's client decodes it, and again for the JSON
+		// of each tool.
+		var res mcp.ListToolsResult
+		if err := json.Unmarshal(page, &res); err != nil {
+			return fmt.Errorf("lro: proxy: the remote's tools/list result: %w", err)
+		}
+		var raw struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		_ = json.Unmarshal(page, &raw)
+		for _, t := range raw.Tools {
+			var named struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(t, &named) == nil {
+				raws[named.Name] = t
+			}
+		}
+		tools = append(tools, res.Tools...)
+	}
+	next := make(map[string]string, len(tools))
 	changed := map[string]server.ServerTool{}
-	for _, t := range res.Tools {
+	for _, t := range tools {
 		switch {
 		case t.Name == "":
 			p.warnOnce("tool without name", "lro proxy: the remote lists a tool without a name; it is not served")
 			continue
-		case t.Name == ExtractToolName && p.cfg.Extract:
-			p.warnOnce("hidden "+ExtractToolName, "lro proxy: the remote's own lro_extract is hidden by the local one")
+		case t.Name == lro.ExtractToolName && p.cfg.Extract:
+			p.warnOnce("hidden "+lro.ExtractToolName, "lro proxy: the remote's own lro_extract is hidden by the local one")
 			continue
 		}
-		raw := tr.rawTool(t.Name)
+		raw := raws[t.Name]
 		var schemas struct {
 			InputSchema  json.RawMessage `json:"inputSchema"`
 			OutputSchema json.RawMessage `json:"outputSchema"`
@@ -498,7 +604,12 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 		}
 		next[t.Name] = string(raw)
 		if p.served[t.Name] != string(raw) {
-			changed[t.Name] = server.ServerTool{Tool: t, Handler: p.forward(t.Name)}
+			handler := p.forward(t.Name)
+			if !p.cfg.MemoryToolsOnly && !p.off.HasPolicy(t.Name) {
+				handler = p.off.Wrap(lro.ToolPolicy{Generic: true}, handler)
+				t = p.off.WidenTool(t)
+			}
+			changed[t.Name] = server.ServerTool{Tool: t, Handler: handler}
 		}
 	}
 	var gone []string
@@ -510,8 +621,69 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 	if err := p.serve(changed, gone); err != nil {
 		return err
 	}
-	p.served = next
+	p.served, p.refused = next, nil
 	return nil
+}
+
+// maxListPages bounds the pages of one listing, however small.
+const maxListPages = 10_000
+
+// listTools lists the remote's tools, page by page, and returns the
+// tools/list results as the remote sent them. It stops with a
+// *RemoteLimitError once they are larger together than MaxToolsBytes, and
+// retires the connection once its client has kept (from this and earlier
+// listings) more than twice that.
+func (p *Proxy) listTools(ctx context.Context, c *client.Client, tr *proxyTransport) ([]json.RawMessage, error) {
+	var pages []json.RawMessage
+	var size int64
+	seen := map[mcp.Cursor]bool{}
+	req := mcp.ListToolsRequest{}
+	defer func() {
+		if p.lim.tools > 0 && tr.remember(nil) > 2*p.lim.tools {
+			p.retire(c, tr)
+		}
+	}()
+	for {
+		page := &listPage{}
+		res, err := c.ListToolsByPage(context.WithValue(ctx, listPageKey{}, page), req)
+		if err != nil {
+			return nil, err
+		}
+		tr.remember(res.Tools) // what mcp-go's client now keeps
+		if page.result == nil {
+			page.result, _ = json.Marshal(res) // not seen by the transport: cannot happen
+		}
+		size += int64(len(page.result))
+		if p.lim.tools > 0 && size > p.lim.tools {
+			return nil, &RemoteLimitError{Limit: "MaxToolsBytes", Bytes: p.lim.tools}
+		}
+		pages = append(pages, page.result)
+		switch {
+		case res.NextCursor == "":
+			return pages, nil
+		case seen[res.NextCursor]:
+			return nil, fmt.Errorf("lro: proxy: the remote's tool listing repeats the cursor %.100q", res.NextCursor)
+		case len(pages) >= maxListPages:
+			return nil, fmt.Errorf("lro: proxy: the remote's tool listing has more than %d pages", maxListPages)
+		}
+		seen[res.NextCursor] = true
+		req.Params.Cursor = res.NextCursor
+	}
+}
+
+// retire replaces the connection c: new calls and listings go to a new
+// one, and c is closed once its calls in flight have ended. mcp-go's client
+// keeps every tool it has ever listed; a remote that renames its tools
+// would otherwise grow it without bound.
+func (p *Proxy) retire(c *client.Client, tr *proxyTransport) {
+	p.mu.Lock()
+	if p.up == c {
+		p.up = nil
+	}
+	p.mu.Unlock()
+	p.retired++
+	p.log.Info("lro proxy: replacing the connection to the remote, whose client kept too many tool definitions", "remote", p.cfg.Remote)
+	tr.retire()
 }
 
 // serve adds (or replaces) the changed tools and deletes the gone ones,
@@ -560,22 +732,32 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 		fwd.Params.Name = tool
 		fwd.Params.Meta = nil // the client's _meta is not the remote's business
 		var err error
-		for attempt := 0; attempt < 2; attempt++ {
+		for attempt, retired := 0, 0; attempt < 2; attempt++ {
 			var c *client.Client
 			if c, err = p.connect(ctx); err != nil {
 				break
 			}
+			tr, _ := c.GetTransport().(*proxyTransport)
+			if !tr.begin() {
+				err = errRetired
+				if retired++; retired < 3 {
+					attempt-- // retired meanwhile: not sent, the next connection takes it
+				}
+				continue
+			}
 			var res *mcp.CallToolResult
 			rc := &rawCall{}
-			if res, err = c.CallTool(withRawCall(ctx, rc), fwd); err == nil {
+			res, err = c.CallTool(withRawCall(ctx, rc), fwd)
+			tr.end()
+			if err == nil {
 				if rc.res != nil {
 					res = rc.res // decoded once by the transport, not parsed
 				}
 				return p.judge(tool, res), nil
 			}
 			var lim *RemoteLimitError
-			if ctx.Err() != nil || !isTransportError(err) || errors.As(err, &lim) {
-				break // this call's own deadline, the remote's answer, or too much of one
+			if ctx.Err() != nil || !isTransportError(err) || errors.As(err, &lim) || errors.As(err, new(*redirectError)) {
+				break // this call's own deadline, the remote's answer, too much of one, or a redirect away
 			}
 			p.drop(c)
 			if !neverSent(err) {
@@ -589,7 +771,10 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 // failure says why a forwarded call of tool failed with err.
 func (p *Proxy) failure(ctx context.Context, tool string, err error) string {
 	var lim *RemoteLimitError
+	var redirect *redirectError
 	switch {
+	case errors.As(err, &redirect):
+		return fmt.Sprintf("remote server %s, calling %s: %v", p.cfg.Remote, tool, redirect)
 	case errors.As(err, &lim):
 		return fmt.Sprintf("remote server %s sent a %s for %s larger than the proxy's limit of %s (%s); the proxy stopped reading it. Ask for less (fewer results, a narrower query), or raise the limit.",
 			p.cfg.Remote, lim.what(), tool, proxySize(lim.Bytes), lim.Limit)
@@ -649,8 +834,11 @@ func (p *Proxy) watch() {
 	for {
 		c, err := p.connect(p.ctx)
 		if err == nil {
-			wait = 100 * time.Millisecond
+			start := time.Now()
 			err = p.listen(c)
+			if time.Since(start) >= proxyRetry {
+				wait = 100 * time.Millisecond // a connection that lasted: not a remote that drops each one
+			}
 			if p.ctx.Err() == nil && err != nil && !errors.Is(err, errListenEnded) {
 				p.log.Warn("lro proxy: lost the remote", "error", err)
 				p.drop(c)
@@ -690,15 +878,21 @@ func (p *Proxy) listen(c *client.Client) error {
 		}
 		ctx, cancel := context.WithTimeout(p.ctx, proxyRetry)
 		defer cancel()
-		return p.syncTools(ctx, c, tr)
+		return p.syncTools(ctx, c, tr, true)
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- c.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}) }()
+	var gone chan struct{}
+	if tr, ok := c.GetTransport().(*proxyTransport); ok {
+		gone = tr.gone
+	}
 	select {
 	case <-p.ctx.Done():
 		return nil
+	case <-gone:
+		return nil // retired: the watcher subscribes on the new connection
 	case err := <-errc:
 		if err == nil {
 			err = errListenEnded

@@ -1,4 +1,4 @@
-package lro_test
+package proxy_test
 
 import (
 	"net"

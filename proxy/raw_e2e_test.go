@@ -1,4 +1,4 @@
-package lro_test
+package proxy_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/proxy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +59,7 @@ func TestProxyRawPath(t *testing.T) {
 				}
 			}
 			rem := startHostile(t, calls)
-			p, off := startProxy(t, rem.http.URL, lro.ProxyConfig{})
+			p, off := startProxy(t, rem.http.URL, proxy.Config{})
 			c := connect(t, p.Server())
 
 			res, _ := callProxy(t, c, "plain")

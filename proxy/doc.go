@@ -1,0 +1,61 @@
+// Package proxy is a local MCP server in front of a remote streamable-HTTP
+// MCP server that offloads the remote's large tool results on this
+// machine, where the model's shell (or lro_extract) can read them: the
+// specification's Local LRO Proxy. It sits beside package lro as
+// net/http/httputil sits beside net/http: a server that offloads its own
+// results imports only lro and links none of the client code this package
+// needs. The lro-proxy command is a thin main over it.
+//
+//	off, err := lro.New(lro.DefaultConfig())
+//	if err != nil { ... }
+//	defer off.Close()
+//	p, err := proxy.New(off, proxy.Config{Remote: "https://memory.example.com/mcp", Extract: true})
+//	if err != nil { ... }
+//	defer p.Close()
+//	err = server.ServeStdio(p.Server())
+//
+// # What it relays
+//
+// The proxy lists the remote's tools and serves them under their names,
+// with their input schemas as the remote sent them. It forwards arguments
+// untouched, follows the remote's tool list changes and reconnects when
+// the remote comes back (calls in between get a clear tool error). Every
+// remote tool's large results are offloaded: those of a tool the
+// Offloader has a policy for under it, the others as generic records,
+// and the output schema each such tool lists is widened to admit the
+// descriptor (so that clients validating structured content accept it).
+// [Config.MemoryToolsOnly] narrows this to the tools the Offloader has a
+// policy for.
+//
+// It announces itself as a proxy (clientInfo.proxy = true, and the
+// experimental capability lro.ProxyCapability), so a remote built on lro
+// returns full results instead of offloading them on its own disk.
+//
+// # What it trusts
+//
+// The remote is another party. The proxy bounds what it reads of it (the
+// limits of [Config]; a call past one gets a tool error that names it, see
+// [RemoteLimitError]), keeps only the remote's current tool listing, bounds
+// its size ([Config.MaxToolsBytes]) and lists it again at most once a
+// second however often the remote announces a change, sends the
+// configured headers, the session and the calls to the remote's origin
+// only (a redirect to another scheme, host or port is not followed; the
+// call gets an error that names it), and never passes on a remote result
+// that looks like an offload descriptor as if it were one of its own: a
+// result whose text or structured content is a JSON object with an
+// "offloaded" field, or with "file_path" and reading instructions
+// (line_schema, jq_recipes, guidance), or that links to or embeds an
+// lro:// resource, reaches the client as a tool error. The error says that
+// the result came from the remote, that the proxy did not write it and
+// that the paths and commands in it are not to be used, and quotes the
+// remote's content as one JSON string cut at MaxErrorBytes.
+//
+// # Starting
+//
+// [New] fails on mistakes in the configuration, naming them: a remote URL
+// that is not http:// or https://, or that the remote answers as no MCP
+// endpoint does (HTTP 404 for a wrong path, 401 or 403 without the right
+// credentials, a web page, plain HTTP at an https:// URL, a TLS certificate
+// that cannot be verified). A remote that is merely down (connection
+// refused, a timeout, HTTP 5xx) is retried in the background.
+package proxy

@@ -1,0 +1,25 @@
+// Command serveronly is a server that offloads with lro and runs no
+// proxy: TestRootLinksNoClient checks that it does not link mcp-go's
+// client.
+package main
+
+import (
+	"log"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplro/lro"
+)
+
+func main() {
+	off, err := lro.New(lro.DefaultConfig())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer off.Close()
+	s := server.NewMCPServer("serveronly", "1", off.ServerOption())
+	off.AddExtractTool(s)
+	if err := server.ServeStdio(s); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,178 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcplro/lro/internal/proxywire"
+)
+
+// proxyTransport is the streamable-HTTP transport of a proxy's upstream
+// connection. It adds what mcp-go's typed client cannot send or keep:
+//
+//   - clientInfo.proxy = true, in initialize and in the per-request client
+//     info of protocol 2026-07-28 (mcp.Implementation has no such field);
+//   - the raw tools/list result, handed to the listing that asked for it
+//     (see listPage), so that remote tools are re-served with their
+//     schemas as sent (mcp.Tool drops what it does not model);
+//   - an account of the tool definitions mcp-go's client keeps (it
+//     remembers every tool it ever listed, for tools/call headers), so
+//     that the proxy retires a connection whose client has kept too many
+//     (see Proxy.retire);
+//   - the result of a forwarded tools/call, decoded once and without maps
+//     by its HTTP client, in place of the typed client's decodes (see
+//     proxy_raw.go);
+//   - what its HTTP client saw of each request (see proxy_limits.go): the
+//     limit that stopped a response, which mcp-go does not report for an
+//     event stream, and the HTTP status or content type of a failure,
+//     which tells a misconfigured remote from one that is down.
+type proxyTransport struct {
+	*transport.StreamableHTTP
+
+	mu         sync.Mutex
+	known      map[string]int64 // what mcp-go's client keeps: tool name -> size
+	knownBytes int64            // the sum of known
+	calls      int              // forwarded calls in flight
+	retired    bool             // no new calls; closed when calls end
+	gone       chan struct{}    // closed when retired
+	close      func()           // closes the client (set by dialVersion)
+}
+
+func newProxyTransport(t *transport.StreamableHTTP) *proxyTransport {
+	return &proxyTransport{StreamableHTTP: t, known: map[string]int64{}, gone: make(chan struct{})}
+}
+
+// knownToolOverhead is what mcp-go's client keeps of a tool besides its
+// JSON: an mcp.Tool in a map, which holds the decoded schemas.
+const knownToolOverhead = 512
+
+// remember accounts for the tools of a listing page as mcp-go's client
+// keeps them (by name, the last definition of each), and returns what it
+// keeps in all.
+func (p *proxyTransport) remember(tools []mcp.Tool) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range tools {
+		size := knownToolOverhead + int64(len(t.Description)) + int64(len(t.RawInputSchema)) + int64(len(t.RawOutputSchema))
+		if b, err := json.Marshal(t.InputSchema); err == nil {
+			size += int64(len(b))
+		}
+		if t.OutputSchema.Type != "" {
+			if b, err := json.Marshal(t.OutputSchema); err == nil {
+				size += int64(len(b))
+			}
+		}
+		p.knownBytes += size - p.known[t.Name]
+		p.known[t.Name] = size
+	}
+	return p.knownBytes
+}
+
+// begin counts a forwarded call in flight, or reports false when the
+// connection is retired.
+func (p *proxyTransport) begin() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.retired {
+		return false
+	}
+	p.calls++
+	return true
+}
+
+// end counts a forwarded call done, closing a retired connection when it
+// was the last.
+func (p *proxyTransport) end() {
+	p.mu.Lock()
+	p.calls--
+	last := p.retired && p.calls == 0
+	p.mu.Unlock()
+	if last {
+		p.close()
+	}
+}
+
+// retire takes no more calls, and closes the connection once those in
+// flight have ended.
+func (p *proxyTransport) retire() {
+	p.mu.Lock()
+	if p.retired {
+		p.mu.Unlock()
+		return
+	}
+	p.retired = true
+	close(p.gone)
+	idle := p.calls == 0
+	p.mu.Unlock()
+	if idle {
+		p.close()
+	}
+}
+
+func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	req.Params = markProxy(req.Method, req.Params)
+	call := &remoteCall{longLived: req.Method == string(mcp.MethodSubscriptionsListen)}
+	rc, _ := ctx.Value(rawCallKey{}).(*rawCall)
+	if rc != nil && req.Method == string(mcp.MethodToolsCall) {
+		call.raw = true
+		rc.res = nil // a step of a multi-round trip: only the last result counts
+	}
+	resp, err := p.StreamableHTTP.SendRequest(withRemoteCall(ctx, call), req)
+	if err = call.outcome(err); err != nil {
+		return nil, err
+	}
+	if resp == nil || resp.Error != nil {
+		return resp, err
+	}
+	switch req.Method {
+	case string(mcp.MethodToolsList):
+		if page, _ := ctx.Value(listPageKey{}).(*listPage); page != nil {
+			page.result = resp.Result
+		}
+	case string(mcp.MethodToolsCall):
+		// The stub is what mcp-go read of the response the HTTP
+		// transport took: the result is the one it kept.
+		if res := call.result(); res != nil && call.raw && bytes.Equal(resp.Result, rawStub) {
+			rc.res = res
+		}
+	}
+	return resp, err
+}
+
+// markProxy returns params with proxy: true in every client info it holds.
+func markProxy(method string, params any) any {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return params
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return params
+	}
+	if method == string(mcp.MethodInitialize) {
+		m["clientInfo"] = proxywire.WithProxyFlag(m["clientInfo"])
+	}
+	if raw, ok := m["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) == nil && meta != nil {
+			if ci, ok := meta[mcp.MetaKeyClientInfo]; ok {
+				meta[mcp.MetaKeyClientInfo] = proxywire.WithProxyFlag(ci)
+				m["_meta"], _ = json.Marshal(meta)
+			}
+		}
+	}
+	return m
+}
+
+// listPageKey is the context key of the *listPage of a tools/list request.
+type listPageKey struct{}
+
+// listPage receives the raw result of one tools/list request.
+type listPage struct {
+	result json.RawMessage
+}
