@@ -55,8 +55,6 @@ func (o *Offloader) AddExtractTool(s *server.MCPServer) {
 		}
 		return mcp.NewToolResultText(text), nil
 	})
-	o.native.Store(true)
-	o.prestartWorkers()
 }
 
 // A ToolDefinition is what a host adapter needs to register a tool of this
@@ -68,9 +66,15 @@ type ToolDefinition struct {
 }
 
 // ExtractToolDefinition returns the definition of lro_extract, whose calls
-// [Offloader.Extract] answers. The tool only reads: hosts should annotate
-// it read-only, non-destructive, idempotent and closed-world.
+// [Offloader.Extract] answers, for a host adapter that registers the tool.
+// The tool only reads: hosts should annotate it read-only,
+// non-destructive, idempotent and closed-world. From this call on, the
+// Offloader takes the tool as served (descriptors' guidance points to it)
+// and starts its worker processes, so that a first query does not wait
+// for one; every host gets both by registering the tool with it.
 func (o *Offloader) ExtractToolDefinition() ToolDefinition {
+	o.native.Store(true)
+	o.prestartWorkers()
 	return ToolDefinition{
 		Name: ExtractToolName,
 		Description: "Query a result set that was offloaded to a JSONL file, with a standard recipe (1-10, see the descriptor's jq_recipes) or a jq filter, " +

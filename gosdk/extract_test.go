@@ -14,6 +14,7 @@ import (
 )
 
 // TestExtractTool: lro_extract on the official SDK is annotated read-only,
+// the descriptors' guidance points to it (it pointed to the shell),
 // non-destructive, idempotent and closed-world, and answers through a
 // worker process of this test binary (which links lro, and so serves as
 // its own worker), with its errors as tool errors.
@@ -43,6 +44,15 @@ func TestExtractTool(t *testing.T) {
 	var d lro.OffloadResponse
 	require.NoError(t, json.Unmarshal([]byte(text(call(t, cs, "export", nil))), &d))
 	require.True(t, d.Offloaded)
+	assert.Contains(t, d.Guidance, "lro_extract(")
+	recs := make([]json.RawMessage, 300)
+	for i := range recs {
+		recs[i] = json.RawMessage(`{"id":1,"title":"a record of some forty bytes"}`)
+	}
+	direct, err := off.Offload(context.Background(), lro.ResultSet{Operation: "export", Generic: true, Records: recs})
+	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, direct.Action)
+	assert.Contains(t, direct.Response.Guidance, "lro_extract(", "registering the tool marks the Offloader as serving it, as on mcp-go")
 	res := call(t, cs, lro.ExtractToolName, map[string]any{"file_path": d.FilePath, "query": "select(.id < 3) | .id"})
 	require.False(t, res.IsError, text(res))
 	assert.Equal(t, "0\n1\n2\n", text(res))
