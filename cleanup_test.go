@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,7 @@ import (
 // countingFS counts directory scans, to see that the janitor sleeps and
 // does not read the directory per expiry.
 type countingFS struct {
-	*lro.MemFS
+	*lrotest.MemFS
 	scans atomic.Int32
 }
 
@@ -39,7 +40,7 @@ func foreignNameAt(prefix, op string, t time.Time) string {
 
 func TestJanitorDeletesAtExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := &countingFS{MemFS: lro.NewMemFS("/lro")}
+		mem := &countingFS{MemFS: lrotest.NewMemFS("/lro")}
 		var rec recorder
 		cfg := lro.DefaultConfig()
 		cfg.TTLSeconds = 3600
@@ -75,7 +76,7 @@ func TestJanitorDeletesAtExpiry(t *testing.T) {
 
 func TestJanitorFollowsNextExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := &countingFS{MemFS: lro.NewMemFS("/lro")}
+		mem := &countingFS{MemFS: lrotest.NewMemFS("/lro")}
 		var rec recorder
 		cfg := lro.DefaultConfig()
 		cfg.TTLSeconds = 60
@@ -104,7 +105,7 @@ func TestJanitorFollowsNextExpiry(t *testing.T) {
 
 func TestJanitorDeletesOnlyItsOwnExpiredFiles(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := lro.NewMemFS("/lro")
+		mem := lrotest.NewMemFS("/lro")
 		old := time.Now().Add(-2 * time.Hour)
 		oldFile := nameAt("atlatl", "recall", old)
 		crashed := "." + nameAt("atlatl", "inject", old) + ".tmp"
@@ -142,7 +143,7 @@ func TestJanitorDeletesOnlyItsOwnExpiredFiles(t *testing.T) {
 }
 
 func TestSweepWithoutJanitor(t *testing.T) {
-	mem := lro.NewMemFS("/lro")
+	mem := lrotest.NewMemFS("/lro")
 	mem.WriteFile(nameAt("atlatl", "recall", time.Now().Add(-2*time.Hour)), []byte("{}\n"))
 	mem.WriteFile(nameAt("atlatl", "recall", time.Now()), []byte("{}\n"))
 	o := newOffloader(t, nil, lro.WithFS(mem), lro.WithoutJanitor())
@@ -155,7 +156,7 @@ func TestSweepWithoutJanitor(t *testing.T) {
 
 // stuckFS refuses to remove anything while stuck is set.
 type stuckFS struct {
-	*lro.MemFS
+	*lrotest.MemFS
 	stuck atomic.Bool
 }
 
@@ -170,7 +171,7 @@ func (s *stuckFS) Remove(name string) error {
 // counted by the quota and is tried again a minute later.
 func TestJanitorRetriesStuckFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := &stuckFS{MemFS: lro.NewMemFS("/lro")}
+		mem := &stuckFS{MemFS: lrotest.NewMemFS("/lro")}
 		mem.stuck.Store(true)
 		var rec recorder
 		cfg := lro.DefaultConfig()

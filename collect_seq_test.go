@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -181,7 +182,7 @@ func (s storeLike) Open(name string) (fs.File, error) {
 // TestCollectSeqToAStore: with an object store, the streamed set is
 // spooled in a private local directory, and the store gets the file.
 func TestCollectSeqToAStore(t *testing.T) {
-	mem := lro.NewMemFS("/store")
+	mem := lrotest.NewMemFS("/store")
 	o := newOffloader(t, nil, lro.WithFS(storeLike{mem}), lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())
 	spools := func() []string {
 		m, err := filepath.Glob(filepath.Join(os.TempDir(), "lro-spool-*"))

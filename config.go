@@ -8,14 +8,46 @@ import (
 	"time"
 )
 
-// Default configuration values, as the specification gives them.
+// The defaults, in one place: what a Config field or an option left zero
+// (or not given) means.
 const (
+	// The specification's [prompt.offload] section.
 	DefaultThresholdTokens = 1600
 	DefaultTTLSeconds      = 3600
 	DefaultFilePrefix      = "atlatl"
-	// DefaultEnvPrefix is the prefix of the environment variables read by
-	// [Config.ApplyEnv]: ATLATL_PROMPT__OFFLOAD__ENABLED and so on.
+	// DefaultEnvPrefix is the prefix of the environment variables [New]
+	// and [Config.ApplyEnv] read: ATLATL_PROMPT__OFFLOAD__ENABLED and so on.
 	DefaultEnvPrefix = "ATLATL"
+
+	// DefaultMaxDirBytes is the quota of DefaultConfig: enough for
+	// thousands of offloaded results, small enough that a flood of calls
+	// cannot fill a temporary file system.
+	DefaultMaxDirBytes = 1 << 30
+	// DefaultMaxFileBytes is the per-file cap unless [WithMaxFileBytes]
+	// says otherwise: 256 MiB, the most lro_extract reads by default,
+	// since a larger file could be read only with a shell.
+	DefaultMaxFileBytes = 256 << 20
+	// DefaultSchemaVersion is the MIF schema version written to headers
+	// unless [WithSchemaVersion] or ResultSet.SchemaVersion says otherwise.
+	DefaultSchemaVersion = "1.0"
+	// DefaultPreviewTokens is the preview budget of DeliveryCompact: a few
+	// records, enough that a model sees what the file holds instead of
+	// imagining it.
+	DefaultPreviewTokens = 200
+	// DefaultResourceMaxBytes is the most resources/read returns at once,
+	// the whole of a file or a range of its lines, unless
+	// [WithResourceMaxBytes] says otherwise.
+	DefaultResourceMaxBytes = 1 << 20
+
+	// DefaultExtractMemoryBudget is the default of
+	// ExtractLimits.MemoryBudget: lro_extract's memory, in this process
+	// and its workers together.
+	DefaultExtractMemoryBudget = 1 << 30
+	// DefaultExtractCacheBytes is how much memory lro_extract's decoded
+	// records take at most by default (see ExtractLimits.CacheBytes), an
+	// estimate of their decoded size, in each worker process, or in this
+	// process when queries run here.
+	DefaultExtractCacheBytes = 32 << 20
 )
 
 // Config is the [prompt.offload] section of the specification.
@@ -68,11 +100,6 @@ type Config struct {
 	// 0 means no quota; DefaultConfig sets DefaultMaxDirBytes.
 	MaxDirBytes int64 `json:"max_dir_bytes" toml:"max_dir_bytes" yaml:"max_dir_bytes"`
 }
-
-// DefaultMaxDirBytes is the quota of DefaultConfig: enough for thousands
-// of offloaded results, small enough that a flood of calls cannot fill a
-// temporary file system.
-const DefaultMaxDirBytes = 1 << 30
 
 // IsEnabled reports whether offloading is on: Enabled is nil or true.
 func (c Config) IsEnabled() bool { return c.Enabled == nil || *c.Enabled }

@@ -19,6 +19,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/gosdk"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -276,7 +277,7 @@ var confCases = []confCase{
 		config: func(c *lro.Config) { c.Enabled = lro.Bool(false) }, check: samePlain},
 	{name: "a failed write falls back to a truncated result", tool: "recall_memories", args: map[string]any{"query": "cache", "limit": 200},
 		options: func() []lro.Option {
-			fs := lro.NewMemFS("/offload")
+			fs := lrotest.NewMemFS("/offload")
 			fs.FailCreate(syscall.ENOSPC)
 			return []lro.Option{lro.WithFS(fs)}
 		},

@@ -67,11 +67,6 @@ type DeliveryChoice struct {
 	PreviewTokens int
 }
 
-// DefaultPreviewTokens is the preview budget of DeliveryCompact: a few
-// records, enough that a model sees what the file holds instead of
-// imagining it.
-const DefaultPreviewTokens = 200
-
 // WithDelivery chooses the delivery of each offloaded result, per tool and
 // per client. Without it every result gets Config.Delivery, whoever the
 // client: descriptor unless configured otherwise. A function returning

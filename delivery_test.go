@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,7 +52,7 @@ func sixtyCharDir(operation string) string {
 
 func TestDeliveryCompact(t *testing.T) {
 	dir := sixtyCharDir("tickets")
-	fsys := lro.NewMemFS(dir)
+	fsys := lrotest.NewMemFS(dir)
 	o := newOffloader(t, func(c *lro.Config) { c.Delivery = lro.DeliveryCompact }, lro.WithFS(fsys), lro.WithTool("tickets", lro.ToolPolicy{Generic: true}))
 	res := serveText(t, o, lro.Call{}, ticketsJSON(300))
 
@@ -198,7 +199,7 @@ func TestStructuredDescriptorOnlyForStructuredResults(t *testing.T) {
 // failed write alike.
 func TestTruncateCutsAHugeFirstRecord(t *testing.T) {
 	huge := `[{"id":1,"body":"` + strings.Repeat("lorem ipsum ", 10<<20/12) + `"}]`
-	failing := lro.NewMemFS("/lro")
+	failing := lrotest.NewMemFS("/lro")
 	failing.FailCreate(syscall.EACCES)
 	for name, o := range map[string]*lro.Offloader{
 		"truncate mode":  newOffloader(t, func(c *lro.Config) { c.Delivery = lro.DeliveryTruncate }, lro.WithAnyTool(lro.ToolPolicy{Generic: true})),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,7 +56,7 @@ func TestDescriptorBudget(t *testing.T) {
 
 	for _, d := range []lro.Detail{lro.DetailLight, lro.DetailMedium, lro.DetailFull} {
 		for _, native := range []bool{false, true} {
-			o := newOffloader(t, nil, lro.WithFS(lro.NewMemFS(dirFor("recall"))))
+			o := newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS(dirFor("recall"))))
 			if native {
 				o.AddExtractTool(server.NewMCPServer("budget", "1"))
 			}
@@ -77,7 +78,7 @@ func TestDescriptorBudget(t *testing.T) {
 		{"two sections", "memory_graph", mustJSON(t, graph(120, 300))},
 	} {
 		for _, native := range []bool{false, true} {
-			o := genericOffloader(t, lro.WithFS(lro.NewMemFS(dirFor(c.tool))))
+			o := genericOffloader(t, lro.WithFS(lrotest.NewMemFS(dirFor(c.tool))))
 			res, replaced, err := o.Serve(ctx, lro.Call{Tool: c.tool, NativeExtract: native},
 				func(context.Context) (lro.Result, error) {
 					return lro.Result{Content: []lro.Content{lro.TextContent(c.body)}}, nil

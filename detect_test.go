@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcplro/lro/internal/proxywire"
+	"github.com/mcplro/lro/lrotest"
 )
 
 // patching rewrites the params of every request, as a proxy built on any
@@ -68,7 +69,7 @@ func TestProxyDetectionChannels(t *testing.T) {
 		{"per-request experimental capability", mcp.ProtocolVersion20260728, none, []client.ClientOption{capability}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := New(DefaultConfig(), WithFS(NewMemFS("/lro")))
+			o, err := New(DefaultConfig(), WithFS(lrotest.NewMemFS("/lro")))
 			require.NoError(t, err)
 			defer o.Close()
 			seen := make(chan bool, 1)

@@ -86,7 +86,7 @@
 // and published by an atomic link or rename, so no reader ever sees a
 // partial file. All access goes through an [FS]: [DirFS] confines it to one
 // directory with os.Root (no "..", no absolute path, no symbolic link
-// leads out); [MemFS] keeps files in memory and injects faults for tests.
+// leads out); lrotest.MemFS (package lrotest) keeps files in memory and injects faults for tests.
 //
 // # Recipes and guidance
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 )
 
 // A tool that does not return memories, here get_logs, is offloaded only
@@ -28,7 +29,7 @@ func ExampleWithTool() {
 		// or every tool without a policy of its own:
 		{lro.WithAnyTool(lro.ToolPolicy{Generic: true})},
 	} {
-		off, err := lro.New(lro.DefaultConfig(), append(policy, lro.WithFS(lro.NewMemFS("/tmp/lro")))...)
+		off, err := lro.New(lro.DefaultConfig(), append(policy, lro.WithFS(lrotest.NewMemFS("/tmp/lro")))...)
 		if err != nil {
 			panic(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 )
 
 // A result with several large fields, here a graph's nodes and edges, is
@@ -24,7 +25,7 @@ func ExampleToolPolicy_sections() {
 		}
 		return mcp.NewToolResultJSON(map[string]any{"generated": "2026-11-23", "nodes": nodes, "edges": edges})
 	}
-	off, err := lro.New(lro.DefaultConfig(), lro.WithTool("memory_graph", lro.ToolPolicy{Generic: true}), lro.WithFS(lro.NewMemFS("/tmp/lro")))
+	off, err := lro.New(lro.DefaultConfig(), lro.WithTool("memory_graph", lro.ToolPolicy{Generic: true}), lro.WithFS(lrotest.NewMemFS("/tmp/lro")))
 	if err != nil {
 		panic(err)
 	}

@@ -3,17 +3,16 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 )
 
 // rows returns n small JSON records.
@@ -26,7 +25,7 @@ func rows(n int) []json.RawMessage {
 }
 
 func ExampleOffloader_Offload() {
-	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lro.NewMemFS("/tmp/lro")))
+	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lrotest.NewMemFS("/tmp/lro")))
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +53,7 @@ func ExampleOffloader_Offload() {
 // A server adds offloading with one option; the specification's memory
 // tools have their policies built in.
 func ExampleOffloader_ServerOption() {
-	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lro.NewMemFS("/tmp/lro")))
+	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lrotest.NewMemFS("/tmp/lro")))
 	if err != nil {
 		panic(err)
 	}
@@ -86,7 +85,7 @@ func ExampleOffloader_ServerOption() {
 // built server, before it serves. Nothing needs the constructor; only a
 // later server.WithHooks would replace the hooks it adds.
 func ExampleOffloader_ServerOption_builtServer() {
-	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lro.NewMemFS("/tmp/lro")), lro.WithTool("search_files", lro.ToolPolicy{Generic: true}))
+	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lrotest.NewMemFS("/tmp/lro")), lro.WithTool("search_files", lro.ToolPolicy{Generic: true}))
 	if err != nil {
 		panic(err)
 	}
@@ -121,7 +120,7 @@ func newFilesServer() *server.MCPServer {
 // Collect, here a paginated tool that must not create a cursor when its
 // whole set is offloaded.
 func ExampleCollect() {
-	off, _ := lro.New(lro.DefaultConfig(), lro.WithFS(lro.NewMemFS("/tmp/lro")))
+	off, _ := lro.New(lro.DefaultConfig(), lro.WithFS(lrotest.NewMemFS("/tmp/lro")))
 	defer off.Close()
 	all := rows(500)
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -154,26 +153,10 @@ func ExampleConfig_ApplyEnv() {
 	// lro: invalid ATLATL_PROMPT__OFFLOAD__TTL_SECONDS "an hour": want a whole number of seconds
 }
 
-// MemFS lets a unit test exercise the fallback: a full disk still gives a
-// successful, truncated result.
-func ExampleMemFS() {
-	mem := lro.NewMemFS("/tmp/lro")
-	mem.FailWrite(1, syscall.ENOSPC)
-	off, _ := lro.New(lro.DefaultConfig(), lro.WithFS(mem))
-	defer off.Close()
-
-	out, _ := off.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: rows(200)})
-	fmt.Println(out.Action, out.Kept, "of 200 kept;", len(mem.Names()), "files left")
-	fmt.Println(errors.Is(out.Err, syscall.ENOSPC), strings.HasPrefix(out.Warning, "lro: offloading failed"))
-	// Output:
-	// truncated 32 of 200 kept; 0 files left
-	// true true
-}
-
 func ExampleWithEstimator() {
 	// Count one token per byte, for a deliberately pessimistic estimate.
 	bytesAsTokens := lro.EstimatorFunc(func(p []byte) int { return len(p) })
-	off, _ := lro.New(lro.DefaultConfig(), lro.WithEstimator(bytesAsTokens), lro.WithFS(lro.NewMemFS("/tmp/lro")))
+	off, _ := lro.New(lro.DefaultConfig(), lro.WithEstimator(bytesAsTokens), lro.WithFS(lrotest.NewMemFS("/tmp/lro")))
 	defer off.Close()
 	out, _ := off.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: rows(10)})
 	fmt.Println(out.Action, out.Tokens)

@@ -7,12 +7,6 @@ import (
 	"github.com/mcplro/lro/internal/extractworker"
 )
 
-// DefaultExtractCacheBytes is how much memory lro_extract's decoded records
-// take at most by default (see ExtractLimits.CacheBytes), an estimate of
-// their decoded size, in each worker process, or in this process when
-// queries run here.
-const DefaultExtractCacheBytes = 32 << 20
-
 // recordCache keeps the decoded records of the files queried in this
 // process (when queries do not run in workers, which keep their own):
 // each file is decoded once, however many calls want it.

@@ -13,7 +13,7 @@ import (
 )
 
 // localCopies keeps private local copies of offloaded files of an FS that
-// is not a directory of this system (an object store, a [MemFS]), so that
+// is not a directory of this system (an object store, an lrotest.MemFS), so that
 // their queries run in worker processes with the same limits as those of
 // a directory's files, rather than in the server. A copy is made on a
 // file's first query and kept, by the file's name, size and modification

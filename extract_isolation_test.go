@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -21,7 +22,7 @@ import (
 // readCountingFS is a MemFS that counts the bytes read from its files, as
 // a store counts what it sends.
 type readCountingFS struct {
-	*lro.MemFS
+	*lrotest.MemFS
 	read atomic.Int64
 }
 
@@ -54,7 +55,7 @@ func TestExtractStoreFilesRunInWorkers(t *testing.T) {
 		t.Skip("no workers")
 	}
 	reader := sdkmetric.NewManualReader()
-	fsys := &readCountingFS{MemFS: lro.NewMemFS("/store/lro")}
+	fsys := &readCountingFS{MemFS: lrotest.NewMemFS("/store/lro")}
 	// Limits of its own: workers are shared by the Offloaders of a
 	// process that have the same limits.
 	lim := lro.WithExtractLimits(lro.ExtractLimits{Timeout: 3 * time.Second, CacheBytes: 12346 << 10})

@@ -26,7 +26,7 @@ import (
 // every start: a package that writes a PID file or truncates a log in its
 // init does so again. lro-worker runs no code of yours; without it, the
 // first use of lro_extract logs this at Info. Files of an FS that is not a
-// directory of this system (an object store, a [MemFS]) are copied first
+// directory of this system (an object store, an lrotest.MemFS) are copied first
 // to a private local file, once, which the workers read. A small pool of
 // workers is kept warm; a file's decoded records live in the worker that
 // read it, and later queries of the file go there. This guarantees, whatever the query:
@@ -137,9 +137,6 @@ type ExtractLimits struct {
 	// default 3/16 of MemoryBudget (192 MiB), 256 MiB at most.
 	MaxCallBytes int64
 }
-
-// DefaultExtractMemoryBudget is the default of ExtractLimits.MemoryBudget.
-const DefaultExtractMemoryBudget = 1 << 30
 
 // Defaults of ExtractLimits.
 const (

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -353,7 +354,7 @@ func TestExtractMemFS(t *testing.T) {
 	// Limits of its own: workers are shared by the Offloaders of a
 	// process that have the same limits.
 	lim := lro.ExtractLimits{Timeout: 3 * time.Second, CacheBytes: 12345 << 10}
-	o := newOffloader(t, nil, lro.WithExtractLimits(lim), lro.WithFS(lro.NewMemFS("/mem/lro")))
+	o := newOffloader(t, nil, lro.WithExtractLimits(lim), lro.WithFS(lrotest.NewMemFS("/mem/lro")))
 	s := memserver.New(testStore, o)
 	o.AddExtractTool(s)
 	c := connect(t, s)

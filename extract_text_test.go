@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/e2e"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -142,7 +143,7 @@ func TestExtractTextRunsInWorkers(t *testing.T) {
 // directory of this system (wherever its queries run: in process, or in a
 // worker from a local copy), header as line 1.
 func TestExtractTextMemFS(t *testing.T) {
-	o := newOffloader(t, nil, lro.WithFS(lro.NewMemFS("/mem")))
+	o := newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/mem")))
 	path := longLineFile(t, o, 5, 4000)
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"id":3`})
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,15 +81,15 @@ func checkTruncated(t *testing.T, o *lro.Offloader, out lro.Outcome, recs []json
 
 func TestFallbackOnInjectedFaults(t *testing.T) {
 	recs := memories(t, 10000, lro.DetailFull) // ~6.7 MB: many buffer flushes
-	for name, fault := range map[string]func(*lro.MemFS){
-		"create denied":        func(m *lro.MemFS) { m.FailCreate(syscall.EACCES) },
-		"disk full at once":    func(m *lro.MemFS) { m.FailWrite(1, syscall.ENOSPC) },
-		"disk full mid-file":   func(m *lro.MemFS) { m.FailWrite(7, syscall.ENOSPC) },
-		"rename fails":         func(m *lro.MemFS) { m.FailRename(syscall.EXDEV) },
-		"disk full last flush": func(m *lro.MemFS) { m.FailWrite(26, syscall.ENOSPC) },
+	for name, fault := range map[string]func(*lrotest.MemFS){
+		"create denied":        func(m *lrotest.MemFS) { m.FailCreate(syscall.EACCES) },
+		"disk full at once":    func(m *lrotest.MemFS) { m.FailWrite(1, syscall.ENOSPC) },
+		"disk full mid-file":   func(m *lrotest.MemFS) { m.FailWrite(7, syscall.ENOSPC) },
+		"rename fails":         func(m *lrotest.MemFS) { m.FailRename(syscall.EXDEV) },
+		"disk full last flush": func(m *lrotest.MemFS) { m.FailWrite(26, syscall.ENOSPC) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			mem := lro.NewMemFS("/lro")
+			mem := lrotest.NewMemFS("/lro")
 			fault(mem)
 			var rec recorder
 			var logs bytes.Buffer

@@ -16,10 +16,10 @@ import (
 // names, never paths: the engine does not create subdirectories.
 //
 // Implementations must be safe for concurrent use. [DirFS] is the default;
-// [MemFS] keeps files in memory for tests and can inject faults.
+// lrotest.MemFS keeps files in memory for tests and can inject faults.
 //
 // An FS may also have these methods, which the engine uses when present
-// (DirFS and MemFS have both):
+// (DirFS and lrotest.MemFS have both):
 //
 //   - Chtimes(name string, atime, mtime time.Time) error sets the times
 //     of name. The engine records each file's expiry as its modification
@@ -35,7 +35,7 @@ import (
 //     [RegisterStore]); when it reports true, descriptors always carry the
 //     native guidance, which points to lro_extract and resources/read,
 //     and Path may return a URL (s3://bucket/prefix/name) rather than an
-//     absolute path. DirFS and MemFS do not have it.
+//     absolute path. DirFS and lrotest.MemFS do not have it.
 type FS interface {
 	// Create creates the file name for writing, private to its owner
 	// (0600). It must fail, with an error wrapping fs.ErrExist, when any
@@ -67,11 +67,10 @@ type (
 	}
 )
 
-// File is a file being written by the engine.
-type File interface {
-	io.Writer
-	Close() error
-}
+// File is a file being written by the engine: what [FS.Create] returns.
+// It is io.WriteCloser, so that an FS (lrotest.MemFS among them) need not
+// import this package to implement it.
+type File = io.WriteCloser
 
 // DefaultOutputDir returns the directory used when Config.OutputDir is
 // empty: {system temp dir}/lro-{uid}. The directory is private to the user

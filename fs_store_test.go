@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,7 @@ import (
 // remoteMem is a MemFS that stands for an object store: its files are
 // shown as URLs and are Remote.
 type remoteMem struct {
-	*lro.MemFS
+	*lrotest.MemFS
 	base string
 }
 
@@ -30,7 +31,7 @@ var (
 	lastStore atomic.Pointer[remoteMem]
 	_         = func() int {
 		lro.RegisterStore("lrotest", func(_ context.Context, u *url.URL) (lro.FS, error) {
-			r := &remoteMem{MemFS: lro.NewMemFS("/unused"), base: "lrotest://" + u.Host + u.Path}
+			r := &remoteMem{MemFS: lrotest.NewMemFS("/unused"), base: "lrotest://" + u.Host + u.Path}
 			lastStore.Store(r)
 			return r, nil
 		})

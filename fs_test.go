@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -101,7 +102,7 @@ func TestDirFSContract(t *testing.T) {
 }
 
 func TestMemFSContract(t *testing.T) {
-	mem := lro.NewMemFS("/mem")
+	mem := lrotest.NewMemFS("/mem")
 	testFSContract(t, mem, mem.Symlink)
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -46,7 +47,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestGolden(t *testing.T) {
 	for _, d := range []lro.Detail{lro.DetailLight, lro.DetailMedium, lro.DetailFull} {
 		t.Run(string(d), func(t *testing.T) {
-			mem := lro.NewMemFS("/var/lro")
+			mem := lrotest.NewMemFS("/var/lro")
 			o := newOffloader(t, nil, lro.WithFS(mem))
 			q := "deployment"
 			out, err := o.Offload(ctx, lro.ResultSet{
@@ -72,7 +73,7 @@ func TestGolden(t *testing.T) {
 // (compact JSON) for a typical path in the default directory.
 func TestDescriptorIsCompact(t *testing.T) {
 	for _, d := range []lro.Detail{lro.DetailLight, lro.DetailMedium, lro.DetailFull} {
-		mem := lro.NewMemFS(lro.DefaultOutputDir())
+		mem := lrotest.NewMemFS(lro.DefaultOutputDir())
 		o := newOffloader(t, nil, lro.WithFS(mem))
 		out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Detail: d, Records: memories(t, 200, d)})
 		require.NoError(t, err)
@@ -108,7 +109,7 @@ func TestGoldenShapes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			mem := lro.NewMemFS("/var/lro")
+			mem := lrotest.NewMemFS("/var/lro")
 			o := genericOffloader(t, lro.WithFS(mem))
 			res := serve(t, o, c.tool, nil, lro.Result{Content: []lro.Content{lro.TextContent(c.body)}})
 			d, text := descriptorIn(t, res, 0)

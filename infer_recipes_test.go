@@ -17,6 +17,7 @@ import (
 
 	"github.com/itchyny/gojq"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -829,7 +830,7 @@ func auditRecords(n int) []json.RawMessage {
 // tokens, for 600 typical generic records beside 600 memories: the
 // inferred recipes cost about what the memory recipes do.
 func TestGenericRecipeTokens(t *testing.T) {
-	o, err := New(DefaultConfig(), WithFS(NewMemFS("/tmp/lro")), WithoutJanitor())
+	o, err := New(DefaultConfig(), WithFS(lrotest.NewMemFS("/tmp/lro")), WithoutJanitor())
 	require.NoError(t, err)
 	defer o.Close()
 	size := func(set ResultSet) int {

@@ -203,9 +203,6 @@ type JQRecipe struct {
 	Command     string `json:"command"`
 }
 
-// ErrClosed is returned by Offload after Close.
-var ErrClosed = errors.New("lro: offloader is closed")
-
 // An Offloader decides whether result sets stay inline or go to a file, and
 // deletes its files when their TTL has passed. It is safe for concurrent
 // use. Close it to stop the janitor.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -43,7 +44,7 @@ func sums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
 func TestMetrics(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	fsys := lro.NewMemFS("/lro")
+	fsys := lrotest.NewMemFS("/lro")
 	o := newOffloader(t, nil, lro.WithMeterProvider(mp), lro.WithFS(fsys))
 	ctx := context.Background()
 

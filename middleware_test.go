@@ -16,6 +16,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -340,7 +341,7 @@ func TestOutputSchemaOptOut(t *testing.T) {
 }
 
 func TestWriteFailureFallsBackThroughMiddleware(t *testing.T) {
-	mem := lro.NewMemFS("/lro")
+	mem := lrotest.NewMemFS("/lro")
 	mem.FailCreate(syscall.EACCES)
 	var rec recorder
 	s, o := memServer(t, nil, lro.WithFS(mem), lro.WithHooks(rec.hooks()))
@@ -394,7 +395,7 @@ func TestMiddlewareLeavesNoFilesWhenInline(t *testing.T) {
 // TestCollectAfterClose: a handler that trusts Collect must not lose its
 // records when the offloader is closed under it.
 func TestCollectAfterClose(t *testing.T) {
-	o, err := lro.New(lro.DefaultConfig(), lro.WithFS(lro.NewMemFS("/lro")))
+	o, err := lro.New(lro.DefaultConfig(), lro.WithFS(lrotest.NewMemFS("/lro")))
 	require.NoError(t, err)
 	srv := memserver.New(testStore, o)
 	c := connect(t, srv)

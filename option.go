@@ -42,10 +42,6 @@ func defaultOptions() options {
 	}
 }
 
-// DefaultSchemaVersion is the MIF schema version written to headers unless
-// [WithSchemaVersion] or ResultSet.SchemaVersion says otherwise.
-const DefaultSchemaVersion = "1.0"
-
 // WithoutEnv makes [New] take the Config as it is given. By default New
 // applies the environment variables of the [prompt.offload] section over
 // it (see [Config.ApplyEnv]): the code sets the defaults and an operator's
@@ -62,7 +58,7 @@ func WithEnvPrefix(prefix string) Option {
 }
 
 // WithFS makes the Offloader write to fsys instead of the directory named
-// by Config.OutputDir. Use a [MemFS] in tests.
+// by Config.OutputDir. Use an in-memory lrotest.MemFS in tests.
 func WithFS(fsys FS) Option {
 	return func(o *options) { o.fs = fsys }
 }

@@ -13,24 +13,6 @@ import (
 	"time"
 )
 
-// Why a result got the fallback instead of a file, besides a failed write.
-// The Err of the Outcome and of the WriteFailedEvent wraps one of them.
-var (
-	// ErrOverQuota: the file would not fit Config.MaxDirBytes even with
-	// every other file of this Offloader's name evicted.
-	ErrOverQuota = errors.New("lro: over the offload directory's quota (max_dir_bytes)")
-	// ErrFileTooLarge: the file would be larger than the per-file cap
-	// (see [WithMaxFileBytes]).
-	ErrFileTooLarge = errors.New("lro: over the per-file cap")
-	// ErrLowDiskSpace: writing the file would leave less free space on the
-	// file system than the reserve (see [WithMinFreeBytes]). It also
-	// wraps syscall.ENOSPC.
-	ErrLowDiskSpace = errors.New("lro: too little free disk space")
-	// ErrResultTooLarge: the tool result is larger than the cap of
-	// [WithMaxResultBytes]; nothing was written.
-	ErrResultTooLarge = errors.New("lro: the result is over the cap on results")
-)
-
 // fileIndex is what an Offloader knows of the files of its name in its
 // directory: their sizes and expiries, and the bytes promised to files
 // being written. It is built by a directory scan at start (and again by

@@ -4,11 +4,6 @@ package lro
 // the disk they may take. Config.MaxDirBytes is the quota itself; these
 // bound a single file and the file system as a whole.
 
-// DefaultMaxFileBytes is the per-file cap unless [WithMaxFileBytes] says
-// otherwise: 256 MiB, the most lro_extract reads by default, since a
-// larger file could be read only with a shell.
-const DefaultMaxFileBytes = 256 << 20
-
 // The default free-space reserve (see [WithMinFreeBytes]) is
 // defaultMinFreePercent of the file system, at most defaultMinFreeMax: in
 // the manner of journald's SystemKeepFree, a share of a small file system

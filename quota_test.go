@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -270,11 +271,11 @@ func TestQuotaFlood(t *testing.T) {
 // in the same directory are neither counted nor evicted.
 func TestQuotaEvictsFirstToExpire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := lro.NewMemFS("/lro")
+		mem := lrotest.NewMemFS("/lro")
 		recs := memories(t, 40, lro.DetailFull)
 		var size int64
 		{ // measure a file of recs
-			probe := lro.NewMemFS("/probe")
+			probe := lrotest.NewMemFS("/probe")
 			p := newOffloader(t, nil, lro.WithFS(probe), lro.WithoutJanitor())
 			out, err := p.Offload(ctx, lro.ResultSet{Operation: "recall", Records: recs})
 			require.NoError(t, err)
@@ -322,13 +323,13 @@ func TestQuotaEvictsFirstToExpire(t *testing.T) {
 func TestPerFileCap(t *testing.T) {
 	recs := memories(t, 100, lro.DetailFull) // ~70 KB
 	var rec recorder
-	o := newOffloader(t, nil, lro.WithFS(lro.NewMemFS("/lro")), lro.WithMaxFileBytes(10_000), lro.WithHooks(rec.hooks()))
+	o := newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/lro")), lro.WithMaxFileBytes(10_000), lro.WithHooks(rec.hooks()))
 	out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: recs})
 	require.NoError(t, err)
 	checkTruncated(t, o, out, recs, &rec, "per-file cap")
 	assert.ErrorIs(t, out.Err, lro.ErrFileTooLarge)
 
-	o = newOffloader(t, nil, lro.WithFS(lro.NewMemFS("/lro")), lro.WithMaxFileBytes(0))
+	o = newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/lro")), lro.WithMaxFileBytes(0))
 	out, err = o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: recs})
 	require.NoError(t, err)
 	assert.Equal(t, lro.Offloaded, out.Action, "0 means no cap")
@@ -337,7 +338,7 @@ func TestPerFileCap(t *testing.T) {
 func TestFreeSpaceReserve(t *testing.T) {
 	recs := memories(t, 100, lro.DetailFull) // ~70 KB
 	t.Run("default reserve", func(t *testing.T) {
-		mem := lro.NewMemFS("/lro")
+		mem := lrotest.NewMemFS("/lro")
 		mem.SetDiskSpace(5<<20, 100<<20) // 5 MiB free of 100: under the 5% kept free
 		var rec recorder
 		o := newOffloader(t, nil, lro.WithFS(mem), lro.WithHooks(rec.hooks()))
@@ -354,7 +355,7 @@ func TestFreeSpaceReserve(t *testing.T) {
 		assert.Equal(t, lro.Offloaded, out.Action, out.Warning)
 	})
 	t.Run("no reserve", func(t *testing.T) {
-		mem := lro.NewMemFS("/lro")
+		mem := lrotest.NewMemFS("/lro")
 		mem.SetDiskSpace(1<<20, 100<<20)
 		o := newOffloader(t, nil, lro.WithFS(mem), lro.WithMinFreeBytes(0))
 		out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: recs})

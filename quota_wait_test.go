@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -136,7 +137,7 @@ func (c *outcomes) check(t *testing.T, outs []*mcp.CallToolResult, want error) i
 func TestQuotaStreamsNeverDeadlock(t *testing.T) {
 	t.Run("default quota, 300 small streams", func(t *testing.T) {
 		var c outcomes
-		o := newOffloader(t, nil, lro.WithFS(lro.NewMemFS("/lro")), lro.WithHooks(c.hooks()),
+		o := newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/lro")), lro.WithHooks(c.hooks()),
 			lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())
 		outs := streamConcurrently(t, o, 300, 20, 430, 10*time.Second) // 8.6 KB each
 		assert.Equal(t, 300, c.check(t, outs, nil), "8.6 KB streams all fit a 1 GiB quota")
@@ -144,7 +145,7 @@ func TestQuotaStreamsNeverDeadlock(t *testing.T) {
 	})
 	t.Run("20 MiB quota, 10 streams of 4 MB", func(t *testing.T) {
 		var c outcomes
-		o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = 20 << 20 }, lro.WithFS(lro.NewMemFS("/lro")),
+		o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = 20 << 20 }, lro.WithFS(lrotest.NewMemFS("/lro")),
 			lro.WithHooks(c.hooks()), lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())
 		outs := streamConcurrently(t, o, 10, 4000, 1000, 10*time.Second)
 		assert.Positive(t, c.check(t, outs, lro.ErrOverQuota), "some streams fit")
@@ -161,7 +162,7 @@ func TestQuotaStreamsNeverDeadlock(t *testing.T) {
 // TestQuotaWaitEndsWithTheCall: a call that waits for room held by a write
 // in progress stops waiting when its context ends, and gets the fallback.
 func TestQuotaWaitEndsWithTheCall(t *testing.T) {
-	mem := lro.NewMemFS("/lro")
+	mem := lrotest.NewMemFS("/lro")
 	gate := &gateFS{MemFS: mem, release: make(chan struct{}), entered: make(chan struct{}, 1)}
 	o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = 1 << 20 }, lro.WithFS(gate), lro.WithoutJanitor())
 	recs := make([]json.RawMessage, 700) // about 700 KB: two do not fit 1 MiB
@@ -195,7 +196,7 @@ func TestQuotaWaitEndsWithTheCall(t *testing.T) {
 
 // gateFS blocks the first Create until release is closed.
 type gateFS struct {
-	*lro.MemFS
+	*lrotest.MemFS
 	once    sync.Once
 	entered chan struct{}
 	release chan struct{}
@@ -254,7 +255,7 @@ func (f *spaceFile) Write(p []byte) (int, error) {
 // the end of the disk, and the reserve stays free.
 func TestFreeSpaceReserveUnderConcurrentStreams(t *testing.T) {
 	const capacity = 64 << 20
-	space := &spaceFS{meterFS: newMeterFS(lro.NewMemFS("/lro")), capacity: capacity}
+	space := &spaceFS{meterFS: newMeterFS(lrotest.NewMemFS("/lro")), capacity: capacity}
 	var c outcomes
 	o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = 0 }, lro.WithFS(space), lro.WithHooks(c.hooks()),
 		lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())

@@ -25,29 +25,6 @@ import (
 // templates of [Offloader.ServeResources], and offloaded results carry a
 // resource_link to their file.
 
-// DefaultResourceMaxBytes is the most resources/read returns at once, the
-// whole of a file or a range of its lines, unless [WithResourceMaxBytes]
-// says otherwise.
-const DefaultResourceMaxBytes = 1 << 20
-
-// The errors of [Offloader.ReadResource]. Host adapters answer the first
-// with their SDK's resource-not-found error.
-var (
-	// ErrResourceNotFound: the URI names no offloaded file of this
-	// Offloader, or its file is gone (expired, deleted), or its line
-	// range is malformed or past the end of the file.
-	ErrResourceNotFound = errors.New("lro: resource not found")
-	// ErrResourceTooLarge: the file is larger than the read limit (its
-	// lines can be read in ranges), or than ExtractLimits.MaxFileBytes
-	// (it is not read at all). Host adapters answer it as invalid params
-	// (-32602) where their SDK lets them.
-	ErrResourceTooLarge = errors.New("lro: resource too large")
-	// ErrResourceBusy: the server runs as many reads and lro_extract
-	// calls as it admits (see ExtractLimits.MaxCalls and MaxCallBytes);
-	// the message says when to retry.
-	ErrResourceBusy = errors.New("lro: resource read refused")
-)
-
 const (
 	resourceRoot    = "lro://files/"
 	resourceLines   = "/lines/"

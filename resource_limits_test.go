@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -73,7 +74,7 @@ func TestReadResourceAdmission(t *testing.T) {
 }
 
 // slowFS is a MemFS whose files are read a little at a time, slowly.
-type slowFS struct{ *MemFS }
+type slowFS struct{ *lrotest.MemFS }
 
 type slowFile struct{ fs.File }
 
@@ -93,7 +94,7 @@ func (f slowFile) Read(p []byte) (int, error) {
 // TestReadResourceDeadline: a read ends by lro_extract's Timeout, whole or
 // by lines, however slow the store.
 func TestReadResourceDeadline(t *testing.T) {
-	m := NewMemFS("/mem")
+	m := lrotest.NewMemFS("/mem")
 	o := resourceOffloader(t, WithFS(slowFS{m}), WithResourceMaxBytes(4<<20), WithExtractLimits(ExtractLimits{Timeout: 200 * time.Millisecond}))
 	name := fileName(o.cfg.FilePrefix, "slow", ourID(o, time.Now()))
 	m.WriteFile(name, []byte(strings.Repeat(`{"id":1,"title":"a record of about sixty bytes, to be read"}`+"\n", 16<<10))) // 1 MB: 64 slow reads

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/lrotest"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -282,7 +283,7 @@ func TestOpenResourceOnDirFS(t *testing.T) {
 }
 
 func TestReadResourceMemFS(t *testing.T) {
-	m := NewMemFS("/mem")
+	m := lrotest.NewMemFS("/mem")
 	o := resourceOffloader(t, WithFS(m))
 	path, data := offloadTickets(t, o, 50)
 	c, err := o.ReadResource(context.Background(), uriOf(path))

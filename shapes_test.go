@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -310,7 +311,7 @@ func TestGenericDescriptorSpeaksOfLines(t *testing.T) {
 }
 
 func TestSectionsFallBackWhole(t *testing.T) {
-	mem := lro.NewMemFS("/lro")
+	mem := lrotest.NewMemFS("/lro")
 	var rec recorder
 	o := genericOffloader(t, lro.WithFS(mem), lro.WithHooks(rec.hooks()))
 	mem.FailCreate(syscall.ENOSPC)
@@ -333,7 +334,7 @@ func TestSectionsFallBackWhole(t *testing.T) {
 	assert.Empty(t, mem.Names(), "no file of either section is left")
 
 	// The second section's write fails: the first one's file is removed.
-	mem2 := lro.NewMemFS("/lro")
+	mem2 := lrotest.NewMemFS("/lro")
 	o = genericOffloader(t, lro.WithFS(mem2))
 	mem2.FailWrite(2, syscall.EIO) // the first file is one buffered write; the second fails
 	res = serve(t, o, "memory_graph", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, graph(300, 900)))}})
@@ -363,7 +364,7 @@ func TestKeyedObjectRecords(t *testing.T) {
 	assert.Equal(t, "T-0000", rec.Key)
 	assert.Equal(t, "T-0000", rec.Value["id"])
 
-	mem := lro.NewMemFS("/lro")
+	mem := lrotest.NewMemFS("/lro")
 	mem.FailCreate(syscall.EACCES)
 	o = newOffloader(t, nil, lro.WithFS(mem), lro.WithTool("index", lro.ToolPolicy{Generic: true, RecordsField: "index"}))
 	res := serve(t, o, "index", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}})
@@ -395,7 +396,7 @@ func TestLongStringField(t *testing.T) {
 	_, lines := fileRecords(t, d.FilePath)
 	assert.JSONEq(t, `{"line":7,"text":"line 7 of the build log"}`, string(lines[6]))
 
-	mem := lro.NewMemFS("/lro")
+	mem := lrotest.NewMemFS("/lro")
 	mem.FailCreate(syscall.EACCES)
 	o = genericOffloader(t, lro.WithFS(mem))
 	res := serve(t, o, "build", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}})
@@ -423,7 +424,7 @@ func TestBlankLinesMakeNoRecords(t *testing.T) {
 
 	// A fallback keeps the paragraphs as they were.
 	para := strings.Repeat(strings.Repeat("word ", 30)+"\n\n", 200)
-	mem := lro.NewMemFS("/lro")
+	mem := lrotest.NewMemFS("/lro")
 	mem.FailCreate(syscall.EACCES)
 	o = genericOffloader(t, lro.WithFS(mem))
 	res := serve(t, o, "dump", nil, lro.Result{Content: []lro.Content{lro.TextContent(para)}})

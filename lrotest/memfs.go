@@ -1,8 +1,9 @@
-package lro
+package lrotest
 
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -12,7 +13,7 @@ import (
 	"time"
 )
 
-// MemFS is an in-memory [FS] for tests: offloading needs no disk, and
+// MemFS is an in-memory [lro.FS] for tests: offloading needs no disk, and
 // faults can be injected to exercise the fallback path. The zero value is
 // not usable; call [NewMemFS]. Its methods are safe for concurrent use.
 type MemFS struct {
@@ -102,8 +103,8 @@ func (m *MemFS) Names() []string {
 	return names
 }
 
-// Create implements [FS].
-func (m *MemFS) Create(name string) (File, error) {
+// Create implements [lro.FS].
+func (m *MemFS) Create(name string) (io.WriteCloser, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.createErr != nil {
@@ -117,7 +118,7 @@ func (m *MemFS) Create(name string) (File, error) {
 	return &memWriter{fs: m, name: name, f: f}, nil
 }
 
-// Rename implements [FS].
+// Rename implements [lro.FS].
 func (m *MemFS) Rename(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -136,7 +137,7 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	return nil
 }
 
-// Remove implements [FS].
+// Remove implements [lro.FS].
 func (m *MemFS) Remove(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -147,7 +148,7 @@ func (m *MemFS) Remove(name string) error {
 	return nil
 }
 
-// Open implements [FS].
+// Open implements [lro.FS].
 func (m *MemFS) Open(name string) (fs.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -161,7 +162,7 @@ func (m *MemFS) Open(name string) (fs.File, error) {
 	return &memReader{Reader: bytes.NewReader(bytes.Clone(f.data)), info: f.info(name)}, nil
 }
 
-// ReadDir implements [FS].
+// ReadDir implements [lro.FS].
 func (m *MemFS) ReadDir() ([]fs.DirEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -173,10 +174,10 @@ func (m *MemFS) ReadDir() ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-// Path implements [FS].
+// Path implements [lro.FS].
 func (m *MemFS) Path(name string) string { return path.Join(m.dir, name) }
 
-// Chtimes sets the modification time of name (see [FS]); MemFS keeps no
+// Chtimes sets the modification time of name (see [lro.FS]); MemFS keeps no
 // access time.
 func (m *MemFS) Chtimes(name string, _, mtime time.Time) error {
 	m.mu.Lock()
@@ -198,7 +199,7 @@ func (m *MemFS) SetDiskSpace(avail, total int64) {
 	m.avail, m.total, m.spaceSet = avail, total, true
 }
 
-// DiskSpace reports what SetDiskSpace set (see [FS]).
+// DiskSpace reports what SetDiskSpace set (see [lro.FS]).
 func (m *MemFS) DiskSpace() (avail, total int64, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -276,4 +277,6 @@ func (i memInfo) Mode() fs.FileMode {
 	return 0o600
 }
 
-var _ FS = (*MemFS)(nil)
+// errNotRegular is Open's error for a symbolic link, as lro's directory
+// says it.
+var errNotRegular = errors.New("not a regular file")

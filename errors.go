@@ -1,0 +1,47 @@
+package lro
+
+import "errors"
+
+// The sentinel errors of the package. Each error the package returns for
+// one of these reasons wraps it: test with errors.Is. The struct errors are
+// [ConfigError] (a configuration key and its value) and [RecordError] (a
+// record that is not JSON).
+var (
+	// ErrClosed is returned by Offload after Close.
+	ErrClosed = errors.New("lro: offloader is closed")
+
+	// Why a result got the fallback instead of a file, besides a failed
+	// write: the Err of the Outcome and of the WriteFailedEvent wraps one
+	// of these four.
+
+	// ErrOverQuota: the file would not fit Config.MaxDirBytes even with
+	// every other file of this Offloader's name evicted.
+	ErrOverQuota = errors.New("lro: over the offload directory's quota (max_dir_bytes)")
+	// ErrFileTooLarge: the file would be larger than the per-file cap
+	// (see [WithMaxFileBytes]).
+	ErrFileTooLarge = errors.New("lro: over the per-file cap")
+	// ErrLowDiskSpace: writing the file would leave less free space on the
+	// file system than the reserve (see [WithMinFreeBytes]). It also
+	// wraps syscall.ENOSPC.
+	ErrLowDiskSpace = errors.New("lro: too little free disk space")
+	// ErrResultTooLarge: the tool result is larger than the cap of
+	// [WithMaxResultBytes]; nothing was written.
+	ErrResultTooLarge = errors.New("lro: the result is over the cap on results")
+
+	// The errors of [Offloader.ReadResource]. Host adapters answer the
+	// first with their SDK's resource-not-found error.
+
+	// ErrResourceNotFound: the URI names no offloaded file of this
+	// Offloader, or its file is gone (expired, deleted), or its line
+	// range is malformed or past the end of the file.
+	ErrResourceNotFound = errors.New("lro: resource not found")
+	// ErrResourceTooLarge: the file is larger than the read limit (its
+	// lines can be read in ranges), or than ExtractLimits.MaxFileBytes
+	// (it is not read at all). Host adapters answer it as invalid params
+	// (-32602) where their SDK lets them.
+	ErrResourceTooLarge = errors.New("lro: resource too large")
+	// ErrResourceBusy: the server runs as many reads and lro_extract
+	// calls as it admits (see ExtractLimits.MaxCalls and MaxCallBytes);
+	// the message says when to retry.
+	ErrResourceBusy = errors.New("lro: resource read refused")
+)
