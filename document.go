@@ -248,7 +248,7 @@ func (d document) layoutOf(recordsField string) layout {
 	}
 	l := findLayout(d.data, d.isJSON, &d.index, recordsField)
 	if d.preamble != nil {
-		l.addExtra([]string{"preamble"}, appendQuoted(nil, clipPreamble(d.preamble)))
+		l.addExtra([]string{"preamble"}, jsonscan.AppendQuoted(nil, clipPreamble(d.preamble)))
 	}
 	return l
 }

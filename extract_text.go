@@ -27,13 +27,13 @@ func (o *Offloader) extractText(ctx context.Context, call extractCall, f *offloa
 		Text:   &extractworker.TextRequest{Lines: call.lines, Budget: budget, MaxLine: maxTextLine},
 	}
 	if call.lines != "" {
-		rng, err := parseLineRange(call.lines)
+		rng, err := textlines.ParseRange(call.lines)
 		if err != nil {
 			return "", err
 		}
 		req.Text.Lines = rng.String() // as the answer names it
 	} else {
-		q := grepQuery{Pattern: call.grep, IgnoreCase: call.ignoreCase, Before: call.context, After: call.context}
+		q := textlines.Query{Pattern: call.grep, IgnoreCase: call.ignoreCase, Before: call.context, After: call.context}
 		if err := q.Check(); err != nil {
 			return "", err
 		}

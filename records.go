@@ -239,7 +239,7 @@ func newLineRecords(text []byte) *lineRecords {
 	l := &lineRecords{text: text}
 	for _, line := range l.all() {
 		l.n++
-		l.bytes += int64(len(`{"line":,"text":}`) + decimalLen(line.number) + quotedLen(line.text))
+		l.bytes += int64(len(`{"line":,"text":}`) + decimalLen(line.number) + jsonscan.QuotedLen(line.text))
 	}
 	return l
 }
@@ -285,12 +285,12 @@ func (l *lineRecords) each(yield func(int, *record) bool) error {
 		if cap(buf) < len(line.text)+32 {
 			// One allocation of the size a long line needs, not the
 			// sum of append's growth steps: five times it.
-			buf = make([]byte, 0, quotedLen(line.text)+32)
+			buf = make([]byte, 0, jsonscan.QuotedLen(line.text)+32)
 		}
 		buf = append(buf[:0], `{"line":`...)
 		buf = strconv.AppendInt(buf, int64(line.number), 10)
 		buf = append(buf, `,"text":`...)
-		buf = appendQuoted(buf, line.text) // unescaped: a model reads '<', not \u003c
+		buf = jsonscan.AppendQuoted(buf, line.text) // unescaped: a model reads '<', not \u003c
 		buf = append(buf, '}')
 		r = record{line: buf, sent: line.sent}
 		if !yield(i, &r) {

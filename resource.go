@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcplro/lro/internal/textlines"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -173,14 +174,14 @@ func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadF
 }
 
 // readRange returns the lines of f in rng, at most limit bytes of them.
-func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, rng lineRange, limit int64, lim ExtractLimits, ticket *admitted) (ResourceContents, error) {
-	if err := extractCalls.reserve(ticket, limit+textBufSize, lim.MaxCallBytes); err != nil {
+func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admitted) (ResourceContents, error) {
+	if err := extractCalls.reserve(ticket, limit+textlines.BufSize, lim.MaxCallBytes); err != nil {
 		return ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
-	br := bufio.NewReaderSize(f.f, textBufSize)
-	head, _ := br.Peek(textBufSize) // what there is: the type shows in the first lines
+	br := bufio.NewReaderSize(f.f, textlines.BufSize)
+	head, _ := br.Peek(textlines.BufSize) // what there is: the type shows in the first lines
 	mime := sniffMIME(head)
-	out, err := readLines(ctx, br, rng, false, textLimits{Budget: int(limit), MaxLine: int(limit)})
+	out, err := textlines.ReadLines(ctx, br, rng, false, textlines.Limits{Budget: int(limit), MaxLine: int(limit)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ResourceContents{}, err
@@ -238,7 +239,7 @@ func (o *Offloader) ServesResources() bool {
 // decodes nothing: a name of this Offloader holds only letters, digits,
 // '_', '-' and '.', so any other character (an escape, a slash, a NUL)
 // makes the URI one it did not make.
-func (o *Offloader) parseResourceURI(uri string) (name string, rng lineRange, ranged bool, err error) {
+func (o *Offloader) parseResourceURI(uri string) (name string, rng textlines.Range, ranged bool, err error) {
 	if len(uri) > maxResourceURI {
 		return "", rng, false, fmt.Errorf("%w: the URI is %d bytes long, longer than any this server makes (%s{name})", ErrResourceNotFound, len(uri), resourceRoot)
 	}
@@ -254,7 +255,7 @@ func (o *Offloader) parseResourceURI(uri string) (name string, rng lineRange, ra
 		if strings.Trim(text, "0123456789-") != "" {
 			return "", rng, false, fmt.Errorf("%w: %s: invalid line range %s; want FROM-TO such as 100-200, a single line such as 5, or FROM- for the rest of the file", ErrResourceNotFound, quoteURI(uri), quoteURI(text))
 		}
-		if rng, err = parseLineRange(text); err != nil {
+		if rng, err = textlines.ParseRange(text); err != nil {
 			return "", rng, false, fmt.Errorf("%w: %s: %v", ErrResourceNotFound, quoteURI(uri), err)
 		}
 	}
@@ -300,7 +301,7 @@ func (o *Offloader) tooLarge(ctx context.Context, uri, name string, size, limit 
 // sniffMIME returns the type of a file that starts with p: text/plain
 // when its records are the lines of a text result, else JSON Lines.
 func sniffMIME[T string | []byte](p T) string {
-	for i := 0; i < len(p) && i < textBufSize; i++ {
+	for i := 0; i < len(p) && i < textlines.BufSize; i++ {
 		if p[i] == '\n' {
 			if rest := p[i+1:]; len(rest) >= len(textLinePrefix) && string(rest[:len(textLinePrefix)]) == textLinePrefix {
 				return mimeText

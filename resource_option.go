@@ -1,5 +1,7 @@
 package lro
 
+import "github.com/mcplro/lro/internal/textlines"
+
 // WithoutResourceLinks turns the MCP-native pointer off: offloaded results
 // carry no resource link, and [Offloader.ServeResources] (and so
 // [Offloader.AddResources] and the go-sdk adapter's AddResources)
@@ -19,7 +21,7 @@ func WithoutResourceLinks() Option {
 func WithResourceMaxBytes(n int64) Option {
 	return func(o *options) {
 		if n > 0 {
-			o.resourceMaxBytes = min(max(n, minTextBudget), maxResourceRead)
+			o.resourceMaxBytes = min(max(n, textlines.MinBudget), maxResourceRead)
 		}
 	}
 }

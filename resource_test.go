@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/textlines"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/oklog/ulid/v2"
 	"github.com/stretchr/testify/assert"
@@ -57,13 +58,13 @@ func TestParseResourceURI(t *testing.T) {
 	o := resourceOffloader(t)
 	name := fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now()))
 	good := map[string]struct {
-		rng    lineRange
+		rng    textlines.Range
 		ranged bool
 	}{
 		"lro://files/" + name:                 {},
-		"lro://files/" + name + "/lines/5":    {lineRange{From: 5, To: 5}, true},
-		"lro://files/" + name + "/lines/5-9":  {lineRange{From: 5, To: 9}, true},
-		"lro://files/" + name + "/lines/100-": {lineRange{From: 100, To: 0}, true},
+		"lro://files/" + name + "/lines/5":    {textlines.Range{From: 5, To: 5}, true},
+		"lro://files/" + name + "/lines/5-9":  {textlines.Range{From: 5, To: 9}, true},
+		"lro://files/" + name + "/lines/100-": {textlines.Range{From: 100, To: 0}, true},
 	}
 	for uri, want := range good {
 		n, rng, ranged, err := o.parseResourceURI(uri)
@@ -330,7 +331,7 @@ func TestResourceLink(t *testing.T) {
 }
 
 func TestResourceMaxBytesOption(t *testing.T) {
-	for n, want := range map[int64]int64{0: DefaultResourceMaxBytes, -5: DefaultResourceMaxBytes, 10: minTextBudget, 5000: 5000, 1 << 40: maxResourceRead} {
+	for n, want := range map[int64]int64{0: DefaultResourceMaxBytes, -5: DefaultResourceMaxBytes, 10: textlines.MinBudget, 5000: 5000, 1 << 40: maxResourceRead} {
 		o := resourceOffloader(t, WithResourceMaxBytes(n))
 		assert.Equal(t, want, o.resourceMaxBytes(), n)
 	}

@@ -326,7 +326,7 @@ func fromItems(texts []string) found {
 			continue
 		}
 		rec := strconv.AppendInt([]byte(`{"item":`), int64(i+1), 10)
-		rec = appendQuoted(append(rec, `,"text":`...), bytesOf(t))
+		rec = jsonscan.AppendQuoted(append(rec, `,"text":`...), bytesOf(t))
 		recs.lines = append(recs.lines, append(rec, '}'))
 	}
 	return found{src: recs, generic: true}

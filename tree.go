@@ -113,7 +113,7 @@ func (t *treeRecords) each(yield func(int, *record) bool) error {
 		if _, own := jsonscan.Lookup(node, "path"); own {
 			key = `{"tree_path":`
 		}
-		buf = appendQuoted(append(buf[:0], key...), path)
+		buf = jsonscan.AppendQuoted(append(buf[:0], key...), path)
 		var kids []byte
 		_ = jsonscan.Fields(node, func(f jsonscan.Field) bool {
 			if string(f.Key) == treeChildren && len(f.Value) > 0 && f.Value[0] == '[' {

@@ -89,7 +89,7 @@ func (s *section) cut(k int) []byte {
 	kept := firstRecords(s.src, k)
 	switch {
 	case s.text:
-		return appendQuoted(nil, bytes.Join(kept, []byte("\n")))
+		return jsonscan.AppendQuoted(nil, bytes.Join(kept, []byte("\n")))
 	case s.members:
 		b.WriteByte('{')
 		b.Write(bytes.Join(kept, []byte(",")))

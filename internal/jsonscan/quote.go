@@ -1,12 +1,12 @@
-package lro
+package jsonscan
 
 import "unicode/utf8"
 
-// appendQuoted appends s as a JSON string, the way marshalText writes one
-// (encoding/json without HTML escaping: '<' stays '<', invalid UTF-8
+// AppendQuoted appends s as a JSON string, the way encoding/json writes one
+// with HTML escaping off (SetEscapeHTML(false): '<' stays '<', invalid UTF-8
 // becomes U+FFFD, U+2028 and U+2029 are escaped), without the allocation
 // of an encoder per string: the lines of a text are quoted one by one.
-func appendQuoted(dst, s []byte) []byte {
+func AppendQuoted(dst, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
@@ -56,8 +56,8 @@ func appendQuoted(dst, s []byte) []byte {
 	return append(dst, '"')
 }
 
-// quotedLen is len(appendQuoted(nil, s)), without building it.
-func quotedLen(s []byte) int {
+// QuotedLen is len(jsonscan.AppendQuoted(nil, s)), without building it.
+func QuotedLen(s []byte) int {
 	n := 2
 	for i := 0; i < len(s); {
 		c := s[i]
