@@ -55,8 +55,8 @@ const (
 // A field left at its zero value takes its default, so that a literal
 // such as lro.Config{ThresholdTokens: 2000} offloads with the other
 // defaults; [New] fills them in, and [Offloader.Config] shows the result.
-// MaxDirBytes and SessionBudgetTokens are the exceptions: there 0 means
-// none, and [DefaultConfig] sets the quota's default.
+// One rule, as for the options: zero is the default, and a negative
+// MaxDirBytes means no quota. SessionBudgetTokens's default is none.
 //
 // Its tags let you decode the section with your own TOML, JSON or YAML
 // decoder. Start from [DefaultConfig] so that keys the file leaves out keep
@@ -97,7 +97,7 @@ type Config struct {
 	// (see [WithName]) in OutputDir: over it, the file that expires first
 	// (the oldest, for one TTL) is deleted first, with an OnFileEvicted
 	// event, and a result that cannot fit gets the truncated fallback.
-	// 0 means no quota; DefaultConfig sets DefaultMaxDirBytes.
+	// 0 means DefaultMaxDirBytes, a negative value no quota.
 	MaxDirBytes int64 `json:"max_dir_bytes" toml:"max_dir_bytes" yaml:"max_dir_bytes"`
 }
 
@@ -121,6 +121,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Delivery == "" {
 		c.Delivery = DeliveryDescriptor
+	}
+	if c.MaxDirBytes == 0 {
+		c.MaxDirBytes = DefaultMaxDirBytes
 	}
 	return c
 }
@@ -176,9 +179,6 @@ func (c Config) Validate() error {
 	}
 	if c.SessionBudgetTokens < 0 {
 		return &ConfigError{"session_budget_tokens", strconv.Itoa(c.SessionBudgetTokens), "must be a number of tokens, or 0 for none"}
-	}
-	if c.MaxDirBytes < 0 {
-		return &ConfigError{"max_dir_bytes", strconv.FormatInt(c.MaxDirBytes, 10), "must be a number of bytes, or 0 for no quota"}
 	}
 	if strings.ContainsRune(c.OutputDir, 0) {
 		return &ConfigError{"output_dir", c.OutputDir, "contains a NUL byte"}

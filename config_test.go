@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -41,7 +42,6 @@ func TestValidateNamesKeyAndValue(t *testing.T) {
 		{func(c *lro.Config) { c.TTLSeconds = -1 }, "ttl_seconds", "-1"},
 		{func(c *lro.Config) { c.Delivery = "pointer" }, "delivery", "pointer"},
 		{func(c *lro.Config) { c.SessionBudgetTokens = -1 }, "session_budget_tokens", "-1"},
-		{func(c *lro.Config) { c.MaxDirBytes = -1 }, "max_dir_bytes", "-1"},
 		{func(c *lro.Config) { c.FilePrefix = "../etc" }, "file_prefix", "../etc"},
 		{func(c *lro.Config) { c.FilePrefix = "a-b" }, "file_prefix", "a-b"},
 		{func(c *lro.Config) { c.OutputDir = "a\x00b" }, "output_dir", "a\x00b"},
@@ -177,4 +177,42 @@ func TestEnabledIsCopied(t *testing.T) {
 	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: memories(t, 100, lro.DetailFull)})
 	require.NoError(t, err)
 	assert.Equal(t, lro.Offloaded, out.Action)
+}
+
+// TestZeroIsTheDefault: one rule for every number of Config and the
+// options: zero takes the default, a negative value means none. A literal
+// Config had no quota while DefaultConfig had 1 GiB; WithResourceMaxBytes(0)
+// kept its default while WithMaxFileBytes(0) meant no cap.
+func TestZeroIsTheDefault(t *testing.T) {
+	o := newOffloader(t, func(c *lro.Config) { *c = lro.Config{OutputDir: c.OutputDir} })
+	assert.Equal(t, int64(lro.DefaultMaxDirBytes), o.Config().MaxDirBytes, "a literal gets the quota DefaultConfig has")
+	o = newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = -1 })
+	assert.Equal(t, int64(-1), o.Config().MaxDirBytes, "negative: no quota")
+
+	recs := memories(t, 100, lro.DetailFull) // ~70 KB
+	for name, tc := range map[string]struct {
+		opt  lro.Option
+		want lro.Action
+	}{
+		"file cap 0 is the default (256 MiB)": {lro.WithMaxFileBytes(0), lro.Offloaded},
+		"file cap 10 KB":                      {lro.WithMaxFileBytes(10_000), lro.Truncated},
+		"file cap -1 is none":                 {lro.WithMaxFileBytes(-1), lro.Offloaded},
+		"result cap 0 is the file cap":        {lro.WithMaxResultBytes(0), lro.Offloaded},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/lro")), tc.opt)
+			out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: recs})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, out.Action, out.Warning)
+		})
+	}
+	// The free-space reserve: 0 keeps 5%, -1 none.
+	for n, want := range map[int64]lro.Action{0: lro.Truncated, -1: lro.Offloaded} {
+		mem := lrotest.NewMemFS("/lro")
+		mem.SetDiskSpace(1<<20, 100<<20) // 1 MiB free of 100: under 5%
+		o := newOffloader(t, nil, lro.WithFS(mem), lro.WithMinFreeBytes(n))
+		out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: recs})
+		require.NoError(t, err)
+		assert.Equal(t, want, out.Action, "WithMinFreeBytes(%d): %s", n, out.Warning)
+	}
 }

@@ -67,29 +67,6 @@ type DeliveryChoice struct {
 	PreviewTokens int
 }
 
-// WithDelivery chooses the delivery of each offloaded result, per tool and
-// per client. Without it every result gets Config.Delivery, whoever the
-// client: descriptor unless configured otherwise. A function returning
-// the zero DeliveryChoice keeps that default. It is called once per result
-// over the threshold (or over the session budget), concurrently.
-//
-// For example, compact pointers for a client known to read resources,
-// and inline truncation for one that has neither a shell nor a way to
-// follow a pointer:
-//
-//	lro.WithDelivery(func(r lro.DeliveryRequest) lro.DeliveryChoice {
-//		switch {
-//		case r.Client.Name == "web-chat" && !r.NativeExtract && !r.Resources:
-//			return lro.DeliveryChoice{Mode: lro.DeliveryTruncate}
-//		case r.Client.Name == "claude-code":
-//			return lro.DeliveryChoice{Mode: lro.DeliveryCompact}
-//		}
-//		return lro.DeliveryChoice{}
-//	})
-func WithDelivery(choose func(DeliveryRequest) DeliveryChoice) Option {
-	return func(o *options) { o.delivery = choose }
-}
-
 // WantsClientCapabilities reports whether a host adapter should fill
 // Call.Client.Capabilities: only a [WithDelivery] function reads them, and
 // encoding them on every call would cost for nothing.

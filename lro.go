@@ -242,6 +242,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	for _, opt := range opts {
 		opt(&o.opts)
 	}
+	o.opts.resolve()
 	if !o.opts.envOff {
 		if err := cfg.ApplyEnv(o.opts.envPrefix); err != nil {
 			return nil, err

@@ -2,12 +2,19 @@ package lro
 
 import (
 	"fmt"
-	"go.opentelemetry.io/otel/metric"
 	"io/fs"
 	"log/slog"
+
+	"github.com/mcplro/lro/internal/textlines"
+	"go.opentelemetry.io/otel/metric"
 )
 
-// An Option configures an [Offloader].
+// An Option configures an [Offloader]. Every option is in this file.
+//
+// One rule for numbers, here as in [Config]: zero (or an option not
+// given) takes the default, which each option names, and a negative value
+// means none (no cap, no reserve). Defaults are resolved once, when [New]
+// builds the Offloader.
 type Option func(*options)
 
 type options struct {
@@ -23,13 +30,78 @@ type options struct {
 	builtinTools  bool
 	extractLimits ExtractLimits
 	delivery      func(DeliveryRequest) DeliveryChoice
-	dir           dirOptions // quota_option.go
 	meterProvider metric.MeterProvider
-	// resource_option.go
-	resourcesOff     bool
-	resourceMaxBytes int64  // 0: DefaultResourceMaxBytes
-	envOff           bool   // WithoutEnv
-	envPrefix        string // WithEnvPrefix; empty means DefaultEnvPrefix
+	envOff        bool   // WithoutEnv
+	envPrefix     string // WithEnvPrefix; empty means DefaultEnvPrefix
+	resourcesOff  bool   // WithoutResourceLinks
+
+	// As given (see the rule above); resolve sets the others from them.
+	name             string // WithName; empty means the executable's
+	maxFileBytes     int64  // WithMaxFileBytes
+	minFreeBytes     int64  // WithMinFreeBytes
+	maxResultBytes   int64  // WithMaxResultBytes
+	resourceMaxBytes int64  // WithResourceMaxBytes
+
+	dir dirLimits // resolved by resolve
+}
+
+// dirLimits are the bounds of the output directory, resolved: 0 is none.
+type dirLimits struct {
+	name      string
+	maxFile   int64 // the per-file cap
+	maxResult int64 // the cap on a result's size
+	minFree   int64 // the free-space reserve; -1: a share of the file system
+}
+
+// The default free-space reserve (see [WithMinFreeBytes]) is
+// defaultMinFreePercent of the file system, at most defaultMinFreeMax: in
+// the manner of journald's SystemKeepFree, a share of a small file system
+// (a 512 MiB tmpfs keeps 25 MiB) and a fixed amount of a large one.
+const (
+	defaultMinFreePercent = 5
+	defaultMinFreeMax     = 1 << 30
+)
+
+// orDefault applies the rule of options to n: zero is def, negative none
+// (0).
+func orDefault(n, def int64) int64 {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// resolve sets the Offloader's limits from the options as given.
+func (o *options) resolve() {
+	o.dir.name = o.name
+	if o.dir.name == "" {
+		o.dir.name = defaultName()
+	}
+	o.dir.maxFile = orDefault(o.maxFileBytes, DefaultMaxFileBytes)
+	o.dir.maxResult = orDefault(o.maxResultBytes, o.dir.maxFile)
+	o.dir.minFree = orDefault(o.minFreeBytes, -1) // -1: the share of the file system, known only from statfs
+	o.resourceMaxBytes = orDefault(o.resourceMaxBytes, DefaultResourceMaxBytes)
+	if o.resourceMaxBytes == 0 {
+		o.resourceMaxBytes = maxResourceRead // none: the hard bound of a read built in memory
+	}
+	o.resourceMaxBytes = min(max(o.resourceMaxBytes, textlines.MinBudget), maxResourceRead)
+}
+
+// fileCap returns the per-file cap, 0 for none.
+func (d dirLimits) fileCap() int64 { return d.maxFile }
+
+// resultCap returns the cap on a result's size, 0 for none.
+func (d dirLimits) resultCap() int64 { return d.maxResult }
+
+// reserve returns the bytes to keep free on a file system of total bytes.
+func (d dirLimits) reserve(total int64) int64 {
+	if d.minFree < 0 {
+		return min(total/100*defaultMinFreePercent, defaultMinFreeMax)
+	}
+	return d.minFree
 }
 
 func defaultOptions() options {
@@ -129,6 +201,94 @@ func WithoutBuiltinTools() Option {
 // grow the heap by 512 MiB.
 func WithExtractLimits(l ExtractLimits) Option {
 	return func(o *options) { o.extractLimits = l }
+}
+
+// WithDelivery chooses the delivery of each offloaded result, per tool and
+// per client. Without it every result gets Config.Delivery, whoever the
+// client: descriptor unless configured otherwise. A function returning
+// the zero DeliveryChoice keeps that default. It is called once per result
+// over the threshold (or over the session budget), concurrently.
+//
+// For example, compact pointers for a client known to read resources,
+// and inline truncation for one that has neither a shell nor a way to
+// follow a pointer:
+//
+//	lro.WithDelivery(func(r lro.DeliveryRequest) lro.DeliveryChoice {
+//		switch {
+//		case r.Client.Name == "web-chat" && !r.NativeExtract && !r.Resources:
+//			return lro.DeliveryChoice{Mode: lro.DeliveryTruncate}
+//		case r.Client.Name == "claude-code":
+//			return lro.DeliveryChoice{Mode: lro.DeliveryCompact}
+//		}
+//		return lro.DeliveryChoice{}
+//	})
+func WithDelivery(choose func(DeliveryRequest) DeliveryChoice) Option {
+	return func(o *options) { o.delivery = choose }
+}
+
+// WithName sets the name the Offloader goes by in its directory; by
+// default it is the executable's base name. Every file carries a tag
+// derived from the name (in the random part of the ULID of its file name),
+// and an Offloader reads (lro_extract), evicts and expires only files of
+// its own name: servers of different names may share a directory without
+// touching each other's files, while a new process of the same server
+// still cleans up the files of earlier ones. Give each server its MCP
+// server name (the same in every process of it), for example when several
+// servers are one executable run with different arguments.
+func WithName(name string) Option {
+	return func(o *options) { o.name = name }
+}
+
+// WithMaxFileBytes caps the size of one offloaded file: a result whose
+// file would be larger gets the truncated inline fallback with a warning
+// ([ErrFileTooLarge]). The default (n == 0) is [DefaultMaxFileBytes]; n < 0
+// means no cap besides Config.MaxDirBytes.
+func WithMaxFileBytes(n int64) Option {
+	return func(o *options) { o.maxFileBytes = n }
+}
+
+// WithMinFreeBytes keeps n bytes free on the file system of the output
+// directory: a result whose file would leave less gets the truncated
+// inline fallback with a warning ([ErrLowDiskSpace]); nothing is evicted
+// for it, since the space may be another program's to free. The default
+// (n == 0) keeps 5% of the file system free, at most 1 GiB; n < 0 means no
+// reserve. The free space is read with statfs on Linux, macOS and
+// FreeBSD, and through an FS's DiskSpace method (see [FS]); elsewhere
+// there is no reserve.
+func WithMinFreeBytes(n int64) Option {
+	return func(o *options) { o.minFreeBytes = n }
+}
+
+// WithMaxResultBytes caps the size of a tool result the middleware
+// offloads: a result whose text or structured content is larger gets the
+// truncated inline fallback with a warning and a WriteFailedEvent
+// ([ErrResultTooLarge]), and no file. Finding its records costs no memory
+// beyond the result itself, but writing and describing it costs time and
+// disk that one call should not take. The default (n == 0) is the per-file
+// cap (see [WithMaxFileBytes]), whose file such a result would not fit
+// anyway; n < 0 means no cap.
+func WithMaxResultBytes(n int64) Option {
+	return func(o *options) { o.maxResultBytes = n }
+}
+
+// WithoutResourceLinks turns the MCP-native pointer off: offloaded results
+// carry no resource link, and [Offloader.ServeResources] (and so
+// [Offloader.AddResources] and the go-sdk adapter's AddResources)
+// registers nothing. By default a server that registers the resource
+// templates answers resources/read for offloaded files and links every
+// offloaded result to its file.
+func WithoutResourceLinks() Option {
+	return func(o *options) { o.resourcesOff = true }
+}
+
+// WithResourceMaxBytes sets the most resources/read returns at once: a
+// whole file up to n bytes, and a range of lines up to n bytes (a longer
+// line is cut). A larger file gets an error that points to line ranges and
+// lro_extract. The default (n == 0) is [DefaultResourceMaxBytes] (1 MiB);
+// n < 0 means the most a read may ever be, 1 GiB, since a read is built in
+// memory; n is at least 256 bytes.
+func WithResourceMaxBytes(n int64) Option {
+	return func(o *options) { o.resourceMaxBytes = n }
 }
 
 // checkPolicies refuses tool policies that could never offload, at New

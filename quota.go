@@ -62,9 +62,6 @@ func (o *Offloader) index() *fileIndex {
 	x := &o.files
 	x.once.Do(func() {
 		x.name = o.opts.dir.name
-		if x.name == "" {
-			x.name = defaultName()
-		}
 		x.tag = tagOf(x.name)
 		x.freed = make(chan struct{})
 		x.files = make(map[string]*indexEntry)

@@ -329,10 +329,10 @@ func TestPerFileCap(t *testing.T) {
 	checkTruncated(t, o, out, recs, &rec, "per-file cap")
 	assert.ErrorIs(t, out.Err, lro.ErrFileTooLarge)
 
-	o = newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/lro")), lro.WithMaxFileBytes(0))
+	o = newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/lro")), lro.WithMaxFileBytes(-1))
 	out, err = o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: recs})
 	require.NoError(t, err)
-	assert.Equal(t, lro.Offloaded, out.Action, "0 means no cap")
+	assert.Equal(t, lro.Offloaded, out.Action, "a negative cap means none")
 }
 
 func TestFreeSpaceReserve(t *testing.T) {
@@ -357,7 +357,7 @@ func TestFreeSpaceReserve(t *testing.T) {
 	t.Run("no reserve", func(t *testing.T) {
 		mem := lrotest.NewMemFS("/lro")
 		mem.SetDiskSpace(1<<20, 100<<20)
-		o := newOffloader(t, nil, lro.WithFS(mem), lro.WithMinFreeBytes(0))
+		o := newOffloader(t, nil, lro.WithFS(mem), lro.WithMinFreeBytes(-1))
 		out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: recs})
 		require.NoError(t, err)
 		assert.Equal(t, lro.Offloaded, out.Action, out.Warning)

@@ -257,7 +257,7 @@ func TestFreeSpaceReserveUnderConcurrentStreams(t *testing.T) {
 	const capacity = 64 << 20
 	space := &spaceFS{meterFS: newMeterFS(lrotest.NewMemFS("/lro")), capacity: capacity}
 	var c outcomes
-	o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = 0 }, lro.WithFS(space), lro.WithHooks(c.hooks()),
+	o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = -1 }, lro.WithFS(space), lro.WithHooks(c.hooks()),
 		lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())
 	outs := streamConcurrently(t, o, 20, 4000, 1000, 10*time.Second) // 4 MB each, 80 MB in all
 	offloaded := c.check(t, outs, lro.ErrLowDiskSpace)

@@ -313,9 +313,4 @@ func sniffMIME[T string | []byte](p T) string {
 }
 
 // resourceMaxBytes returns the read limit.
-func (o *Offloader) resourceMaxBytes() int64 {
-	if n := o.opts.resourceMaxBytes; n > 0 {
-		return n
-	}
-	return DefaultResourceMaxBytes
-}
+func (o *Offloader) resourceMaxBytes() int64 { return o.opts.resourceMaxBytes }

@@ -331,7 +331,7 @@ func TestResourceLink(t *testing.T) {
 }
 
 func TestResourceMaxBytesOption(t *testing.T) {
-	for n, want := range map[int64]int64{0: DefaultResourceMaxBytes, -5: DefaultResourceMaxBytes, 10: textlines.MinBudget, 5000: 5000, 1 << 40: maxResourceRead} {
+	for n, want := range map[int64]int64{0: DefaultResourceMaxBytes, -5: maxResourceRead, 10: textlines.MinBudget, 5000: 5000, 1 << 40: maxResourceRead} {
 		o := resourceOffloader(t, WithResourceMaxBytes(n))
 		assert.Equal(t, want, o.resourceMaxBytes(), n)
 	}

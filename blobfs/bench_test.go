@@ -24,7 +24,7 @@ func BenchmarkOffloadS3(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{1000, 10000} {
 		recs := records(n)
-		cfg := lro.Config{OutputDir: u} // no quota: objects are removed between runs
+		cfg := lro.Config{OutputDir: u, MaxDirBytes: -1} // no quota: objects are removed between runs
 		off, err := lro.New(cfg, lro.WithName("bench"), lro.WithoutJanitor())
 		if err != nil {
 			b.Fatal(err)

@@ -71,7 +71,7 @@ Environment (the [prompt.offload] configuration):
   ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR         where files go (default %s)
   ATLATL_PROMPT__OFFLOAD__DELIVERY           descriptor, compact or truncate (default descriptor)
   ATLATL_PROMPT__OFFLOAD__SESSION_BUDGET_TOKENS  offload once a session's inline results pass this (default 0: off)
-  ATLATL_PROMPT__OFFLOAD__MAX_DIR_BYTES      quota of the output directory (default 1 GiB; 0: none)
+  ATLATL_PROMPT__OFFLOAD__MAX_DIR_BYTES      quota of the output directory (default 1 GiB; -1: none)
 
 With -http, GET /metrics serves the offloader's metrics for Prometheus.
 `, lro.DefaultOutputDir())
