@@ -98,9 +98,11 @@
 //
 // # Native extraction and the proxy
 //
-// [Offloader.AddExtractTool] registers lro_extract, which runs the recipes
-// or a jq filter over an offloaded file in process, sandboxed, for models
-// without a shell. Package github.com/mcplro/lro/proxy (and the lro-proxy
+// [Offloader.AddExtractTool] registers lro_extract, which runs the recipes,
+// a jq filter, a grep or a range of lines over an offloaded file for models
+// without a shell: in worker processes bounded in time and memory (the
+// lro-worker program when installed, see [ExtractLimits]), never in the
+// server unless [ExtractLimits].InProcess says so. Package github.com/mcplro/lro/proxy (and the lro-proxy
 // command) puts a local stdio server in front of a remote streamable-HTTP
 // server and offloads on the local disk; servers using this package return
 // full results to such a proxy, which they recognize by
