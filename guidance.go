@@ -48,10 +48,27 @@ type guidanceData struct {
 	// TTL is how long after it was written the file is deleted; zero
 	// leaves the sentence out. Templates print it with {{duration .TTL}}.
 	TTL time.Duration
+	// Largest is the size in bytes of the largest record when it is over
+	// the threshold (a recipe that prints records whole prints it, cut),
+	// else zero. Templates print it with {{bytes .Largest}}.
+	Largest int
 }
 
 // templateFuncs are the functions the guidance templates may call.
-var templateFuncs = template.FuncMap{"duration": humanDuration}
+var templateFuncs = template.FuncMap{"duration": humanDuration, "bytes": humanBytes}
+
+// humanBytes writes n for a model to read: "812 bytes", "14 KB", "1.4 MB".
+func humanBytes(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1000_000:
+		return fmt.Sprintf("%d KB", n/1000)
+	case n < 10_000_000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%d MB", n/1000_000)
+}
 
 // humanDuration writes d for a model to read: "1 hour", "90 minutes",
 // "1 day 12 hours", at most its two largest units, rounded down.

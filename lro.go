@@ -470,18 +470,23 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, w w
 		FilePath:   path,
 		LineSchema: schema,
 		JQRecipes:  shellRecipes(recipes, path),
-		Guidance:   o.guidanceFor(ctx, set, tokens, path, "", 0),
+		Guidance:   o.guidanceFor(ctx, set, tokens, w, "", 0),
 	}
 }
 
-// guidanceFor renders the guidance of a descriptor of set; section and
-// sections name the field the file holds and how many others there are,
-// for a result that had several.
-func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, path, section string, sections int) string {
+// guidanceFor renders the guidance of a descriptor of set, written as w;
+// section and sections name the field the file holds and how many others
+// there are, for a result that had several.
+func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
+	var largest int
+	if w.stats != nil && w.stats.largest > 4*o.cfg.ThresholdTokens {
+		largest = w.stats.largest // a record larger than the threshold: say so
+	}
 	return o.templates.guidance(o.nativeGuidance(ctx), guidanceData{
 		Count:    set.count(),
 		Tokens:   tokens,
-		Path:     path,
+		Path:     w.path,
+		Largest:  largest,
 		Detail:   set.Detail,
 		Memories: !set.Generic,
 		Lines:    isLines(set),

@@ -126,7 +126,7 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 		resp.Sections = append(resp.Sections, d)
 	}
 	if resp.Section != "" || len(resp.Sections) > 0 {
-		resp.Guidance = o.guidanceFor(ctx, sets[0], total, files[0].path, resp.Section, len(resp.Sections))
+		resp.Guidance = o.guidanceFor(ctx, sets[0], total, files[0], resp.Section, len(resp.Sections))
 	}
 	for i, f := range files {
 		o.emitOffloaded(ctx, OffloadEvent{

@@ -433,3 +433,18 @@ func TestBlankLinesMakeNoRecords(t *testing.T) {
 	assert.True(t, strings.HasPrefix(para, kept), "the fallback is the text's beginning, blank lines and all: %.200q", kept)
 	assert.Contains(t, kept, "\n\n")
 }
+
+// TestGuidanceNamesAHugeRecord: a set with a record larger than the
+// threshold says so, since a recipe that prints records whole prints it
+// (cut at 32 KiB), and asks for fields; ordinary records get no such
+// sentence.
+func TestGuidanceNamesAHugeRecord(t *testing.T) {
+	o := genericOffloader(t)
+	recs := tickets(300)
+	recs[7] = map[string]any{"id": "T-huge", "body": strings.Repeat("lorem ipsum ", 120_000)} // 1.4 MB
+	d, _ := descriptorIn(t, serve(t, o, "tickets", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, recs))}}), 0)
+	assert.Contains(t, d.Guidance, "Its largest record is 1.4 MB: select the fields you need")
+
+	d, _ = descriptorIn(t, serve(t, o, "tickets", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, tickets(300)))}}), 0)
+	assert.NotContains(t, d.Guidance, "largest record")
+}

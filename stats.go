@@ -17,6 +17,7 @@ type setStats struct {
 	shape      *shape     // generic records only: the first inferSample
 	lo, hi     float64    // the range of the scores that are numbers
 	scored     bool
+	largest    int // bytes of the largest record
 }
 
 func newSetStats(generic bool) *setStats {
@@ -32,6 +33,7 @@ func newSetStats(generic bool) *setStats {
 // add learns one record; counted says that its namespace was counted
 // already (see recordChecks).
 func (s *setStats) add(r *record, counted bool) {
+	s.largest = max(s.largest, len(r.line))
 	if s.namespaces != nil && !counted {
 		s.namespaces.add(r.line)
 	}
