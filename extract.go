@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/oklog/ulid/v2"
@@ -27,35 +25,6 @@ const ExtractToolName = "lro_extract"
 // records are not MIF memories; lro_extract then infers its recipes from
 // the records, as the descriptor did.
 const GenericSchemaVersion = "generic"
-
-// AddExtractTool registers the lro_extract tool on s: the model queries an
-// offloaded file with jq through MCP, without a shell. From then on the
-// descriptors' guidance points to lro_extract (the specification's native
-// guidance); jq_recipes stay for clients with a shell.
-//
-// The tool reads only files this Offloader wrote, runs queries with gojq
-// in worker processes that are killed at their deadline and have a memory
-// limit (see [ExtractLimits] for where queries run and what each place
-// guarantees), and caps its own results at the threshold instead of
-// offloading them.
-func (o *Offloader) AddExtractTool(s *server.MCPServer) {
-	def := o.ExtractToolDefinition()
-	tool := mcp.NewToolWithRawSchema(def.Name, def.Description, def.InputSchema)
-	tool.Annotations = mcp.ToolAnnotation{
-		Title:           "Query an offloaded result",
-		ReadOnlyHint:    mcp.ToBoolPtr(true),
-		DestructiveHint: mcp.ToBoolPtr(false),
-		IdempotentHint:  mcp.ToBoolPtr(true),
-		OpenWorldHint:   mcp.ToBoolPtr(false),
-	}
-	s.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		text, err := o.Extract(ctx, req.GetArguments())
-		if err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
-		}
-		return mcp.NewToolResultText(text), nil
-	})
-}
 
 // A ToolDefinition is what a host adapter needs to register a tool of this
 // package: the same name, description and input schema on every host.

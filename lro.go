@@ -217,7 +217,7 @@ type Offloader struct {
 	closed    atomic.Bool
 	proxies   proxySessions
 	warned    sync.Map     // tools whose large inline results were logged
-	wrapped   sync.Map     // task tools a wrapper of task.go serves
+	wrapped   sync.Map     // task tools a wrapper of middleware_task.go serves
 	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
 	copies    localCopies  // lro_extract's local copies of a store's files: extract_copy.go

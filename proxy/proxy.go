@@ -793,7 +793,7 @@ func (p *Proxy) failure(ctx context.Context, tool string, err error) string {
 // descriptor look-alike becomes a tool error that says so, and an error is
 // cut to MaxErrorBytes (see [Proxy]). The rest goes on untouched, for the
 // offload middleware to judge, with the structured content the remote
-// left out for the proxy put back (see proxy_once.go).
+// left out for the proxy put back (see the root's middleware_proxy.go).
 func (p *Proxy) judge(tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
 	dropServerInfo(res)
 	restoreStructured(res)

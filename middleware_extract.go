@@ -1,0 +1,37 @@
+package lro
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// AddExtractTool registers the lro_extract tool on s: the model queries an
+// offloaded file with jq through MCP, without a shell. From then on the
+// descriptors' guidance points to lro_extract (the specification's native
+// guidance); jq_recipes stay for clients with a shell.
+//
+// The tool reads only files this Offloader wrote, runs queries with gojq
+// in worker processes that are killed at their deadline and have a memory
+// limit (see [ExtractLimits] for where queries run and what each place
+// guarantees), and caps its own results at the threshold instead of
+// offloading them.
+func (o *Offloader) AddExtractTool(s *server.MCPServer) {
+	def := o.ExtractToolDefinition()
+	tool := mcp.NewToolWithRawSchema(def.Name, def.Description, def.InputSchema)
+	tool.Annotations = mcp.ToolAnnotation{
+		Title:           "Query an offloaded result",
+		ReadOnlyHint:    mcp.ToBoolPtr(true),
+		DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint:  mcp.ToBoolPtr(true),
+		OpenWorldHint:   mcp.ToBoolPtr(false),
+	}
+	s.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		text, err := o.Extract(ctx, req.GetArguments())
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(text), nil
+	})
+}
