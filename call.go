@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// A Call is one tool call as a host adapter hands it to [Offloader.Serve].
+// A Call is one tool call as a host adapter hands it to [Host.Serve].
 // The adapters of this module fill it from their SDK's request; an adapter
 // for another host does the same.
 type Call struct {
@@ -94,7 +94,8 @@ func TextContent(text string) Content { return Content{Text: text} }
 // is what to send instead: a descriptor, a truncated result with a warning,
 // or a tool error (an invalid detail argument). A handler error is
 // returned as it is.
-func (o *Offloader) Serve(ctx context.Context, call Call, next func(context.Context) (Result, error)) (res Result, replaced bool, err error) {
+func (h Host) Serve(ctx context.Context, call Call, next func(context.Context) (Result, error)) (res Result, replaced bool, err error) {
+	o := h.o
 	if !o.cfg.IsEnabled() {
 		res, err = next(ctx)
 		return res, false, err

@@ -70,7 +70,7 @@ type DeliveryChoice struct {
 // WantsClientCapabilities reports whether a host adapter should fill
 // Call.Client.Capabilities: only a [WithDelivery] function reads them, and
 // encoding them on every call would cost for nothing.
-func (o *Offloader) WantsClientCapabilities() bool { return o.opts.delivery != nil }
+func (h Host) WantsClientCapabilities() bool { return h.o.opts.delivery != nil }
 
 // deliveryOf returns the delivery of an offloaded result of call, chosen
 // on first use and then remembered: the session budget asks for it before

@@ -33,7 +33,7 @@ func serveText(t *testing.T, o *lro.Offloader, call lro.Call, text string) lro.R
 	if call.Tool == "" {
 		call.Tool = "tickets"
 	}
-	res, replaced, err := o.Serve(context.Background(), call, func(context.Context) (lro.Result, error) {
+	res, replaced, err := o.Host().Serve(context.Background(), call, func(context.Context) (lro.Result, error) {
 		return lro.Result{Content: []lro.Content{lro.TextContent(text)}}, nil
 	})
 	require.NoError(t, err)
@@ -183,7 +183,7 @@ func TestStructuredDescriptorOnlyForStructuredResults(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithTool("tickets", lro.ToolPolicy{Generic: true}))
 	text := serveText(t, o, lro.Call{}, ticketsJSON(300))
 	assert.Nil(t, text.Structured)
-	res, replaced, err := o.Serve(context.Background(), lro.Call{Tool: "tickets"}, func(context.Context) (lro.Result, error) {
+	res, replaced, err := o.Host().Serve(context.Background(), lro.Call{Tool: "tickets"}, func(context.Context) (lro.Result, error) {
 		s := ticketsJSON(300)
 		return lro.Result{Content: []lro.Content{lro.TextContent(s)}, Structured: json.RawMessage(`{"tickets":` + s + `}`)}, nil
 	})

@@ -79,7 +79,7 @@ func TestDescriptorBudget(t *testing.T) {
 	} {
 		for _, native := range []bool{false, true} {
 			o := genericOffloader(t, lro.WithFS(lrotest.NewMemFS(dirFor(c.tool))))
-			res, replaced, err := o.Serve(ctx, lro.Call{Tool: c.tool, NativeExtract: native},
+			res, replaced, err := o.Host().Serve(ctx, lro.Call{Tool: c.tool, NativeExtract: native},
 				func(context.Context) (lro.Result, error) {
 					return lro.Result{Content: []lro.Content{lro.TextContent(c.body)}}, nil
 				})

@@ -54,7 +54,7 @@
 //
 // Servers on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
 // use package github.com/mcplro/lro/gosdk, a thin adapter over the same
-// host-neutral core, [Offloader.Serve]: gosdk.Install(s, off). An adapter
+// host-neutral core, [Host.Serve]: gosdk.Install(s, off). An adapter
 // for another host translates its requests and results to [Call] and
 // [Result] and back.
 //

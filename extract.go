@@ -41,7 +41,8 @@ type ToolDefinition struct {
 // Offloader takes the tool as served (descriptors' guidance points to it)
 // and starts its worker processes, so that a first query does not wait
 // for one; every host gets both by registering the tool with it.
-func (o *Offloader) ExtractToolDefinition() ToolDefinition {
+func (h Host) ExtractToolDefinition() ToolDefinition {
+	o := h.o
 	o.native.Store(true)
 	o.prestartWorkers()
 	return ToolDefinition{

@@ -28,7 +28,7 @@ func TestGuidanceStatesTheFileLifetime(t *testing.T) {
 	o, err := New(DefaultConfig())
 	require.NoError(t, err)
 	defer o.Close()
-	desc := o.ExtractToolDefinition().Description
+	desc := o.Host().ExtractToolDefinition().Description
 	assert.Contains(t, desc, "deleted "+time.Hour.String())
 	assert.Contains(t, desc, "call the original tool again")
 }

@@ -40,7 +40,7 @@ func (o *Offloader) Middleware() server.ToolHandlerMiddleware {
 // their file, unless [WithoutResourceLinks]), and a tool
 // filter that lists the output schema of each tool the Offloader may
 // offload widened to admit the descriptor too (see
-// [Offloader.ListedOutputSchema]), so that clients which validate
+// [Host.ListedOutputSchema]), so that clients which validate
 // structured content accept it:
 //
 //	s := server.NewMCPServer("memory", "1.0.0", off.ServerOption())
@@ -77,7 +77,7 @@ func (o *Offloader) ServerOption() server.ServerOption {
 // t is returned as it is when it declares no output schema, when
 // offloading is disabled, when it is lro_extract or its policy sets
 // SkipOutputSchema, or when its schema cannot be widened. Unlike
-// [Offloader.ListedOutputSchema] it widens the schema of a tool without a
+// [Host.ListedOutputSchema] it widens the schema of a tool without a
 // policy of the Offloader, since a tool wrapped one by one with
 // [Offloader.Wrap] has none; widening admits more and rejects nothing.
 // The tool filter of [Offloader.ServerOption] does not widen it again.
@@ -96,7 +96,7 @@ func (o *Offloader) WidenTool(t mcp.Tool) mcp.Tool {
 }
 
 // filterTools is the tool filter of ServerOption: it lists tools with the
-// output schemas of [Offloader.ListedOutputSchema]. mcp-go runs it on
+// output schemas of [Host.ListedOutputSchema]. mcp-go runs it on
 // tools/list and on every tools/call (with the one tool called), on the
 // server's own values: it changes copies.
 func (o *Offloader) filterTools(_ context.Context, tools []mcp.Tool) []mcp.Tool {
@@ -156,7 +156,7 @@ func (o *Offloader) Wrap(policy ToolPolicy, handler server.ToolHandlerFunc) serv
 	}
 }
 
-// serveMCPGo translates an mcp-go call to [Offloader.Serve] and back.
+// serveMCPGo translates an mcp-go call to [Host.Serve] and back.
 func (o *Offloader) serveMCPGo(ctx context.Context, req mcp.CallToolRequest, next server.ToolHandlerFunc, policy *ToolPolicy) (*mcp.CallToolResult, error) {
 	res, err := serveMCPGoAs(o, ctx, req, policy, next, fromMCPGo, toMCPGo)
 	if err == nil && proxyRestores(ctx) {
@@ -175,14 +175,14 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 		Tool:      req.Params.Name,
 		Arguments: req.GetArguments(),
 		FromProxy: o.IsProxyClient(ctx, req),
-		Resources: o.ServesResources(),
+		Resources: o.Host().ServesResources(),
 	}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
 		call.Session = cs.SessionID()
 		if ci, ok := cs.(server.SessionWithClientInfo); ok {
 			info := ci.GetClientInfo()
 			call.Client = ClientInfo{Name: info.Name, Version: info.Version}
-			if o.WantsClientCapabilities() {
+			if o.Host().WantsClientCapabilities() {
 				call.Client.Capabilities, _ = json.Marshal(ci.GetClientCapabilities())
 			}
 		}
@@ -214,7 +214,7 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 	if policy != nil {
 		res, replaced, err = o.serveWith(ctx, call, *policy, run)
 	} else {
-		res, replaced, err = o.Serve(ctx, call, run)
+		res, replaced, err = o.Host().Serve(ctx, call, run)
 	}
 	if !replaced || err != nil {
 		return orig, err

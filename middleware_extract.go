@@ -18,7 +18,7 @@ import (
 // guarantees), and caps its own results at the threshold instead of
 // offloading them.
 func (o *Offloader) AddExtractTool(s *server.MCPServer) {
-	def := o.ExtractToolDefinition()
+	def := o.Host().ExtractToolDefinition()
 	tool := mcp.NewToolWithRawSchema(def.Name, def.Description, def.InputSchema)
 	tool.Annotations = mcp.ToolAnnotation{
 		Title:           "Query an offloaded result",

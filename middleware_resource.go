@@ -8,13 +8,13 @@ import (
 )
 
 // AddResources registers on s the resource templates of offloaded files
-// (see [Offloader.ServeResources]): clients read a file, or a range of its
+// (see [Host.ServeResources]): clients read a file, or a range of its
 // lines, with resources/read, wherever their disk is, and offloaded
 // results carry a resource link to their file. Registering a template
 // makes s declare the resources capability. With [WithoutResourceLinks] it
 // does nothing.
 func (o *Offloader) AddResources(s *server.MCPServer) {
-	for _, t := range o.ServeResources() {
+	for _, t := range o.Host().ServeResources() {
 		opts := []mcp.ResourceTemplateOption{mcp.WithTemplateDescription(t.Description)}
 		if t.MIMEType != "" {
 			opts = append(opts, mcp.WithTemplateMIMEType(t.MIMEType))

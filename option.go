@@ -272,7 +272,7 @@ func WithMaxResultBytes(n int64) Option {
 }
 
 // WithoutResourceLinks turns the MCP-native pointer off: offloaded results
-// carry no resource link, and [Offloader.ServeResources] (and so
+// carry no resource link, and [Host.ServeResources] (and so
 // [Offloader.AddResources] and the go-sdk adapter's AddResources)
 // registers nothing. By default a server that registers the resource
 // templates answers resources/read for offloaded files and links every

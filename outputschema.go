@@ -182,7 +182,8 @@ func rebaseRef(ref string) string {
 // lro_extract), schema itself otherwise, and also when schema cannot be
 // widened. An adapter calls it when it lists tools; the adapters of this
 // module do. The returned bytes may be shared: do not modify them.
-func (o *Offloader) ListedOutputSchema(tool string, schema json.RawMessage) json.RawMessage {
+func (h Host) ListedOutputSchema(tool string, schema json.RawMessage) json.RawMessage {
+	o := h.o
 	if len(schema) == 0 || !o.widens(tool) {
 		return schema
 	}

@@ -164,18 +164,18 @@ func TestListedOutputSchema(t *testing.T) {
 		lro.WithTool("report", lro.ToolPolicy{Generic: true}),
 		lro.WithTool("exact", lro.ToolPolicy{Generic: true, SkipOutputSchema: true}))
 
-	w := o.ListedOutputSchema("report", schema)
+	w := o.Host().ListedOutputSchema("report", schema)
 	assert.Contains(t, string(w), "lro offload descriptor", "a tool with a policy lists the widened schema")
-	assert.True(t, &w[0] == &o.ListedOutputSchema("report", schema)[0], "widened once, then cached")
-	assert.True(t, &w[0] == &o.ListedOutputSchema("recall_memories", schema)[0], "the cache is of the schema, whatever the tool")
+	assert.True(t, &w[0] == &o.Host().ListedOutputSchema("report", schema)[0], "widened once, then cached")
+	assert.True(t, &w[0] == &o.Host().ListedOutputSchema("recall_memories", schema)[0], "the cache is of the schema, whatever the tool")
 
 	for _, tool := range []string{"exact", "unconfigured", lro.ExtractToolName} {
-		assert.Equal(t, string(schema), string(o.ListedOutputSchema(tool, schema)), tool)
+		assert.Equal(t, string(schema), string(o.Host().ListedOutputSchema(tool, schema)), tool)
 	}
-	assert.Nil(t, o.ListedOutputSchema("report", nil), "no schema declared, none listed")
+	assert.Nil(t, o.Host().ListedOutputSchema("report", nil), "no schema declared, none listed")
 	bad := json.RawMessage(`[1]`)
-	assert.Equal(t, string(bad), string(o.ListedOutputSchema("report", bad)), "a schema that cannot be widened is listed as it is")
+	assert.Equal(t, string(bad), string(o.Host().ListedOutputSchema("report", bad)), "a schema that cannot be widened is listed as it is")
 
 	off := newOffloader(t, func(c *lro.Config) { c.Enabled = lro.Bool(false) }, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
-	assert.Equal(t, string(schema), string(off.ListedOutputSchema("report", schema)), "nothing is offloaded when disabled")
+	assert.Equal(t, string(schema), string(off.Host().ListedOutputSchema("report", schema)), "nothing is offloaded when disabled")
 }

@@ -105,7 +105,8 @@ func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
 // the [WithAnyTool] policy. It is for host adapters that judge the tools
 // without one under a policy of theirs (with [Offloader.Wrap] and
 // [Offloader.WidenTool]), as the proxy package does for every remote tool.
-func (o *Offloader) HasPolicy(tool string) bool {
+func (h Host) HasPolicy(tool string) bool {
+	o := h.o
 	_, ok := o.policyFor(tool)
 	return ok
 }

@@ -23,7 +23,7 @@ import (
 // where {name} is the file's name ({prefix}-{operation}-{ULID}.jsonl) and
 // {range} is 100-200, 5 or 100-. The server answers resources/read for
 // these URIs with [Offloader.ReadResource], through the resource
-// templates of [Offloader.ServeResources], and offloaded results carry a
+// templates of [Host.ServeResources], and offloaded results carry a
 // resource_link to their file.
 
 const (
@@ -61,7 +61,8 @@ type ResourceContents struct {
 // The templates' URIs hold the file prefix: Offloaders with different
 // prefixes can serve resources on one server without their templates
 // overlapping.
-func (o *Offloader) ServeResources() []ResourceTemplate {
+func (h Host) ServeResources() []ResourceTemplate {
+	o := h.o
 	if o.opts.resourcesOff {
 		return nil
 	}
@@ -203,9 +204,9 @@ const resourceChunk = 256 << 10
 
 // resourceLink returns the link to the offloaded file at path, of size
 // bytes, holding lines of text when text is set; nil when this Offloader
-// does not serve resources (see [Offloader.ServeResources]).
+// does not serve resources (see [Host.ServeResources]).
 func (o *Offloader) resourceLink(path string, size int64, text bool) *ResourceLink {
-	if !o.ServesResources() {
+	if !o.Host().ServesResources() {
 		return nil
 	}
 	name := path[strings.LastIndexAny(path, `/\`)+1:]
@@ -231,7 +232,8 @@ func (o *Offloader) resourceLink(path string, size int64, text bool) *ResourceLi
 // was called (by [Offloader.AddResources], [Offloader.ServerOption] or the
 // gosdk adapter) and WithoutResourceLinks was not given. Adapters set
 // Call.Resources from it.
-func (o *Offloader) ServesResources() bool {
+func (h Host) ServesResources() bool {
+	o := h.o
 	return !o.opts.resourcesOff && o.resources.Load()
 }
 

@@ -29,7 +29,7 @@ func resourceOffloader(t testing.TB, opts ...Option) *Offloader {
 	o, err := New(cfg, append([]Option{WithoutJanitor()}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { o.Close() })
-	o.ServeResources()
+	o.Host().ServeResources()
 	return o
 }
 
@@ -306,7 +306,7 @@ func TestResourceLink(t *testing.T) {
 	path := o.opts.fs.Path(fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now())))
 
 	assert.Nil(t, o.resourceLink(path, 100, false), "no link before the server serves resources")
-	tmpls := o.ServeResources()
+	tmpls := o.Host().ServeResources()
 	require.Len(t, tmpls, 2)
 	assert.Equal(t, "lro://files/atlatl-{operation}-{id}.jsonl", tmpls[0].URITemplate)
 	assert.Equal(t, "lro://files/atlatl-{operation}-{id}.jsonl/lines/{range}", tmpls[1].URITemplate)
@@ -326,7 +326,7 @@ func TestResourceLink(t *testing.T) {
 	off, err := New(cfg, WithoutJanitor(), WithoutResourceLinks())
 	require.NoError(t, err)
 	defer off.Close()
-	assert.Nil(t, off.ServeResources())
+	assert.Nil(t, off.Host().ServeResources())
 	assert.Nil(t, off.resourceLink(path, 100, false))
 }
 

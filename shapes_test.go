@@ -22,7 +22,7 @@ import (
 // goes out.
 func serve(t *testing.T, o *lro.Offloader, tool string, args map[string]any, res lro.Result) lro.Result {
 	t.Helper()
-	out, replaced, err := o.Serve(context.Background(), lro.Call{Tool: tool, Arguments: args},
+	out, replaced, err := o.Host().Serve(context.Background(), lro.Call{Tool: tool, Arguments: args},
 		func(context.Context) (lro.Result, error) { return res, nil })
 	require.NoError(t, err)
 	if !replaced {

@@ -13,7 +13,7 @@ import (
 // queries an offloaded file with a recipe or a jq filter through MCP,
 // without a shell, and the descriptors' guidance points to it.
 func AddExtractTool(s *mcp.Server, off *lro.Offloader) {
-	def := off.ExtractToolDefinition()
+	def := off.Host().ExtractToolDefinition()
 	no := false
 	tool := &mcp.Tool{
 		Name:        def.Name,

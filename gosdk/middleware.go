@@ -30,7 +30,7 @@ func Install(s *mcp.Server, off *lro.Offloader) {
 // tool error.
 //
 // It also lists the output schema of each tool it may offload widened to
-// admit the descriptor (see [lro.Offloader.ListedOutputSchema]), so that
+// admit the descriptor (see [lro.Host.ListedOutputSchema]), so that
 // clients which validate structured content accept it. The server's own
 // check of a typed tool's output ([mcp.AddTool]) runs in the tool's
 // handler, before the descriptor replaces the output, so it needs nothing.
@@ -100,7 +100,7 @@ func (a *adapter) session(ss *mcp.ServerSession) string {
 }
 
 func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
-	call := lro.Call{FromProxy: IsProxyClient(req), Resources: a.off.ServesResources()}
+	call := lro.Call{FromProxy: IsProxyClient(req), Resources: a.off.Host().ServesResources()}
 	if req.Params != nil {
 		call.Tool = req.Params.Name
 		if len(req.Params.Arguments) > 0 {
@@ -113,14 +113,14 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 		call.Session = a.session(ss)
 		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
 			call.Client = lro.ClientInfo{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}
-			if p.Capabilities != nil && a.off.WantsClientCapabilities() {
+			if p.Capabilities != nil && a.off.Host().WantsClientCapabilities() {
 				call.Client.Capabilities, _ = json.Marshal(p.Capabilities)
 			}
 		}
 	}
 
 	var orig *mcp.CallToolResult
-	res, replaced, err := a.off.Serve(ctx, call, func(ctx context.Context) (lro.Result, error) {
+	res, replaced, err := a.off.Host().Serve(ctx, call, func(ctx context.Context) (lro.Result, error) {
 		r, err := next(ctx, "tools/call", req)
 		if err != nil {
 			return lro.Result{}, err
@@ -187,14 +187,14 @@ func (a *adapter) learn(tools []*mcp.Tool) {
 }
 
 // widen returns tools with the output schemas of
-// [lro.Offloader.ListedOutputSchema]. The tools are the server's own: a
+// [lro.Host.ListedOutputSchema]. The tools are the server's own: a
 // tool that changes is a copy, in a new slice.
 func widen(off *lro.Offloader, tools []*mcp.Tool) []*mcp.Tool {
 	var out []*mcp.Tool // made at the first tool changed
 	for i, t := range tools {
 		if t != nil && t.OutputSchema != nil {
 			if schema, err := json.Marshal(t.OutputSchema); err == nil {
-				if w := off.ListedOutputSchema(t.Name, schema); !bytes.Equal(w, schema) {
+				if w := off.Host().ListedOutputSchema(t.Name, schema); !bytes.Equal(w, schema) {
 					if out == nil {
 						out = append(make([]*mcp.Tool, 0, len(tools)), tools[:i]...)
 					}

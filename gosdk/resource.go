@@ -17,7 +17,7 @@ import (
 // Registering a template makes s declare the resources capability. With
 // [lro.WithoutResourceLinks] it does nothing.
 func AddResources(s *mcp.Server, off *lro.Offloader) {
-	for _, t := range off.ServeResources() {
+	for _, t := range off.Host().ServeResources() {
 		s.AddResourceTemplate(&mcp.ResourceTemplate{
 			URITemplate: t.URITemplate,
 			Name:        t.Name,

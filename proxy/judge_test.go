@@ -41,7 +41,7 @@ func TestProxyJudgesEveryTool(t *testing.T) {
 	args := map[string]any{"n": 2000}
 
 	p, off := startProxy(t, rem.http.URL, proxy.Config{})
-	require.False(t, off.HasPolicy("get_logs"), "the Offloader has no policy for it")
+	require.False(t, off.Host().HasPolicy("get_logs"), "the Offloader has no policy for it")
 	c := connect(t, p.Server())
 	res := callTool(t, c, "get_logs", args)
 	d := descriptor(t, res)

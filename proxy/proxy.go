@@ -46,7 +46,7 @@ type Config struct {
 	// [lro.Offloader.AddExtractTool]), hiding a remote tool of that name.
 	Extract bool
 	// MemoryToolsOnly judges the results of only the remote tools that
-	// the Offloader has a policy for ([lro.Offloader.HasPolicy]: its
+	// the Offloader has a policy for ([lro.Host.HasPolicy]: its
 	// built-in memory tools, and those given with lro.WithTool or
 	// lro.WithAnyTool); the results of the others pass inline, however
 	// large. By default every remote tool is judged: one without a policy
@@ -605,7 +605,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 		next[t.Name] = string(raw)
 		if p.served[t.Name] != string(raw) {
 			handler := p.forward(t.Name)
-			if !p.cfg.MemoryToolsOnly && !p.off.HasPolicy(t.Name) {
+			if !p.cfg.MemoryToolsOnly && !p.off.Host().HasPolicy(t.Name) {
 				handler = p.off.Wrap(lro.ToolPolicy{Generic: true}, handler)
 				t = p.off.WidenTool(t)
 			}
