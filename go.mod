@@ -3,6 +3,7 @@ module github.com/mcplro/lro
 go 1.25.5
 
 require (
+	github.com/aws/smithy-go v1.24.2
 	github.com/itchyny/gojq v0.12.20
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/mark3labs/mcp-go v1.2.1
@@ -36,7 +37,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sso v1.30.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.35.10 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.41.2 // indirect
-	github.com/aws/smithy-go v1.24.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect

@@ -18,10 +18,13 @@ import (
 // fakeS3 is an S3-compatible server on loopback, in this process: the code
 // under test reaches it over HTTP through the AWS SDK, as it would S3.
 type fakeS3 struct {
-	srv    *httptest.Server
-	deny   atomic.Bool // answer every request 403 AccessDenied
-	hang   atomic.Bool // answer no request, until the client gives up
-	bucket string
+	srv  *httptest.Server
+	deny atomic.Bool // answer every request 403 AccessDenied
+	hang atomic.Bool // answer no request, until the client gives up
+	// badSignature answers every request 403 SignatureDoesNotMatch, as
+	// S3 does to a wrong secret key.
+	badSignature atomic.Bool
+	bucket       string
 }
 
 // startS3 starts a server with one bucket, and points the AWS SDK's
@@ -48,6 +51,14 @@ func startS3(t testing.TB) *fakeS3 {
 			select {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		if f.badSignature.Load() {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusForbidden)
+			if r.Method != http.MethodHead {
+				fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match the signature you provided. Check your key and signing method.</Message></Error>`)
 			}
 			return
 		}
