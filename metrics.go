@@ -28,7 +28,7 @@ const MeterName = "github.com/mcplro/lro"
 //	lro.extract.duration      time to answer an lro_extract call (s)
 //	lro.store.errors          failures of an object store, by during (offload,
 //	                          lro_extract, resources/read, janitor) and kind
-//	                          (timeout, permission, unavailable, too_large, quota)
+//	                          (timeout, permission, unavailable)
 //	lro.extract.unisolated    lro_extract queries run without a worker process
 //	                          (reason in_process: ExtractLimits.InProcess), or
 //	                          refused for want of one (no_worker, unsupported)
