@@ -3,11 +3,15 @@ package blobfs_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,4 +208,46 @@ func TestStoreHangDefaultBound(t *testing.T) {
 	assert.Contains(t, out.Warning, "did not answer in time")
 	assert.GreaterOrEqual(t, took, blobfs.DefaultTimeout-time.Second)
 	assert.Less(t, took, blobfs.DefaultTimeout+2*time.Second, "the documented bound")
+}
+
+// Issue 26.6: two replicas removing the same objects at once: exactly one
+// removal of each succeeds, the other is fs.ErrNotExist, so that
+// lro.files.removed summed over replicas counts each file once.
+func TestRemoveOnceAcrossReplicas(t *testing.T) {
+	s3 := startS3(t)
+	ctx := context.Background()
+	var fss [2]*blobfs.FS
+	for i := range fss {
+		f, err := blobfs.Open(ctx, s3.url("lro"))
+		require.NoError(t, err)
+		defer f.Close()
+		fss[i] = f
+	}
+	const n = 20
+	for i := range n {
+		write(t, fss[0], ".t.tmp", "data")
+		require.NoError(t, fss[0].Rename(".t.tmp", fmt.Sprintf("f%02d.jsonl", i)))
+	}
+	var ok, gone atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		for _, f := range fss {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				switch err := f.Remove(fmt.Sprintf("f%02d.jsonl", i)); {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, fs.ErrNotExist):
+					gone.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	assert.EqualValues(t, n, ok.Load(), "each object removed once")
+	assert.EqualValues(t, n, gone.Load())
+	assert.Empty(t, names(t, fss[1]))
 }
