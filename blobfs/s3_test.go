@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"gocloud.dev/blob"
@@ -127,18 +128,46 @@ func (f *fakeS3) proxy(t testing.TB, raw string) http.Handler {
 		f.base = p + "/"
 	}
 	f.base += fmt.Sprintf("lro-test-%d-%s/", time.Now().Unix(), rand.Text()[:8])
+	f.ensureBucket(t, q, endpoint)
 	t.Cleanup(func() { f.clean(t, q, endpoint) })
 	// The Host header stays the proxy's: the SDK signed the request for it.
 	return httputil.NewSingleHostReverseProxy(endpoint)
 }
 
-// clean deletes the objects under the test's prefix on the real server.
-func (f *fakeS3) clean(t testing.TB, q url.Values, endpoint *url.URL) {
+// direct opens the bucket on the real server, not through the proxy.
+func (f *fakeS3) direct(ctx context.Context, q url.Values, endpoint *url.URL) (*blob.Bucket, error) {
 	q = cloneValues(q)
 	q.Set("endpoint", endpoint.String())
+	return blob.OpenBucket(ctx, "s3://"+f.bucket+"?"+q.Encode())
+}
+
+// ensureBucket creates the bucket on the real server unless it exists, so
+// that a fresh MinIO needs no other step.
+func (f *fakeS3) ensureBucket(t testing.TB, q url.Values, endpoint *url.URL) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := blob.OpenBucket(ctx, "s3://"+f.bucket+"?"+q.Encode())
+	b, err := f.direct(ctx, q, endpoint)
+	if err != nil {
+		t.Fatalf("%s: %v", envS3, err)
+	}
+	defer b.Close()
+	var c *s3.Client
+	if !b.As(&c) {
+		t.Fatalf("%s: not an S3 bucket", envS3)
+	}
+	if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &f.bucket}); err == nil {
+		return
+	}
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &f.bucket}); err != nil {
+		t.Fatalf("%s: creating the bucket %s: %v", envS3, f.bucket, err)
+	}
+}
+
+// clean deletes the objects under the test's prefix on the real server.
+func (f *fakeS3) clean(t testing.TB, q url.Values, endpoint *url.URL) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := f.direct(ctx, q, endpoint)
 	if err != nil {
 		t.Errorf("cleaning %s: %v", f.base, err)
 		return
