@@ -17,9 +17,10 @@
 // identity, the instance role), never from the URL. The query takes the
 // gocloud s3blob parameters: region, endpoint (for MinIO or R2, with
 // use_path_style=true where the store wants it), profile,
-// request_checksum_calculation and so on. Other gocloud drivers (gs://,
-// azblob://) work once their package is imported and the scheme is passed
-// to [Register].
+// request_checksum_calculation and so on. Azure Blob Storage (azblob://,
+// tested against Azurite) works once gocloud.dev/blob/azureblob is imported
+// and the scheme is passed to [Register]; other gocloud drivers (gs://)
+// register the same way, untested here.
 //
 // # Guarantees
 //
