@@ -88,7 +88,7 @@ func startAzurite(t *testing.T, prefix string) string {
 // read by lro_extract and resources/read on the other; the create-only
 // upload, the expiry in the metadata, the janitors racing on one file
 // (removed once) and a store that is down (a plain warning) hold as on S3.
-func TestAzureBlobReplicas(t *testing.T) {
+func TestStoreAzureBlobReplicas(t *testing.T) {
 	u := startAzurite(t, "team/lro")
 	var evA, evB events
 	a := offloader(t, u, 1, &evA, lro.WithoutJanitor())
@@ -136,7 +136,7 @@ func TestAzureBlobReplicas(t *testing.T) {
 
 // A store that is down, on the second driver: the fallback's warning
 // is plain, the event has the error.
-func TestAzureBlobDownFallsBack(t *testing.T) {
+func TestStoreAzureBlobDownFallsBack(t *testing.T) {
 	u := startAzurite(t, "lro")
 	domain := u[strings.Index(u, "domain=")+len("domain="):]
 	down := strings.Replace(u, domain, "127.0.0.1:1", 1) + "&timeout=2s"

@@ -134,7 +134,7 @@ func TestStoreReadErrorsArePlainCountedAndLogged(t *testing.T) {
 }
 
 // Issue 26.4: a wrong secret is a permission error, not an unknown one.
-func TestWrongSecretIsPermission(t *testing.T) {
+func TestStoreWrongSecretIsPermission(t *testing.T) {
 	s3 := startS3(t)
 	if s3.real {
 		// The real server's own answer to a wrong secret.
@@ -218,7 +218,7 @@ func TestStoreHangDefaultBound(t *testing.T) {
 // Issue 26.6: two replicas removing the same objects at once: exactly one
 // removal of each succeeds, the other is fs.ErrNotExist, so that
 // lro.files.removed summed over replicas counts each file once.
-func TestRemoveOnceAcrossReplicas(t *testing.T) {
+func TestJanitorsRemoveOnceAcrossReplicas(t *testing.T) {
 	s3 := startS3(t)
 	ctx := context.Background()
 	var fss [2]*blobfs.FS
