@@ -108,11 +108,11 @@ func TestMetricsCountEvictions(t *testing.T) {
 func TestMetricsDurationBuckets(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	fsys := lro.NewMemFS("/lro")
-	o := newOffloader(t, nil, lro.WithMeterProvider(mp), lro.WithFS(fsys))
+	o := newOffloader(t, nil, lro.WithMeterProvider(mp))
 	ctx := context.Background()
 	out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: memories(t, 60, lro.DetailFull)})
 	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, out.Action, out.Warning)
 	_, err = o.Extract(ctx, map[string]any{"file_path": out.Response.FilePath, "lines": "1-2"})
 	require.NoError(t, err)
 
