@@ -70,7 +70,8 @@ func TestStoreErrorWarningIsPlain(t *testing.T) {
 	s3 := startS3(t)
 	var ev events
 	var logs bytes.Buffer
-	o := offloader(t, s3.url("lro"), 3600, &ev, lro.WithoutJanitor(), lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	mp, reader := meter(t)
+	o := offloader(t, s3.url("lro"), 3600, &ev, lro.WithoutJanitor(), mp, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	s3.srv.Close() // connection refused
 	out := offload(t, o, 300)
 	require.Equal(t, lro.Truncated, out.Action)
@@ -81,12 +82,14 @@ func TestStoreErrorWarningIsPlain(t *testing.T) {
 	host := strings.TrimPrefix(s3.srv.URL, "http://")
 	assert.ErrorContains(t, out.Err, host, "the event keeps the whole error")
 	assert.Contains(t, logs.String(), host, "and so does the log")
+	assert.EqualValues(t, 1, counts(t, reader)["lro.store.errors offload unavailable"])
 
 	s3 = startS3(t)
-	o = offloader(t, s3.url("lro"), 3600, nil, lro.WithoutJanitor())
+	o = offloader(t, s3.url("lro"), 3600, nil, lro.WithoutJanitor(), mp)
 	s3.deny.Store(true)
 	out = offload(t, o, 300)
 	assert.Contains(t, out.Warning, "the file store refused access")
+	assert.EqualValues(t, 1, counts(t, reader)["lro.store.errors offload permission"])
 	assertNoInternals(t, s3, out.Warning)
 }
 
