@@ -52,6 +52,7 @@
 //     hosts, goes to the log and the event only).
 //
 // Files are [lro.FS] Remote: descriptors point to lro_extract and
-// resources/read, which read the object in process, and file_path is the
+// resources/read (lro_extract queries a private local copy of the object
+// in its worker processes; resources/read streams it), and file_path is the
 // object's URL (s3://my-bucket/lro/atlatl-recall-01J....jsonl).
 package blobfs
