@@ -84,6 +84,10 @@ func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, e
 	outcome := "ok"
 	if err != nil {
 		outcome = "refused"
+		if o.storeFailed(ctx, ExtractToolName, err) {
+			outcome = outcomeStoreError
+		}
+		text, err = extractFail(err)
 	}
 	o.metrics.extracted(ctx, outcome, time.Since(start))
 	return text, err
@@ -93,41 +97,41 @@ func (o *Offloader) extract(ctx context.Context, args map[string]any) (string, e
 	lim := o.opts.extractLimits.withDefaults()
 	call, err := parseExtractCall(args, lim.MaxQueryBytes)
 	if err != nil {
-		return extractFail(err)
+		return "", err
 	}
 	ticket, err := extractCalls.enter(lim.MaxCalls, lim.Timeout+time.Second)
 	if err != nil {
-		return extractFail(err)
+		return "", err
 	}
 	defer extractCalls.leave(ticket)
 
 	name, err := o.ownFile(call.path)
 	if err != nil {
-		return extractFail(err)
+		return "", err
 	}
 	f, err := o.openOffload(name)
 	if err != nil {
 		o.records.Forget(name + "\x00")
-		return extractFail(o.openError(call.path, name, err))
+		return "", o.openError(call.path, name, err)
 	}
 	defer func() { f.Close() }() // f may become a local copy
 	if f.size > lim.MaxFileBytes {
-		return extractFail(fmt.Errorf("%s is %d bytes, more than the %d this tool reads", echo(call.path), f.size, lim.MaxFileBytes))
+		return "", fmt.Errorf("%s is %d bytes, more than the %d this tool reads", echo(call.path), f.size, lim.MaxFileBytes)
 	}
 	if f, err = o.isolate(ctx, f, lim); err != nil {
-		return extractFail(err)
+		return "", err
 	}
 	// Modes that do not run jq dispatch here, on the file opened safely.
 	if call.grep != "" || call.lines != "" {
 		text, err := o.extractText(ctx, call, f, lim, ticket)
 		if err != nil {
-			return extractFail(err)
+			return "", err
 		}
 		return text, nil
 	}
 	text, err := o.extractJQ(ctx, call, f, lim, ticket)
 	if err != nil {
-		return extractFail(err)
+		return "", err
 	}
 	return text, nil
 }
@@ -164,7 +168,7 @@ func (o *Offloader) ownFile(path string) (string, error) {
 
 func (o *Offloader) openError(path, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("cannot read %s: %v", echo(path), err)
+		return fmt.Errorf("cannot read %s: %w", echo(path), err)
 	}
 	_, id, _, _ := parseFileName(o.cfg.FilePrefix, name)
 	created := ulid.Time(id.Time())
@@ -184,6 +188,10 @@ func readHeader(r *bufio.Reader) (OffloadHeader, error) {
 		line = append(line, chunk...)
 		if err == nil {
 			break
+		}
+		var se *storeError
+		if errors.As(err, &se) {
+			return OffloadHeader{}, err
 		}
 		if err != bufio.ErrBufferFull || len(line) > maxHeaderBytes {
 			return OffloadHeader{}, errors.New("does not start with an lro_header line")

@@ -131,7 +131,7 @@ func writeCopy(dir string, open func() (io.ReadCloser, error), maxBytes int64) (
 	}
 	switch {
 	case err != nil:
-		err = fmt.Errorf("making a local copy: %v", err)
+		err = fmt.Errorf("making a local copy: %w", err)
 	case n > maxBytes:
 		err = fmt.Errorf("the file is larger than the %d bytes this tool reads", maxBytes)
 	}
@@ -223,7 +223,7 @@ func (o *Offloader) isolate(ctx context.Context, f *offloadFile, lim ExtractLimi
 		return io.NopCloser(f.f), nil // not read yet: from its first byte
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %v", echo(o.opts.fs.Path(f.name)), err)
+		return nil, fmt.Errorf("cannot read %s: %w", echo(o.opts.fs.Path(f.name)), err)
 	}
 	lf, id, err := extractworker.Open(path)
 	if err != nil {

@@ -45,7 +45,7 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 	r := bufio.NewReaderSize(f.f, headerBuffer)
 	h, err := readHeader(r)
 	if err != nil {
-		return "", fmt.Errorf("%s: %v", echo(o.opts.fs.Path(f.name)), err)
+		return "", fmt.Errorf("%s: %w", echo(o.opts.fs.Path(f.name)), err)
 	}
 	var values []any
 	raw := false
@@ -232,7 +232,7 @@ func (o *Offloader) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLi
 		records = append(records, slices.Clone(sc.Bytes()))
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading the records: %v", err)
+		return nil, fmt.Errorf("reading the records: %w", err)
 	}
 	if len(records) == 0 {
 		return nil, errors.New("the file is empty")

@@ -1,7 +1,9 @@
 package lro
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strconv"
 
@@ -52,7 +54,13 @@ func (f *offloadFile) workerPath(fsys FS) string {
 func (o *Offloader) openThroughFS(name string) (*offloadFile, error) {
 	f, err := o.opts.fs.Open(name)
 	if err != nil {
+		if isRemote(o.opts.fs) && !errors.Is(err, fs.ErrNotExist) {
+			err = &storeError{err}
+		}
 		return nil, err
+	}
+	if isRemote(o.opts.fs) {
+		f = storeFile{f}
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
@@ -64,4 +72,16 @@ func (o *Offloader) openThroughFS(name string) (*offloadFile, error) {
 	}
 	key := name + "\x00" + strconv.FormatInt(fi.Size(), 16) + ":" + strconv.FormatInt(fi.ModTime().UnixNano(), 16)
 	return &offloadFile{name: name, f: f, size: fi.Size(), key: key}, nil
+}
+
+// storeFile is a file of a store being read: a failure of its reads is a
+// storeError, which tells the model no more than it should know.
+type storeFile struct{ fs.File }
+
+func (f storeFile) Read(p []byte) (int, error) {
+	n, err := f.File.Read(p)
+	if err != nil && err != io.EOF {
+		err = &storeError{err}
+	}
+	return n, err
 }

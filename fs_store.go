@@ -2,9 +2,12 @@ package lro
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -205,4 +208,119 @@ func (o *Offloader) extractPath(path, clean string) string {
 		return clean
 	}
 	return ""
+}
+
+// storeError is a failure of an object store (an FS that is Remote) to
+// answer a read. Its Error is a sentence for the model, which names no
+// endpoint, query parameter or credential of the store; Unwrap returns
+// the store's own error, which goes to the log (see storeFailed).
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return storeTrouble(e.err) + "; try again later" }
+func (e *storeError) Unwrap() error { return e.err }
+
+// storeTrouble says what went wrong with a store, in words for the model:
+// never the store's own error, which may name an internal host or a
+// signed URL.
+func storeTrouble(err error) string {
+	switch storeErrorKind(err) {
+	case "timeout":
+		return "the file store did not answer in time"
+	case "permission":
+		return "the file store refused access"
+	case "too_large":
+		return "the result is larger than one offloaded file may be"
+	case "quota":
+		return "the offloaded files' quota is used up"
+	}
+	return "the file store could not be reached"
+}
+
+// storeErrorKind classifies a store's error: timeout, permission,
+// unavailable, or too_large and quota for the engine's own refusals.
+func storeErrorKind(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission"
+	case errors.Is(err, ErrFileTooLarge):
+		return "too_large"
+	case errors.Is(err, ErrOverQuota):
+		return "quota"
+	}
+	return "unavailable"
+}
+
+// fallbackWarning is the warning of a result truncated because its file
+// could not be written for err. A directory's error is told as it is (it
+// names this machine's path and what to fix); a store's is told in plain
+// words, since its error may name internal hosts: the whole of it goes to
+// the log and the WriteFailedEvent.
+func (o *Offloader) fallbackWarning(err error, kept, count int) string {
+	if !isRemote(o.opts.fs) {
+		return fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, kept, count)
+	}
+	again := "call the tool again later for the whole result"
+	switch storeErrorKind(err) {
+	case "too_large", "quota":
+		again = "narrow the call to get the rest"
+	}
+	return fmt.Sprintf("lro: offloading failed (%s); the result is truncated to %d of %d records; %s", storeTrouble(err), kept, count, again)
+}
+
+// storeLogEvery is the least time between two log lines of store
+// failures of reads and listings: an outage logs once per burst, with
+// the number of failures not logged since the last line.
+const storeLogEvery = time.Minute
+
+// storeLog spaces out the log lines of store failures.
+type storeLog struct {
+	mu     sync.Mutex
+	last   time.Time
+	missed int
+}
+
+// storeFailed counts and logs err when it is a failure of the store
+// (a *storeError in its chain), for what (lro_extract, resources/read,
+// janitor). The first failure of a burst is logged, with the store's own
+// error; the next ones within storeLogEvery are only counted. It reports
+// whether err was the store's.
+func (o *Offloader) storeFailed(ctx context.Context, what string, err error) bool {
+	var se *storeError
+	if !errors.As(err, &se) {
+		return false
+	}
+	o.countStoreError(ctx, what, se.err)
+	l := o.opts.logger
+	if l == nil {
+		return true
+	}
+	o.storeLog.mu.Lock()
+	now := time.Now()
+	if !o.storeLog.last.IsZero() && now.Sub(o.storeLog.last) < storeLogEvery {
+		o.storeLog.missed++
+		o.storeLog.mu.Unlock()
+		return true
+	}
+	missed := o.storeLog.missed
+	o.storeLog.last, o.storeLog.missed = now, 0
+	o.storeLog.mu.Unlock()
+	l.LogAttrs(ctx, slog.LevelWarn, "lro: the file store failed",
+		slog.String("during", what), slog.String("kind", storeErrorKind(se.err)),
+		slog.Any("error", se.err), slog.Int("not_logged_since_last", missed))
+	return true
+}
+
+// countStoreError counts err, met during what, in lro.store.errors when
+// the FS is an object store and err is not a file that is simply gone.
+func (o *Offloader) countStoreError(ctx context.Context, what string, err error) {
+	if err == nil || !isRemote(o.opts.fs) || errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	kind := storeErrorKind(err)
+	if kind == "too_large" || kind == "quota" {
+		return // the engine's refusal, not the store's failure
+	}
+	o.metrics.storeError(ctx, what, kind)
 }

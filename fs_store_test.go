@@ -116,7 +116,8 @@ func TestDirRefusesURLFilePath(t *testing.T) {
 }
 
 // A store that cannot be opened does not fail New: each offload falls
-// back, with the reason in the warning and no query in it.
+// back, with a plain warning; the reason, without the URL's query, is in
+// the event.
 func TestStoreOpenFailureFallsBack(t *testing.T) {
 	cfg := lro.DefaultConfig()
 	cfg.OutputDir = "lrobroken://bucket/lro?token=hidden"
@@ -127,8 +128,11 @@ func TestStoreOpenFailureFallsBack(t *testing.T) {
 	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: memories(t, 200, lro.DetailLight)})
 	require.NoError(t, err)
 	assert.Equal(t, lro.Truncated, out.Action)
-	assert.Contains(t, out.Warning, "bucket policy forbids this")
-	assert.Contains(t, out.Warning, "lrobroken://bucket/lro")
+	assert.Contains(t, out.Warning, "the file store could not be reached")
+	assert.NotContains(t, out.Warning, "bucket policy forbids this", "the store's own error is for the log")
 	assert.NotContains(t, out.Warning, "hidden")
+	assert.ErrorContains(t, out.Err, "bucket policy forbids this")
+	assert.ErrorContains(t, out.Err, "lrobroken://bucket/lro")
+	assert.NotContains(t, out.Err.Error(), "hidden")
 	assert.EqualValues(t, 1, failed.Load())
 }

@@ -92,8 +92,14 @@ func (o *Offloader) logJanitor(ctx context.Context, err error) {
 }
 
 // ensureScanned reads the directory once, if no scan has yet, so that the
-// quota counts the files earlier processes left.
+// quota counts the files earlier processes left. A writer does not list an
+// object store: a store that hangs would hold the tool call for the
+// listing's timeout before the upload's; the janitor's first scan counts
+// the store's files instead.
 func (o *Offloader) ensureScanned() {
+	if isRemote(o.opts.fs) {
+		return
+	}
 	if !o.index().scanned.Load() {
 		_, _ = o.scanOnce(context.Background(), time.Now())
 	}
@@ -139,6 +145,7 @@ func (o *Offloader) rescanLocked(ctx context.Context, now time.Time) (deleted in
 
 	entries, err := o.opts.fs.ReadDir()
 	if err != nil {
+		o.countStoreError(ctx, "janitor", err)
 		return 0, err
 	}
 	ttl := o.cfg.TTL()
@@ -248,6 +255,7 @@ func (o *Offloader) expireDue(ctx context.Context, now time.Time) (deleted int, 
 			case errors.Is(rerr, fs.ErrNotExist):
 				// Deleted already (by another process of this name).
 			default:
+				o.countStoreError(ctx, "janitor", rerr)
 				err = rerr // keep going: one stuck file must not keep the rest
 				stuck[i] = true
 			}

@@ -225,6 +225,7 @@ type Offloader struct {
 	metrics   *instruments
 	queries   queryCache // lro_extract's compiled recipes
 	files     fileIndex  // its files in the directory, the quota's tally: quota.go
+	storeLog  storeLog   // spaces out the log lines of a store's failures: fs_store.go
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -402,7 +403,7 @@ func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, pat
 	// score) and carry other fields; the budget covers all of it.
 	kept := o.leading(set.source(), o.cfg.ThresholdTokens-o.overhead(set))
 	count := set.count()
-	warning := fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, kept, count)
+	warning := o.fallbackWarning(err, kept, count)
 	o.emitWriteFailed(ctx, WriteFailedEvent{
 		Operation: set.Operation,
 		Path:      path,
@@ -535,6 +536,7 @@ func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
 
 func (o *Offloader) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 	o.metrics.writeFailed(ctx, e)
+	o.countStoreError(ctx, "offload", e.Err)
 	if h := o.opts.hooks.OnWriteFailed; h != nil {
 		h(e)
 	}

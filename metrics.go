@@ -23,11 +23,21 @@ const MeterName = "github.com/mcplro/lro"
 //	lro.offload.duration      time to write and publish a file (s)
 //	lro.fallbacks             writes that failed: truncated inline results
 //	lro.files.removed         files deleted, by reason (expired, evicted)
-//	lro.extract.calls         lro_extract calls, by outcome (ok, refused)
+//	lro.extract.calls         lro_extract calls, by outcome (ok, refused, or
+//	                          store_error when an object store failed to answer)
 //	lro.extract.duration      time to answer an lro_extract call (s)
+//	lro.store.errors          failures of an object store, by during (offload,
+//	                          lro_extract, resources/read, janitor) and kind
+//	                          (timeout, permission, unavailable)
 //	lro.extract.unisolated    lro_extract queries run without a worker process
 //	                          (reason in_process: ExtractLimits.InProcess), or
 //	                          refused for want of one (no_worker, unsupported)
+//
+// The durations are histograms in seconds with the bucket bounds of
+// [DurationBuckets] (0.5 ms to 60 s), so that their quantiles mean
+// something: the SDK's default bounds (0, 5, 10, 25, ... 10000) would put
+// nearly every observation in the first bucket. A View of the SDK can
+// still replace them.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(o *options) { o.meterProvider = mp }
 }
@@ -44,7 +54,21 @@ type instruments struct {
 	extractCalls    metric.Int64Counter
 	extractDuration metric.Float64Histogram
 	unisolatedCalls metric.Int64Counter
+	storeErrors     metric.Int64Counter
 }
+
+// DurationBuckets are the explicit bucket bounds, in seconds, of the
+// duration histograms: from half a millisecond (a small file on a local
+// disk) to a minute (a large upload to a slow store), about two buckets
+// an octave where latencies usually lie.
+var DurationBuckets = []float64{
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+	1, 2.5, 5, 10, 20, 30, 60,
+}
+
+// outcomeStoreError is the lro.extract.calls outcome of a call an object
+// store failed (see storeFailed).
+const outcomeStoreError = "store_error"
 
 func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	if mp == nil {
@@ -61,7 +85,8 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 		return c
 	}
 	histogram := func(name, desc string) metric.Float64Histogram {
-		h, e := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc))
+		h, e := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(DurationBuckets...))
 		if err == nil {
 			err = e
 		}
@@ -75,6 +100,7 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	in.filesRemoved = counter("lro.files.removed", "{file}", "Offloaded files deleted, by reason.")
 	in.extractCalls = counter("lro.extract.calls", "{call}", "lro_extract calls, by outcome.")
 	in.extractDuration = histogram("lro.extract.duration", "Time to answer an lro_extract call.")
+	in.storeErrors = counter("lro.store.errors", "{error}", "Failures of an object store, by what met them and their kind.")
 	in.unisolatedCalls = counter("lro.extract.unisolated", "{query}", "lro_extract queries run without a worker process, or refused for want of one, by reason.")
 	return &in, err
 }
@@ -96,8 +122,14 @@ func (in *instruments) removed(ctx context.Context, reason string) {
 	in.filesRemoved.Add(ctx, 1, metric.WithAttributes(attrReason(reason)))
 }
 
-// extracted counts an lro_extract call: "ok", or "refused" when it was
-// answered with an error.
+// storeError counts a failure of the store met during what, of kind (see
+// storeErrorKind).
+func (in *instruments) storeError(ctx context.Context, what, kind string) {
+	in.storeErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("during", what), attribute.String("kind", kind)))
+}
+
+// extracted counts an lro_extract call: "ok", "refused" when it was
+// answered with an error, or "store_error" when the store failed it.
 func (in *instruments) extracted(ctx context.Context, outcome string, took time.Duration) {
 	o := metric.WithAttributes(attrOutcome(outcome))
 	in.extractCalls.Add(ctx, 1, o)

@@ -101,3 +101,47 @@ func TestMetricsCountEvictions(t *testing.T) {
 	assert.Equal(t, int64(2), got["lro.offloads recall"])
 	assert.Equal(t, int64(1), got["lro.files.removed evicted"])
 }
+
+// Issue 26.5: the duration histograms have bounds that fit latencies, from
+// sub-millisecond to a minute, so that an offload of a few milliseconds
+// does not land in the SDK's default first bucket (le=5 s) with all the
+// others.
+func TestMetricsDurationBuckets(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	o := newOffloader(t, nil, lro.WithMeterProvider(mp))
+	ctx := context.Background()
+	out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: memories(t, 60, lro.DetailFull)})
+	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, out.Action, out.Warning)
+	_, err = o.Extract(ctx, map[string]any{"file_path": out.Response.FilePath, "lines": "1-2"})
+	require.NoError(t, err)
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(ctx, &rm))
+	seen := 0
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			if !ok {
+				continue
+			}
+			for _, p := range h.DataPoints {
+				seen++
+				assert.Equal(t, lro.DurationBuckets, p.Bounds, m.Name)
+				assert.Less(t, p.Bounds[0], 0.001, "sub-millisecond")
+				assert.GreaterOrEqual(t, p.Bounds[len(p.Bounds)-1], 30.0, "tens of seconds")
+				// The observation lands in a bucket below one second,
+				// not in the first of the SDK's defaults.
+				below := uint64(0)
+				for i, b := range p.Bounds {
+					if b <= 1 {
+						below += p.BucketCounts[i]
+					}
+				}
+				assert.Equal(t, p.Count, below, m.Name)
+			}
+		}
+	}
+	assert.Equal(t, 2, seen, "lro.offload.duration and lro.extract.duration")
+}

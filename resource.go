@@ -117,7 +117,9 @@ func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceConte
 
 	f, err := o.openOffload(name)
 	if err != nil {
-		return ResourceContents{}, o.resourceOpenError(uri, name, err)
+		err = o.resourceOpenError(uri, name, err)
+		o.storeFailed(ctx, "resources/read", err)
+		return ResourceContents{}, err
 	}
 	defer f.Close()
 	// The size as the file system tells it, before a byte is read: a
@@ -132,7 +134,11 @@ func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceConte
 	} else {
 		c, err = o.readRange(ctx, uri, f, rng, limit, lim, ticket)
 	}
+	var se *storeError
 	switch {
+	case errors.As(err, &se):
+		o.storeFailed(ctx, "resources/read", err)
+		return ResourceContents{}, err
 	case errors.Is(err, context.DeadlineExceeded):
 		return ResourceContents{}, fmt.Errorf("lro: reading %s took longer than %s and was stopped; read fewer lines", uri, lim.Timeout)
 	case errors.Is(err, context.Canceled):
@@ -167,7 +173,7 @@ func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadF
 			break
 		}
 		if err != nil {
-			return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
+			return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %w", uri, err)
 		}
 	}
 	text := b.String()
@@ -187,7 +193,7 @@ func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, r
 		if ctx.Err() != nil {
 			return ResourceContents{}, err
 		}
-		return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %v", uri, err)
+		return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %w", uri, err)
 	}
 	if out.Shown == 0 {
 		return ResourceContents{}, fmt.Errorf("%w: %s: the file has %d lines; line %d is past its end", ErrResourceNotFound, uri, out.Lines, rng.From)
@@ -275,7 +281,7 @@ func quoteURI(s string) string {
 // resourceOpenError explains why the file of uri could not be opened.
 func (o *Offloader) resourceOpenError(uri, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("lro: cannot read %s: %v", uri, err)
+		return fmt.Errorf("lro: cannot read %s: %w", uri, err)
 	}
 	_, id, _, _ := parseFileName(o.cfg.FilePrefix, name)
 	if time.Since(ulid.Time(id.Time())) >= o.cfg.TTL() {

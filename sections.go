@@ -171,7 +171,7 @@ func (o *Offloader) fallbackSections(ctx context.Context, sets []ResultSet, l *l
 	for _, k := range kept {
 		n += k
 	}
-	warning := fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, n, count)
+	warning := o.fallbackWarning(err, n, count)
 	o.emitWriteFailed(ctx, WriteFailedEvent{
 		Operation: sets[0].Operation,
 		Path:      path,

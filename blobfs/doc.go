@@ -17,9 +17,10 @@
 // identity, the instance role), never from the URL. The query takes the
 // gocloud s3blob parameters: region, endpoint (for MinIO or R2, with
 // use_path_style=true where the store wants it), profile,
-// request_checksum_calculation and so on. Other gocloud drivers (gs://,
-// azblob://) work once their package is imported and the scheme is passed
-// to [Register].
+// request_checksum_calculation and so on. Azure Blob Storage (azblob://,
+// tested against Azurite) works once gocloud.dev/blob/azureblob is imported
+// and the scheme is passed to [Register]; other gocloud drivers (gs://)
+// register the same way, untested here.
 //
 // # Guarantees
 //
@@ -36,15 +37,22 @@
 //   - The expiry the engine records in a file (Chtimes) travels with the
 //     object as its metadata, so a replica with a shorter TTL never
 //     deletes a file before the TTL it was written with.
-//   - Removing an object that another replica removed first is
-//     fs.ErrNotExist, which the janitor takes as done: every replica may
-//     run one.
-//   - Every request is bounded in time ([WithTimeout], or timeout=30s in
-//     the URL): a store that is down, hangs or denies access fails the
+//   - Removing an object that another replica removed first, or is
+//     removing, is fs.ErrNotExist, which the janitor takes as done: every
+//     replica may run one, and each removal is counted and reported once
+//     across replicas (a create-only claim, .removing/{name} under the
+//     prefix, picks the replica that removes it).
+//   - Every request is bounded in time: [DefaultTimeout] (10 s) for a
+//     listing's page, a deletion or the metadata of an object, and that
+//     plus the time of its bytes at [DefaultMinThroughput] (16 MiB/s) for
+//     an upload or a read; timeout= in the URL or [WithTimeout] changes
+//     it. A store that is down, hangs or denies access fails the
 //     operation, and the engine falls back to the truncated inline result
-//     with its warning and event.
+//     with a plain warning (the store's error, which may name internal
+//     hosts, goes to the log and the event only).
 //
 // Files are [lro.FS] Remote: descriptors point to lro_extract and
-// resources/read, which read the object in process, and file_path is the
+// resources/read (lro_extract queries a private local copy of the object
+// in its worker processes; resources/read streams it), and file_path is the
 // object's URL (s3://my-bucket/lro/atlatl-recall-01J....jsonl).
 package blobfs

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 )
 
 // FS is an [lro.FS] whose files are the objects of a bucket under a
@@ -148,6 +149,16 @@ func (f *FS) Rename(oldname, newname string) error {
 // Remove discards the buffer name, or deletes the object name. An object
 // that does not exist, deleted by another replica's janitor for example,
 // is fs.ErrNotExist.
+//
+// Of replicas removing the same object at once, exactly one succeeds; the
+// others get fs.ErrNotExist, so that a removal is counted and reported
+// (OnFileExpired) once across replicas. A store's DELETE succeeds whether
+// or not the object exists, so the remover first claims the object: it
+// creates, only if none exists, the object .removing/{name} under the
+// prefix (which the engine never lists), deletes the object, then the
+// claim. A claim older than [staleClaim], left by a replica that stopped
+// between the two, is deleted and the removal fails, for the janitor's
+// next try.
 func (f *FS) Remove(name string) error {
 	key, err := f.key("remove", name)
 	if err != nil {
@@ -161,11 +172,9 @@ func (f *FS) Remove(name string) error {
 		return nil
 	}
 	f.mu.Unlock()
-	ctx, cancel := f.ctx()
-	defer cancel()
-	err = f.bucket.Delete(ctx, key)
+	err = f.removeOnce(name, key)
 	f.mu.Lock()
-	if err == nil || isNotFound(err) {
+	if err == nil || isNotFound(err) || errors.Is(err, fs.ErrNotExist) {
 		delete(f.expires, name)
 	}
 	f.mu.Unlock()
@@ -199,3 +208,38 @@ func (f *FS) Close() error {
 }
 
 var _ lro.FS = (*FS)(nil)
+
+// claimDir is the folder under the prefix of the removal claims.
+const claimDir = ".removing/"
+
+// staleClaim is the age past which a removal claim is taken for one a
+// stopped replica left.
+const staleClaim = 10 * time.Minute
+
+// removeOnce deletes the object key of name, if this FS is the one that
+// claims its removal; see Remove.
+func (f *FS) removeOnce(name, key string) error {
+	claim := f.prefix + claimDir + name
+	ctx, cancel := f.ctx()
+	defer cancel()
+	err := f.bucket.WriteAll(ctx, claim, nil, &blob.WriterOptions{IfNotExist: true, ContentType: "application/octet-stream"})
+	if err != nil {
+		if gcerrors.Code(err) != gcerrors.FailedPrecondition && gcerrors.Code(err) != gcerrors.AlreadyExists {
+			return err
+		}
+		// Another replica removes it, or left its claim.
+		attrs, aerr := f.bucket.Attributes(ctx, claim)
+		if aerr == nil && time.Since(attrs.ModTime) > staleClaim {
+			if derr := f.bucket.Delete(ctx, claim); derr != nil && !isNotFound(derr) {
+				return derr
+			}
+			return fmt.Errorf("blobfs: removing %s: a stale claim (%s) was cleared; try again", name, attrs.ModTime.UTC().Format(time.RFC3339))
+		}
+		return fs.ErrNotExist
+	}
+	err = f.bucket.Delete(ctx, key)
+	// A claim that cannot be deleted now is cleared by the next removal
+	// of this name once stale; the object is gone either way.
+	_ = f.bucket.Delete(ctx, claim)
+	return err
+}

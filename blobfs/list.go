@@ -15,13 +15,16 @@ import (
 // the object is listed): the janitor needs it, and a listing does not
 // carry metadata.
 func (f *FS) ReadDir() ([]fs.DirEntry, error) {
-	ctx, cancel := f.ctx()
-	defer cancel()
 	it := f.bucket.List(&blob.ListOptions{Prefix: f.prefix, Delimiter: "/"})
 	var out []fs.DirEntry
 	seen := make(map[string]struct{})
 	for {
+		// Each page is one request, bounded on its own: a prefix of many
+		// objects takes many pages, and the janitor, not a tool call,
+		// waits for them.
+		ctx, cancel := f.ctx()
 		obj, err := it.Next(ctx)
+		cancel()
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -2,7 +2,11 @@ package blobfs
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"time"
 
 	"gocloud.dev/blob"
@@ -17,28 +21,51 @@ func (f *FS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	// The read is bounded as a whole, not only its first byte: the
-	// context lives until Close.
-	ctx, cancel := context.WithTimeout(context.Background(), f.opts.timeout)
+	// context lives until Close, and is cancelled when the time of the
+	// object's size at the minimum throughput has passed.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	timer := time.AfterFunc(f.opts.timeout, func() { cancel(os.ErrDeadlineExceeded) })
 	r, err := f.bucket.NewReader(ctx, key, nil)
 	if err != nil {
-		cancel()
-		return nil, &fs.PathError{Op: "open", Path: name, Err: mapErr(err)}
+		timer.Stop()
+		cancel(nil)
+		return nil, &fs.PathError{Op: "open", Path: name, Err: mapErr(deadline(ctx, err))}
 	}
-	return &object{r: r, cancel: cancel, info: info{name: name, size: r.Size(), modTime: r.ModTime()}}, nil
+	timer.Reset(f.opts.bound(r.Size()))
+	return &object{r: r, ctx: ctx, cancel: cancel, timer: timer, info: info{name: name, size: r.Size(), modTime: r.ModTime()}}, nil
+}
+
+// deadline returns err, or, when ctx was cancelled for its deadline,
+// os.ErrDeadlineExceeded wrapping err.
+func deadline(ctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w: %w", os.ErrDeadlineExceeded, err)
+	}
+	return err
 }
 
 // object is an object open for reading.
 type object struct {
 	r      *blob.Reader
-	cancel context.CancelFunc
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
 	info   info
 }
 
-func (o *object) Read(p []byte) (int, error) { return o.r.Read(p) }
+func (o *object) Read(p []byte) (int, error) {
+	n, err := o.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &fs.PathError{Op: "read", Path: o.info.name, Err: mapErr(deadline(o.ctx, err))}
+	}
+	return n, err
+}
+
 func (o *object) Stat() (fs.FileInfo, error) { return o.info, nil }
 func (o *object) Close() error {
 	err := o.r.Close()
-	o.cancel()
+	o.timer.Stop()
+	o.cancel(nil)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package blobfs
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -28,7 +29,7 @@ func (f *FS) upload(key string, data *chunkReader, expires time.Time) error {
 	if !expires.IsZero() {
 		opts.Metadata = map[string]string{metaExpires: expires.UTC().Format(time.RFC3339Nano)}
 	}
-	ctx, cancel := f.ctx()
+	ctx, cancel := context.WithTimeout(context.Background(), f.opts.bound(data.size))
 	defer cancel()
 	if err := f.bucket.Upload(ctx, key, io.Reader(data), opts); err != nil {
 		return mapErr(err)

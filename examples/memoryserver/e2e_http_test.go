@@ -35,6 +35,10 @@ func TestHTTPMetricsAndLimits(t *testing.T) {
 			assert.Contains(t, metrics, `lro_offloads_total{operation="recall"} 1`)
 			assert.Contains(t, metrics, `lro_offload_tokens_total{operation="recall"} `)
 			assert.Contains(t, metrics, `lro_offload_duration_seconds_count{operation="recall"} 1`)
+			// Buckets that fit a latency (issue 26.5): the offload lands
+			// under a second, and the first bucket is half a millisecond.
+			assert.Contains(t, metrics, `lro_offload_duration_seconds_bucket{operation="recall",le="0.0005"} `)
+			assert.Contains(t, metrics, `lro_offload_duration_seconds_bucket{operation="recall",le="1"} 1`)
 			assert.Greater(t, d.Summary.EstimatedTokens, 1600)
 
 			// A valid initialize padded with spaces: answered with a little
