@@ -12,36 +12,6 @@ import (
 // MeterName is the instrumentation scope of the Offloader's metrics.
 const MeterName = "github.com/mcplro/lro"
 
-// WithMeterProvider records the Offloader's metrics through mp, the
-// OpenTelemetry metric API: the library depends on the API only, and the
-// MeterProvider you pass picks the SDK and the exporter. Without it
-// nothing is recorded. The instruments, all under [MeterName]:
-//
-//	lro.offloads              results offloaded, by operation
-//	lro.offload.bytes         bytes written to offloaded files
-//	lro.offload.tokens        estimated tokens kept out of the context
-//	lro.offload.duration      time to write and publish a file (s)
-//	lro.fallbacks             writes that failed: truncated inline results
-//	lro.files.removed         files deleted, by reason (expired, evicted)
-//	lro.extract.calls         lro_extract calls, by outcome (ok, refused, or
-//	                          store_error when an object store failed to answer)
-//	lro.extract.duration      time to answer an lro_extract call (s)
-//	lro.store.errors          failures of an object store, by during (offload,
-//	                          lro_extract, resources/read, janitor) and kind
-//	                          (timeout, permission, unavailable)
-//	lro.extract.unisolated    lro_extract queries run without a worker process
-//	                          (reason in_process: ExtractLimits.InProcess), or
-//	                          refused for want of one (no_worker, unsupported)
-//
-// The durations are histograms in seconds with the bucket bounds of
-// [DurationBuckets] (0.5 ms to 60 s), so that their quantiles mean
-// something: the SDK's default bounds (0, 5, 10, 25, ... 10000) would put
-// nearly every observation in the first bucket. A View of the SDK can
-// still replace them.
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(o *options) { o.meterProvider = mp }
-}
-
 // instruments are the Offloader's metric instruments; with no provider
 // they are the API's no-op ones.
 type instruments struct {
