@@ -29,15 +29,26 @@ import (
 // Config configures a [Proxy].
 type Config struct {
 	// Remote is the URL of the remote streamable-HTTP MCP server,
-	// e.g. https://memory.example.com/mcp.
+	// e.g. https://memory.example.com/mcp. Give Remote or Command, not
+	// both.
 	Remote string
+	// Command is a local MCP server to start and speak to over its stdin
+	// and stdout: the program (looked up in PATH) and its arguments, e.g.
+	// {"npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"}.
+	// The proxy starts it in [Proxy.Serve], relays all of MCP between the
+	// client and it, and ends it when the client disconnects (see the
+	// package documentation, "A local server").
+	Command []string
+	// Stderr receives the Command's standard error. Nil means os.Stderr.
+	Stderr io.Writer
 	// Headers are sent with every request to the remote, e.g. an
 	// Authorization header.
 	Headers map[string]string
 	// ProtocolVersion pins the protocol spoken to the remote. Empty means
 	// negotiate: 2026-07-28 first, then 2025-11-25 with initialize.
 	ProtocolVersion string
-	// CallTimeout bounds one forwarded call. Zero means 5 minutes.
+	// CallTimeout bounds one forwarded call (of a Command: every request
+	// of the client). Zero means 5 minutes.
 	CallTimeout time.Duration
 	// Logger receives connection events. Nil means none. A proxy serving
 	// stdio must not log to stdout.
@@ -56,7 +67,8 @@ type Config struct {
 	MemoryToolsOnly bool
 
 	// MaxResponseBytes bounds one response of the remote: a JSON body, or
-	// the whole event stream that answers one request. A call whose
+	// the whole event stream that answers one request; of a Command, every
+	// message it writes (one line). A call whose
 	// response is larger gets a tool error that names this limit; the
 	// proxy reads no further. Zero means [DefaultMaxResponseBytes]
 	// (64 MiB); negative means no limit.
@@ -117,6 +129,8 @@ type Proxy struct {
 	retired  int               // connections retired for what their client kept
 	resync   chan struct{}
 
+	child *childConfig // set when the upstream is a Command
+
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -155,6 +169,12 @@ var (
 func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, error) {
 	if off == nil {
 		return nil, errors.New("lro: proxy: no Offloader (make one with lro.New)")
+	}
+	if len(cfg.Command) > 0 {
+		if cfg.Remote != "" {
+			return nil, fmt.Errorf("lro: proxy: both a remote URL (%s) and a command (%s): give one", cfg.Remote, strings.Join(cfg.Command, " "))
+		}
+		return newChild(off, cfg, opts)
 	}
 	remote, err := checkRemoteURL(cfg.Remote)
 	if err != nil {
@@ -208,7 +228,9 @@ func (p *Proxy) Server() *server.MCPServer { return p.front }
 func (p *Proxy) Close() error {
 	p.cancel()
 	p.done.Wait()
-	p.closeUpstream()
+	if p.child == nil {
+		p.closeUpstream()
+	}
 	return nil
 }
 
@@ -799,12 +821,20 @@ func (p *Proxy) judge(tool string, res *mcp.CallToolResult) *mcp.CallToolResult 
 	restoreStructured(res)
 	if why := lookalike(res); why != "" {
 		p.warnOnce("lookalike "+tool, "lro proxy: a remote result looks like an offload descriptor; the client gets a tool error instead", "tool", tool, "why", why)
-		return lookalikeResult(p.cfg.Remote, tool, why, res, p.lim.errText)
+		return lookalikeResult(p.upstream(), tool, why, res, p.lim.errText)
 	}
 	if res.IsError {
 		return boundError(res, p.lim.errText)
 	}
 	return res
+}
+
+// upstream names the server behind the proxy, for messages.
+func (p *Proxy) upstream() string {
+	if p.child != nil {
+		return p.child.name
+	}
+	return p.cfg.Remote
 }
 
 // neverSent reports whether a call certainly did not reach the remote, so

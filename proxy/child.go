@@ -1,0 +1,1023 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/proxywire"
+)
+
+// A local server (Config.Command) is relayed message by message: the
+// client's stdin goes to the server's stdin and the server's stdout to the
+// client's stdout, unchanged, ids and all, so that everything MCP has
+// (resources, prompts, completions, logging, progress, cancellation, the
+// server's requests to the client: sampling, elicitation, roots) passes
+// as the two sides wrote it, including what neither the proxy nor mcp-go
+// knows yet. The proxy steps in for a few methods only:
+//
+//   - initialize: the client's request goes on with clientInfo.proxy = true
+//     and the proxy capability; the server's answer comes back with the
+//     tools and resources capabilities added when the proxy serves
+//     lro_extract and the lro:// resources;
+//   - tools/list: each page comes back with the output schemas of the
+//     tools whose results are offloaded widened to admit the descriptor,
+//     and lro_extract added to the last page;
+//   - tools/call: the server's result is judged by the Offloader (through
+//     the local mcp-go server, so that hooks, middleware and guidance are
+//     those of any lro server); lro_extract is answered locally;
+//   - resources/list and resources/templates/list: the lro:// templates are
+//     added to the last page; resources/read of an lro:// URI is answered
+//     locally.
+//
+// Why not mcp-go's stdio client: it reads a line with
+// bufio.Reader.ReadString, without bound (a server that floods stdout
+// grows the proxy without bound), and it types every message it relays,
+// which loses what its types do not model and every method it does not
+// know. The relay reads a line of at most MaxResponseBytes (lineReader),
+// decodes only the id and method of a message, and the results of
+// tools/call once.
+
+// childConfig is the resolved Config.Command.
+type childConfig struct {
+	path   string
+	args   []string
+	name   string // the command line, for messages
+	stderr io.Writer
+}
+
+const (
+	// childGrace is how long the server has to exit once its stdin is
+	// closed, and again after SIGTERM, before it is killed.
+	childGrace = 2 * time.Second
+	// maxLocalRequests bounds the client's requests the proxy handles
+	// itself at once (tools/call, listings); the client's next message
+	// waits for a place.
+	maxLocalRequests = 32
+)
+
+// newChild returns a proxy of the local server cfg.Command.
+func newChild(off *lro.Offloader, cfg Config, opts []server.ServerOption) (*Proxy, error) {
+	if cfg.Command[0] == "" {
+		return nil, errors.New("lro: proxy: the server command is empty")
+	}
+	path, err := exec.LookPath(cfg.Command[0])
+	if err != nil {
+		return nil, fmt.Errorf("lro: proxy: the server command %q cannot be run: %w", cfg.Command[0], err)
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 5 * time.Minute
+	}
+	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, warned: map[string]bool{}, served: map[string]string{}}
+	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
+	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
+	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
+	p.lim.tools = resolveLimit(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
+	if p.log == nil {
+		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	name := strings.Join(cfg.Command, " ")
+	if len(name) > 200 {
+		name = name[:200] + "..."
+	}
+	p.child = &childConfig{path: path, args: cfg.Command[1:], name: name, stderr: cfg.Stderr}
+	if p.child.stderr == nil {
+		p.child.stderr = os.Stderr
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption()}, opts...)
+	p.front = server.NewMCPServer("lro-proxy", "0.1.0", all...)
+	if cfg.Extract {
+		off.AddExtractTool(p.front)
+	}
+	return p, nil
+}
+
+// Serve serves one client on in and out: the client's stdio. It returns
+// when in ends (the client disconnected), when ctx is done or the Proxy
+// is closed, or when a Command exits.
+//
+// With a Command, Serve starts it (with the proxy's environment and
+// working directory, its stderr to Config.Stderr), relays all of MCP
+// between the client and it, and ends it before it returns: its stdin is
+// closed, then its process group gets SIGTERM and, after two seconds more,
+// SIGKILL. On Linux the kernel kills it if the proxy dies first. When the
+// server exits by itself, the calls waiting for it get an error that says
+// so and Serve returns a [*ServerExitError]: the proxy does not restart it,
+// since a new process would not know the client (its initialize, its
+// subscriptions, its roots), and the client's host restarts the proxy
+// whole with a clear error in its log.
+//
+// With a Remote, Serve is mcp-go's stdio server of [Proxy.Server] (the
+// lro-proxy command uses lro.ServeStdio, which bounds the requests in
+// flight).
+func (p *Proxy) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	if p.child == nil {
+		return server.NewStdioServer(p.front).Listen(ctx, in, out)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(p.ctx, cancel)()
+	r := newRelay(p, out)
+	if err := r.start(); err != nil {
+		return err
+	}
+	return r.run(ctx, in)
+}
+
+// A ServerExitError reports that the local server (Config.Command)
+// exited while the proxy served its client.
+type ServerExitError struct {
+	// Command is the server's command line.
+	Command string
+	// Err is what its exit returned: an *exec.ExitError, or nil for an
+	// exit with status 0.
+	Err error
+}
+
+// Error names the server and how it ended.
+func (e *ServerExitError) Error() string {
+	how := "exited with status 0"
+	if e.Err != nil {
+		how = "exited: " + e.Err.Error()
+	}
+	return fmt.Sprintf("lro: proxy: the server %q %s", e.Command, how)
+}
+
+// Unwrap returns Err.
+func (e *ServerExitError) Unwrap() error { return e.Err }
+
+// errChildStopping is what calls get while the proxy ends the server.
+var errChildStopping = errors.New("lro: proxy: the proxy is stopping the server (the client disconnected)")
+
+// relay is one Serve of a local server.
+type relay struct {
+	p   *Proxy
+	cmd *exec.Cmd
+	in  io.WriteCloser // the server's stdin
+	pr  *os.File       // the server's stdout
+
+	out   io.Writer // the client's stdout
+	outMu sync.Mutex
+
+	toChild chan []byte
+	exited  chan struct{} // closed when the server has exited
+	eof     chan struct{} // closed when its stdout has ended
+	exitErr error         // set before exited is closed
+
+	sess *relaySession
+	sem  chan struct{}
+	wg   sync.WaitGroup
+
+	mu        sync.Mutex
+	pending   map[string]*pending        // the client's requests sent to the server, by id
+	localReqs map[string]*localRequest   // the client's requests the proxy handles, by id
+	dead      error                      // set once the server is gone: no more requests
+	caps      map[string]json.RawMessage // the server's capabilities, once initialized
+	toolsSeen map[string]string          // tools served by the front: name -> listed JSON
+}
+
+// pending is a request of the client sent to the server.
+type pending struct {
+	method string
+	resp   chan delivery // nil: the answer goes to the client as it comes
+	timer  *time.Timer   // with resp nil: the call's timeout
+}
+
+// delivery is the server's answer to a request the proxy handles.
+type delivery struct {
+	line []byte
+	err  error
+}
+
+// localRequest is a request of the client that the proxy handles.
+type localRequest struct {
+	cancel    context.CancelFunc
+	cancelled bool // by the client: it wants no answer
+}
+
+func newRelay(p *Proxy, out io.Writer) *relay {
+	return &relay{
+		p: p, out: out,
+		toChild:   make(chan []byte, 64),
+		exited:    make(chan struct{}),
+		eof:       make(chan struct{}),
+		sem:       make(chan struct{}, maxLocalRequests),
+		pending:   map[string]*pending{},
+		localReqs: map[string]*localRequest{},
+		toolsSeen: map[string]string{},
+		sess:      newRelaySession(),
+	}
+}
+
+// start starts the server.
+func (r *relay) start() error {
+	c := r.p.child
+	r.cmd = exec.Command(c.path, c.args...)
+	r.cmd.Stderr = c.stderr
+	r.cmd.WaitDelay = childGrace // a descendant holding stderr open does not hold Wait
+	childAttr(r.cmd)
+	in, err := r.cmd.StdinPipe()
+	if err != nil {
+		return fmt.Errorf("lro: proxy: starting the server %q: %w", c.name, err)
+	}
+	// The proxy's own pipe, not StdoutPipe: Wait must not close it under
+	// the reader while the server's last answers are still in it.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("lro: proxy: starting the server %q: %w", c.name, err)
+	}
+	r.cmd.Stdout = pw
+	if err := r.cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return fmt.Errorf("lro: proxy: starting the server %q: %w", c.name, err)
+	}
+	pw.Close()
+	r.in, r.pr = in, pr
+	r.p.log.Info("lro proxy: started the server", "command", c.name, "pid", r.cmd.Process.Pid)
+	go func() {
+		err := r.cmd.Wait()
+		r.exitErr = err
+		close(r.exited)
+	}()
+	return nil
+}
+
+// run relays until the client disconnects, ctx ends or the server exits.
+func (r *relay) run(ctx context.Context, in io.Reader) error {
+	front := r.p.front
+	if err := front.RegisterSession(ctx, r.sess); err != nil {
+		r.stop()
+		return fmt.Errorf("lro: proxy: %w", err)
+	}
+	defer front.UnregisterSession(context.Background(), r.sess.SessionID())
+	go r.writeChild()
+	go r.readChild()
+	go r.notifyClient(ctx)
+	clientDone := make(chan error, 1)
+	go func() { clientDone <- r.readClient(ctx, in) }()
+
+	var err error
+	select {
+	case err = <-clientDone:
+		r.p.log.Info("lro proxy: the client disconnected; stopping the server", "command", r.p.child.name)
+		r.stop()
+		r.failAll(errChildStopping)
+	case <-ctx.Done():
+		r.stop()
+		r.failAll(errChildStopping)
+	case <-r.exited:
+		// Its last answers may still be in the pipe.
+		select {
+		case <-r.eof:
+		case <-time.After(childGrace):
+		}
+		err = &ServerExitError{Command: r.p.child.name, Err: r.exitErr}
+		r.failAll(err)
+		signalGroup(r.cmd, syscall.SIGTERM) // what it left behind
+		r.p.log.Error("lro proxy: the server exited", "command", r.p.child.name, "error", r.exitErr)
+	}
+	r.pr.Close()
+	r.wg.Wait()
+	return err
+}
+
+// stop ends the server: its stdin closed, then SIGTERM to its process
+// group, then SIGKILL, childGrace apart.
+func (r *relay) stop() {
+	r.in.Close()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case <-r.exited:
+			signalGroup(r.cmd, syscall.SIGTERM) // what it left behind
+			return
+		case <-time.After(childGrace):
+		}
+		r.p.log.Warn("lro proxy: the server did not exit; signalling it", "command", r.p.child.name, "signal", sig)
+		signalGroup(r.cmd, sig)
+	}
+	select {
+	case <-r.exited:
+	case <-time.After(childGrace):
+		r.p.log.Error("lro proxy: the server did not exit after SIGKILL", "command", r.p.child.name)
+	}
+}
+
+// failAll answers every request waiting for the server with err, and
+// takes no more.
+func (r *relay) failAll(err error) {
+	r.mu.Lock()
+	r.dead = err
+	waiting := r.pending
+	r.pending = map[string]*pending{}
+	r.mu.Unlock()
+	for id, pd := range waiting {
+		if pd.resp != nil {
+			pd.resp <- delivery{err: err}
+			continue
+		}
+		pd.timer.Stop()
+		r.writeError([]byte(id), mcp.INTERNAL_ERROR, r.failure(pd.method, err))
+	}
+}
+
+// writeChild writes the messages for the server to its stdin, in order.
+func (r *relay) writeChild() {
+	nl := []byte{'\n'}
+	for {
+		select {
+		case line := <-r.toChild:
+			if _, err := r.in.Write(line); err == nil {
+				_, err = r.in.Write(nl)
+			}
+		case <-r.exited:
+			return
+		}
+	}
+}
+
+// send queues line for the server.
+func (r *relay) send(ctx context.Context, line []byte) error {
+	select {
+	case r.toChild <- line:
+		return nil
+	case <-r.exited:
+		return &ServerExitError{Command: r.p.child.name, Err: r.exitErr}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// write writes one message to the client.
+func (r *relay) write(line []byte) {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	if _, err := r.out.Write(line); err == nil {
+		_, _ = r.out.Write([]byte{'\n'})
+	}
+}
+
+// writeError answers the request id (JSON) with a JSON-RPC error.
+func (r *relay) writeError(id []byte, code int, msg string) {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, proxyClip(msg, r.p.lim.errText)}})
+	r.write(b)
+}
+
+// header is what the relay decodes of every message.
+type header struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func (h *header) isRequest() bool { return h.Method != "" && len(h.ID) > 0 && string(h.ID) != "null" }
+
+// readChild relays the server's messages: its answers to the requests
+// that wait for them, its requests and notifications to the client.
+func (r *relay) readChild() {
+	defer close(r.eof)
+	lr := newLineReader(r.pr, r.p.lim.response)
+	for {
+		line, long, err := lr.next()
+		if err != nil {
+			return
+		}
+		if long != nil {
+			r.childTooLong(long)
+			continue
+		}
+		var h struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &h) != nil {
+			r.p.warnOnce("child not json", "lro proxy: the server wrote a line that is not a JSON-RPC message; dropped", "command", r.p.child.name, "line", proxyClip(string(line), 200))
+			continue
+		}
+		if h.Method != "" {
+			r.write(line) // its request or notification
+			continue
+		}
+		r.answer(h.ID, delivery{line: line})
+	}
+}
+
+// answer hands d, the server's answer to the request id, to what waits
+// for it.
+func (r *relay) answer(id json.RawMessage, d delivery) {
+	r.mu.Lock()
+	pd := r.pending[string(id)]
+	delete(r.pending, string(id))
+	r.mu.Unlock()
+	switch {
+	case pd == nil:
+		r.p.log.Debug("lro proxy: an answer of the server to no request waiting (timed out?); dropped", "id", proxyClip(string(id), 100))
+	case pd.resp != nil:
+		pd.resp <- d
+	case d.err != nil:
+		pd.timer.Stop()
+		r.writeError(id, mcp.INTERNAL_ERROR, r.failure(pd.method, d.err))
+	default:
+		pd.timer.Stop()
+		r.write(d.line)
+	}
+}
+
+// childTooLong fails the request a message past MaxResponseBytes answers,
+// when its ends tell which.
+func (r *relay) childTooLong(long *longLine) {
+	err := &RemoteLimitError{Limit: "MaxResponseBytes", Bytes: r.p.lim.response}
+	id := long.id()
+	r.mu.Lock()
+	_, waiting := r.pending[string(id)]
+	r.mu.Unlock()
+	if id == nil || !waiting {
+		r.p.log.Warn("lro proxy: the server wrote a message larger than the proxy's limit; dropped", "command", r.p.child.name, "bytes", long.size, "limit", "MaxResponseBytes")
+		return
+	}
+	r.answer(id, delivery{err: err})
+}
+
+// failure says why the request method failed with err.
+func (r *relay) failure(method string, err error) string {
+	name := r.p.child.name
+	var lim *RemoteLimitError
+	var exit *ServerExitError
+	switch {
+	case errors.As(err, &lim):
+		return fmt.Sprintf("the server %q sent an answer to %s larger than the proxy's limit of %s (MaxResponseBytes; lro-proxy -max-response-bytes); the proxy stopped reading it. Ask for less (fewer results, a narrower query), or raise the limit.",
+			name, method, proxySize(lim.Bytes))
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("the server %q did not answer %s within %s (lro-proxy -timeout); the proxy cancelled the request", name, method, r.p.cfg.CallTimeout)
+	case errors.As(err, &exit):
+		return fmt.Sprintf("the server %q exited before answering %s (%v); the proxy is stopping", name, method, exit.Err)
+	case errors.Is(err, errChildStopping):
+		return fmt.Sprintf("the server %q is being stopped: the client disconnected", name)
+	}
+	return fmt.Sprintf("the server %q, %s: %v", name, method, err)
+}
+
+// readClient relays the client's messages until its stdin ends.
+func (r *relay) readClient(ctx context.Context, in io.Reader) error {
+	lr := newLineReader(in, max(r.p.lim.response, 0))
+	for {
+		line, long, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if long != nil {
+			if id := long.id(); id != nil {
+				r.writeError(id, mcp.INVALID_REQUEST, fmt.Sprintf("lro-proxy: the request is larger than the proxy's limit of %s (lro-proxy -max-response-bytes)", proxySize(r.p.lim.response)))
+			}
+			continue
+		}
+		var h header
+		if json.Unmarshal(line, &h) != nil {
+			r.writeError([]byte("null"), mcp.PARSE_ERROR, "lro-proxy: a message that is not JSON")
+			continue
+		}
+		switch {
+		case h.Method == "":
+			_ = r.send(ctx, line) // the client's answer to a request of the server
+		case !h.isRequest():
+			r.clientNotification(ctx, &h, line)
+		default:
+			r.clientRequest(ctx, &h, line)
+		}
+	}
+}
+
+// clientNotification relays a notification of the client, and notes
+// what it says to the proxy.
+func (r *relay) clientNotification(ctx context.Context, h *header, line []byte) {
+	switch h.Method {
+	case string(mcp.MethodNotificationInitialized):
+		r.sess.Initialize()
+	case "notifications/cancelled":
+		var params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(h.Params, &params) == nil {
+			r.mu.Lock()
+			if lr := r.localReqs[string(params.RequestID)]; lr != nil {
+				lr.cancelled = true
+				lr.cancel()
+			}
+			r.mu.Unlock()
+		}
+	}
+	_ = r.send(ctx, line)
+}
+
+// clientRequest relays a request of the client, or handles it.
+func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
+	switch h.Method {
+	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
+		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
+	case string(mcp.MethodResourcesRead):
+		var params struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(h.Params, &params) != nil || !strings.HasPrefix(params.URI, "lro://") {
+			r.forward(ctx, h, line)
+			return
+		}
+	default:
+		r.forward(ctx, h, line)
+		return
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.p.cfg.CallTimeout)
+	lr := &localRequest{cancel: cancel}
+	r.mu.Lock()
+	r.localReqs[string(h.ID)] = lr
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer func() { <-r.sem }()
+		defer cancel()
+		resp := r.handle(cctx, h, line)
+		r.mu.Lock()
+		delete(r.localReqs, string(h.ID))
+		cancelled := lr.cancelled
+		r.mu.Unlock()
+		if resp != nil && !cancelled {
+			r.write(resp)
+		}
+	}()
+}
+
+// forward sends a request of the client to the server; the answer goes
+// back as it comes, or an error after CallTimeout.
+func (r *relay) forward(ctx context.Context, h *header, line []byte) {
+	id := string(h.ID)
+	pd := &pending{method: h.Method}
+	r.mu.Lock()
+	if err := r.dead; err != nil {
+		r.mu.Unlock()
+		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+		return
+	}
+	r.pending[id] = pd
+	pd.timer = time.AfterFunc(r.p.cfg.CallTimeout, func() { r.expire(id, pd) })
+	r.mu.Unlock()
+	if err := r.send(ctx, line); err != nil {
+		r.answer(h.ID, delivery{err: err})
+	}
+}
+
+// expire answers the request id, still unanswered after CallTimeout, with
+// an error, and tells the server it is cancelled.
+func (r *relay) expire(id string, pd *pending) {
+	r.mu.Lock()
+	if r.pending[id] != pd {
+		r.mu.Unlock()
+		return // answered meanwhile
+	}
+	delete(r.pending, id)
+	r.mu.Unlock()
+	r.writeError([]byte(id), mcp.INTERNAL_ERROR, r.failure(pd.method, context.DeadlineExceeded))
+	r.cancelChild([]byte(id))
+}
+
+// cancelChild tells the server that the request id is cancelled.
+func (r *relay) cancelChild(id []byte) {
+	b := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"lro-proxy: timed out after %s"}}`, id, r.p.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), childGrace)
+	defer cancel()
+	_ = r.send(ctx, b)
+}
+
+// call sends line, the request id of the client, to the server, and
+// returns its answer.
+func (r *relay) call(ctx context.Context, id json.RawMessage, method string, line []byte) ([]byte, error) {
+	pd := &pending{method: method, resp: make(chan delivery, 1)}
+	r.mu.Lock()
+	if err := r.dead; err != nil {
+		r.mu.Unlock()
+		return nil, err
+	}
+	r.pending[string(id)] = pd
+	r.mu.Unlock()
+	if err := r.send(ctx, line); err != nil {
+		r.drop(id, pd)
+		return nil, err
+	}
+	select {
+	case d := <-pd.resp:
+		return d.line, d.err
+	case <-ctx.Done():
+		if r.drop(id, pd) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			r.cancelChild(id)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// drop forgets the request id waiting as pd, and reports whether it was
+// still waiting.
+func (r *relay) drop(id json.RawMessage, pd *pending) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending[string(id)] != pd {
+		return false
+	}
+	delete(r.pending, string(id))
+	return true
+}
+
+// handle answers a request of the client that the proxy takes part in,
+// returning the message for the client, or nil.
+func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
+	sctx := r.p.front.WithContext(ctx, r.sess)
+	switch h.Method {
+	case string(mcp.MethodInitialize):
+		return r.initialize(ctx, sctx, h, line)
+	case string(mcp.MethodToolsList):
+		if !r.has("tools") {
+			return r.local(sctx, line)
+		}
+		return r.listing(ctx, h, line, "tools", r.toolsPage)
+	case string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
+		key := "resources"
+		if h.Method == string(mcp.MethodResourcesTemplatesList) {
+			key = "resourceTemplates"
+		}
+		if !r.has("resources") {
+			return r.local(sctx, line)
+		}
+		return r.listing(ctx, h, line, key, func(items []json.RawMessage, last bool) []json.RawMessage {
+			if last {
+				items = append(items, r.localItems(sctx, h.Method, key)...)
+			}
+			return items
+		})
+	case string(mcp.MethodResourcesRead):
+		return r.local(sctx, line)
+	case string(mcp.MethodToolsCall):
+		return r.toolCall(ctx, sctx, h, line)
+	}
+	return nil
+}
+
+// local answers line with the local server.
+func (r *relay) local(sctx context.Context, line []byte) []byte {
+	resp := r.p.front.HandleMessage(sctx, line)
+	if resp == nil {
+		return nil
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// localItems returns the items under key of the local server's answer to
+// the listing method.
+func (r *relay) localItems(sctx context.Context, method, key string) []json.RawMessage {
+	b := r.local(sctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"lro-proxy","method":%q}`, method))
+	var resp struct {
+		Result map[string][]json.RawMessage `json:"result"`
+	}
+	_ = json.Unmarshal(b, &resp)
+	return resp.Result[key]
+}
+
+// has reports whether the server declared the capability name. Before
+// initialize, it is taken to.
+func (r *relay) has(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.caps == nil {
+		return true
+	}
+	_, ok := r.caps[name]
+	return ok
+}
+
+// initialize relays the client's initialize, marked as a proxy's, and
+// adds to the server's answer the capabilities the proxy serves.
+func (r *relay) initialize(ctx, sctx context.Context, h *header, line []byte) []byte {
+	r.local(sctx, line) // the local server learns the client
+	var params map[string]json.RawMessage
+	if json.Unmarshal(h.Params, &params) != nil || params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	params["clientInfo"] = proxywire.WithProxyFlag(params["clientInfo"])
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(params["capabilities"], &caps) != nil || caps == nil {
+		caps = map[string]json.RawMessage{}
+	}
+	var exp map[string]json.RawMessage
+	if json.Unmarshal(caps["experimental"], &exp) != nil || exp == nil {
+		exp = map[string]json.RawMessage{}
+	}
+	exp[proxywire.Capability], _ = json.Marshal(map[string]any{proxywire.Feature: true})
+	caps["experimental"], _ = json.Marshal(exp)
+	params["capabilities"], _ = json.Marshal(caps)
+	fwd, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": h.ID, "method": h.Method, "params": params})
+	resp, err := r.call(ctx, h.ID, h.Method, fwd)
+	if err != nil {
+		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+		return nil
+	}
+	var msg map[string]json.RawMessage
+	var result map[string]json.RawMessage
+	if json.Unmarshal(resp, &msg) != nil || json.Unmarshal(msg["result"], &result) != nil || result == nil {
+		return resp // an error: the client reads it
+	}
+	var sc map[string]json.RawMessage
+	if json.Unmarshal(result["capabilities"], &sc) != nil || sc == nil {
+		sc = map[string]json.RawMessage{}
+	}
+	r.mu.Lock()
+	r.caps = maps2(sc)
+	r.mu.Unlock()
+	if _, ok := sc["tools"]; !ok && r.p.cfg.Extract {
+		sc["tools"] = json.RawMessage(`{}`)
+	}
+	if _, ok := sc["resources"]; !ok && r.p.off.ServesResources() {
+		sc["resources"] = json.RawMessage(`{}`)
+	}
+	result["capabilities"], _ = json.Marshal(sc)
+	msg["result"], _ = json.Marshal(result)
+	b, _ := json.Marshal(msg)
+	return b
+}
+
+// maps2 returns a copy of m.
+func maps2(m map[string]json.RawMessage) map[string]json.RawMessage {
+	c := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// listing relays a paginated listing, passing the items under key of each
+// page of the server's through edit (last: the page has no next cursor).
+func (r *relay) listing(ctx context.Context, h *header, line []byte, key string, edit func(items []json.RawMessage, last bool) []json.RawMessage) []byte {
+	resp, err := r.call(ctx, h.ID, h.Method, line)
+	if err != nil {
+		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+		return nil
+	}
+	var msg map[string]json.RawMessage
+	var result map[string]json.RawMessage
+	if json.Unmarshal(resp, &msg) != nil || json.Unmarshal(msg["result"], &result) != nil || result == nil {
+		return resp
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(result[key], &items) != nil {
+		return resp
+	}
+	var cursor string
+	_ = json.Unmarshal(result["nextCursor"], &cursor)
+	items = edit(items, cursor == "")
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	result[key], _ = json.Marshal(items)
+	msg["result"], _ = json.Marshal(result)
+	b, _ := json.Marshal(msg)
+	return b
+}
+
+// toolsPage edits a page of the server's tools: the output schemas of the
+// tools whose results are offloaded widened, the server's own lro_extract
+// hidden by the local one, which is added to the last page. Each tool is
+// served by the local server, which judges its calls.
+func (r *relay) toolsPage(tools []json.RawMessage, last bool) []json.RawMessage {
+	out := tools[:0]
+	for _, raw := range tools {
+		var t map[string]json.RawMessage
+		var name string
+		if json.Unmarshal(raw, &t) != nil || json.Unmarshal(t["name"], &name) != nil || name == "" {
+			out = append(out, raw)
+			continue
+		}
+		if name == lro.ExtractToolName && r.p.cfg.Extract {
+			r.p.warnOnce("hidden "+lro.ExtractToolName, "lro proxy: the server's own lro_extract is hidden by the local one")
+			continue
+		}
+		if schema := t["outputSchema"]; len(schema) > 0 && string(schema) != "null" && r.judged(name) {
+			w := r.p.off.WidenTool(mcp.Tool{Name: name, RawOutputSchema: schema})
+			if len(w.RawOutputSchema) > 0 && string(w.RawOutputSchema) != string(schema) {
+				t["outputSchema"] = w.RawOutputSchema
+				raw, _ = json.Marshal(t)
+			}
+		}
+		r.serveTool(name, raw)
+		out = append(out, raw)
+	}
+	if last && r.p.cfg.Extract {
+		if st := r.p.front.GetTool(lro.ExtractToolName); st != nil {
+			if b, err := json.Marshal(st.Tool); err == nil {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// judged reports whether the results of the server's tool name are
+// offloaded.
+func (r *relay) judged(name string) bool {
+	return !r.p.cfg.MemoryToolsOnly || r.p.off.HasPolicy(name)
+}
+
+// serveTool serves the server's tool name on the local server, as raw (its
+// listed JSON, its output schema widened), or as a tool without schemas
+// when raw is nil and none is served yet: the local server judges its
+// calls, with the Offloader's middleware.
+func (r *relay) serveTool(name string, raw []byte) {
+	r.mu.Lock()
+	seen, ok := r.toolsSeen[name]
+	if (raw == nil && ok) || (raw != nil && seen == string(raw)) {
+		r.mu.Unlock()
+		return
+	}
+	r.toolsSeen[name] = string(raw)
+	r.mu.Unlock()
+	t := mcp.Tool{Name: name}
+	if raw != nil {
+		var schemas struct {
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		_ = json.Unmarshal(raw, &t)
+		_ = json.Unmarshal(raw, &schemas)
+		t.Name = name
+		t.InputSchema, t.RawInputSchema = mcp.ToolInputSchema{}, schemas.InputSchema
+		t.OutputSchema, t.RawOutputSchema = mcp.ToolOutputSchema{}, schemas.OutputSchema
+		if string(t.RawOutputSchema) == "null" {
+			t.RawOutputSchema = nil
+		}
+	}
+	if len(t.RawInputSchema) == 0 || string(t.RawInputSchema) == "null" {
+		t.RawInputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
+		t.InputSchema, t.RawInputSchema = mcp.ToolInputSchema{}, json.RawMessage(`{"type":"object"}`)
+	}
+	handler := r.forwardTool(name)
+	if !r.p.cfg.MemoryToolsOnly && !r.p.off.HasPolicy(name) {
+		handler = r.p.off.Wrap(lro.ToolPolicy{Generic: true}, handler)
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				r.p.warnOnce("invalid tool "+name, "lro proxy: a tool of the server cannot be judged; its results pass inline", "tool", name, "error", v)
+			}
+		}()
+		r.p.front.AddTool(t, handler)
+	}()
+}
+
+// childCallKey is the context key of the *childCall of a tools/call.
+type childCallKey struct{}
+
+// childCall is a tools/call of the client on its way to the server.
+type childCall struct {
+	id   json.RawMessage
+	line []byte
+	raw  []byte // the server's answer, when it goes to the client as it came
+}
+
+// toolCall answers tools/call: lro_extract locally, the server's tools
+// through the local server, which judges their results.
+func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []byte {
+	var params struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(h.Params, &params)
+	if params.Name == lro.ExtractToolName && r.p.cfg.Extract {
+		return r.local(sctx, line)
+	}
+	if params.Name == "" || !r.has("tools") {
+		return r.local(sctx, line) // the local server's error
+	}
+	r.serveTool(params.Name, nil) // called without being listed
+	cc := &childCall{id: h.ID, line: line}
+	resp := r.local(context.WithValue(sctx, childCallKey{}, cc), line)
+	if cc.raw != nil {
+		return cc.raw
+	}
+	return resp
+}
+
+// forwardTool returns the local server's handler of the server's tool
+// name: it sends the client's request, byte for byte (its _meta and
+// progress token too), and returns the server's result for the Offloader
+// to judge.
+func (r *relay) forwardTool(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		cc, _ := ctx.Value(childCallKey{}).(*childCall)
+		if cc == nil {
+			return mcp.NewToolResultError("lro proxy: no call to forward"), nil
+		}
+		resp, err := r.call(ctx, cc.id, string(mcp.MethodToolsCall), cc.line)
+		if err != nil {
+			return mcp.NewToolResultError(r.failure("tools/call "+name, err)), nil
+		}
+		_, res, ok := decodeRemoteMessage(resp)
+		if !ok {
+			// An error, or a result the proxy does not read: the client
+			// gets it as it came.
+			cc.raw = resp
+			return &mcp.CallToolResult{}, nil
+		}
+		return r.p.judge(name, res), nil
+	}
+}
+
+// notifyClient passes the local server's notifications to the client, but
+// for its tool list changes: the server's own tell the client.
+func (r *relay) notifyClient(ctx context.Context) {
+	for {
+		select {
+		case n := <-r.sess.notes:
+			if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+				continue
+			}
+			if b, err := json.Marshal(n); err == nil {
+				r.write(b)
+			}
+		case <-ctx.Done():
+			return
+		case <-r.exited:
+			return
+		}
+	}
+}
+
+// relaySession is the client's session on the local server.
+type relaySession struct {
+	notes chan mcp.JSONRPCNotification
+	mu    sync.Mutex
+	init  bool
+	info  mcp.Implementation
+	caps  mcp.ClientCapabilities
+}
+
+func newRelaySession() *relaySession {
+	return &relaySession{notes: make(chan mcp.JSONRPCNotification, 64)}
+}
+
+func (s *relaySession) Initialize() { s.mu.Lock(); s.init = true; s.mu.Unlock() }
+func (s *relaySession) Initialized() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.init
+}
+func (s *relaySession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
+func (s *relaySession) SessionID() string                                   { return "lro-proxy-stdio" }
+func (s *relaySession) GetClientInfo() mcp.Implementation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+func (s *relaySession) SetClientInfo(i mcp.Implementation) { s.mu.Lock(); s.info = i; s.mu.Unlock() }
+func (s *relaySession) GetClientCapabilities() mcp.ClientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
+}
+func (s *relaySession) SetClientCapabilities(c mcp.ClientCapabilities) {
+	s.mu.Lock()
+	s.caps = c
+	s.mu.Unlock()
+}
