@@ -1,0 +1,306 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcplro/lro"
+)
+
+// The test binary is also the fake local server of these tests: with
+// LRO_PROXY_FAKE_SERVER set it serves MCP on stdio, as the mode says, and
+// exits.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("LRO_PROXY_FAKE_SERVER"); mode != "" {
+		fakeServer(mode)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeServer answers initialize, tools/list and ping, and tools/call of
+// "small" with "ok". A call of "big" is answered by mode: "flood" sends a
+// line of 256 MiB; "hang" never answers; "exit" exits with status 3. A
+// notifications/cancelled is answered with a log message that names the
+// request.
+func fakeServer(mode string) {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 1<<20)
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	reply := func(id json.RawMessage, result string) {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+	}
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{}},"serverInfo":{"name":"fake","version":"1"}}`)
+		case "tools/list":
+			reply(m.ID, `{"tools":[{"name":"big","inputSchema":{"type":"object"}},{"name":"small","inputSchema":{"type":"object"}}]}`)
+		case "ping":
+			reply(m.ID, `{}`)
+		case "notifications/cancelled":
+			data, _ := json.Marshal("cancelled " + string(m.Params.RequestID))
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%s}}`+"\n", data)
+		case "tools/call":
+			if m.Params.Name == "small" {
+				reply(m.ID, `{"content":[{"type":"text","text":"ok"}]}`)
+				break
+			}
+			switch mode {
+			case "flood":
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID)
+				chunk := strings.Repeat("x", 64<<10)
+				for range 4096 {
+					w.WriteString(chunk)
+				}
+				w.WriteString(`"}]}}` + "\n")
+			case "exit":
+				w.Flush()
+				os.Exit(3)
+			}
+		}
+		w.Flush()
+	}
+}
+
+// childClient is a client of a proxy of the fake server, served in this
+// process.
+type childClient struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan map[string]json.RawMessage
+	done  chan error
+	notes []string // the params of the notifications received
+}
+
+func startChild(t *testing.T, mode string, cfg Config) *childClient {
+	t.Setenv("LRO_PROXY_FAKE_SERVER", mode)
+	lcfg := lro.DefaultConfig()
+	lcfg.OutputDir = t.TempDir()
+	off, err := lro.New(lcfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { off.Close() })
+	cfg.Command = []string{os.Args[0]}
+	cfg.Stderr = io.Discard
+	p, err := New(off, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &childClient{t: t, in: inW, lines: make(chan map[string]json.RawMessage, 100), done: make(chan error, 1)}
+	go func() {
+		err := p.Serve(context.Background(), inR, outW)
+		outW.Close()
+		c.done <- err
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.lines <- m
+			}
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() { inW.Close() })
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	init := c.wait(`1`, 10*time.Second)
+	require.Contains(t, string(init["result"]), `"tools"`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *childClient) send(line string) {
+	_, err := io.WriteString(c.in, line+"\n")
+	require.NoError(c.t, err)
+}
+
+// wait returns the message with the id, keeping the notifications
+// passed over in c.notes.
+func (c *childClient) wait(id string, d time.Duration) map[string]json.RawMessage {
+	c.t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case m, ok := <-c.lines:
+			require.True(c.t, ok, "the proxy closed its output")
+			if string(m["id"]) == id {
+				return m
+			}
+			if m["method"] != nil {
+				c.notes = append(c.notes, string(m["params"]))
+			}
+		case <-timer.C:
+			c.t.Fatalf("no answer to %s within %s", id, d)
+		}
+	}
+}
+
+// toolText returns the text and isError of a tools/call answer.
+func toolText(t *testing.T, m map[string]json.RawMessage) (string, bool) {
+	t.Helper()
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	require.NoError(t, json.Unmarshal(m["result"], &res), "not a result: %s", m["error"])
+	require.NotEmpty(t, res.Content)
+	return res.Content[0].Text, res.IsError
+}
+
+func TestChildFloodIsBounded(t *testing.T) {
+	c := startChild(t, "flood", Config{MaxResponseBytes: 1 << 20})
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
+	text, isErr := toolText(t, c.wait(`2`, 60*time.Second))
+	close(stop)
+	<-sampled
+	assert.True(t, isErr)
+	assert.Contains(t, text, "MaxResponseBytes")
+	assert.Contains(t, text, "1 MiB")
+	if !raceEnabled {
+		assert.Less(t, peak.Load(), uint64(64<<20), "heap in use while the server sent a 256 MiB line")
+	}
+	// The stream goes on after the line skipped.
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"small","arguments":{}}}`)
+	text, isErr = toolText(t, c.wait(`3`, 10*time.Second))
+	assert.False(t, isErr)
+	assert.Equal(t, "ok", text)
+}
+
+func TestChildTimeout(t *testing.T) {
+	c := startChild(t, "hang", Config{CallTimeout: 300 * time.Millisecond})
+	start := time.Now()
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
+	text, isErr := toolText(t, c.wait(`2`, 10*time.Second))
+	assert.True(t, isErr)
+	assert.Contains(t, text, "did not answer")
+	assert.Contains(t, text, "300ms")
+	assert.Less(t, time.Since(start), 5*time.Second)
+	// A relayed request the server never answers gets an error too.
+	c.send(`{"jsonrpc":"2.0","id":"p","method":"prompts/list"}`)
+	m := c.wait(`"p"`, 10*time.Second)
+	assert.Contains(t, string(m["error"]), "did not answer prompts/list")
+	// The server was told both were cancelled.
+	deadline := time.Now().Add(5 * time.Second)
+	for !(strings.Contains(strings.Join(c.notes, ""), "cancelled 2") && strings.Contains(strings.Join(c.notes, ""), `cancelled \"p\"`)) && time.Now().Before(deadline) {
+		c.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+		c.wait(`5`, 5*time.Second)
+	}
+	assert.Contains(t, strings.Join(c.notes, ""), "cancelled 2")
+	assert.Contains(t, strings.Join(c.notes, ""), `cancelled \"p\"`)
+}
+
+func TestChildExit(t *testing.T) {
+	c := startChild(t, "exit", Config{})
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
+	text, isErr := toolText(t, c.wait(`2`, 10*time.Second))
+	assert.True(t, isErr)
+	assert.Contains(t, text, "exited before answering")
+	select {
+	case err := <-c.done:
+		var exit *ServerExitError
+		require.True(t, errors.As(err, &exit), "%v", err)
+		var ee *exec.ExitError
+		require.True(t, errors.As(err, &ee))
+		assert.Equal(t, 3, ee.ExitCode())
+		assert.Contains(t, err.Error(), "exit status 3")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the server exited")
+	}
+}
+
+func TestChildClientDisconnects(t *testing.T) {
+	c := startChild(t, "hang", Config{})
+	c.in.Close()
+	select {
+	case err := <-c.done:
+		assert.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve did not return after the client disconnected")
+	}
+}
+
+func TestNewChildErrors(t *testing.T) {
+	off, err := lro.New(lro.DefaultConfig())
+	require.NoError(t, err)
+	defer off.Close()
+	_, err = New(off, Config{Command: []string{"no-such-command-lro-test"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"no-such-command-lro-test"`)
+	_, err = New(off, Config{Command: []string{"sh"}, Remote: "http://localhost/mcp"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "give one")
+}
+
+func TestLineReader(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":7,"result":"` + strings.Repeat("y", 5000) + `"}`
+	tsLong := `{"result":"` + strings.Repeat("y", 5000) + `","jsonrpc":"2.0","id":"abc"}`
+	src := "\n" + `{"a":1}` + "\r\n" + long + "\n" + tsLong + "\n" + `{"b":2}`
+	lr := newLineReader(strings.NewReader(src), 1000)
+	line, l, err := lr.next()
+	require.NoError(t, err)
+	assert.Nil(t, l)
+	assert.Equal(t, `{"a":1}`, string(line))
+	_, l, err = lr.next()
+	require.NoError(t, err)
+	require.NotNil(t, l)
+	assert.Equal(t, "7", string(l.id()))
+	assert.Equal(t, int64(len(long)+1), l.size)
+	_, l, err = lr.next()
+	require.NoError(t, err)
+	require.NotNil(t, l)
+	assert.Equal(t, `"abc"`, string(l.id()))
+	line, _, err = lr.next()
+	require.NoError(t, err)
+	assert.Equal(t, `{"b":2}`, string(line))
+	_, _, err = lr.next()
+	assert.Equal(t, io.EOF, err)
+}
