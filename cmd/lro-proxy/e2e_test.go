@@ -27,6 +27,10 @@ import (
 var proxyBin, serverBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeServerEnv) != "" {
+		fakeStdioServer() // the test binary as a stdio server (stdio_bench_test.go)
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "lro-proxy-e2e-")
 	if err != nil {
 		panic(err)
