@@ -387,11 +387,12 @@ func (r *relay) writeError(id []byte, code int, msg string) {
 	r.write(b)
 }
 
-// header is what the relay decodes of every message.
+// header is what the relay reads of every message of the client (see
+// peekHeader).
 type header struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
 }
 
 func (h *header) isRequest() bool { return h.Method != "" && len(h.ID) > 0 && string(h.ID) != "null" }
@@ -410,19 +411,16 @@ func (r *relay) readChild() {
 			r.childTooLong(long)
 			continue
 		}
-		var h struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(line, &h) != nil {
+		id, method, _, ok := peekHeader(line)
+		if !ok {
 			r.p.warnOnce("child not json", "lro proxy: the server wrote a line that is not a JSON-RPC message; dropped", "command", r.p.child.name, "line", proxyClip(string(line), 200))
 			continue
 		}
-		if h.Method != "" {
+		if method != nil {
 			r.write(line) // its request or notification
 			continue
 		}
-		r.answer(h.ID, delivery{line: line})
+		r.answer(id, delivery{line: line})
 	}
 }
 
@@ -498,11 +496,12 @@ func (r *relay) readClient(ctx context.Context, in io.Reader) error {
 			}
 			continue
 		}
-		var h header
-		if json.Unmarshal(line, &h) != nil {
-			r.writeError([]byte("null"), mcp.PARSE_ERROR, "lro-proxy: a message that is not JSON")
+		id, method, params, ok := peekHeader(line)
+		if !ok || (method != nil && methodName(method) == "") {
+			r.writeError([]byte("null"), mcp.PARSE_ERROR, "lro-proxy: a message that is not a JSON-RPC message")
 			continue
 		}
+		h := header{ID: id, Method: methodName(method), Params: params}
 		switch {
 		case h.Method == "":
 			_ = r.send(ctx, line) // the client's answer to a request of the server

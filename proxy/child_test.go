@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,6 +43,13 @@ func fakeServer(mode string) {
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	var recs []map[string]any
+	for i := range 200 {
+		recs = append(recs, map[string]any{"id": fmt.Sprintf("mem-%04d", i), "namespace": "_semantic",
+			"content": strings.Repeat(fmt.Sprintf("memory %d says something worth recalling. ", i), 12)})
+	}
+	text, _ := json.Marshal(recs)
+	records, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": string(text)}}})
 	reply := func(id json.RawMessage, result string) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
 	}
@@ -71,6 +80,10 @@ func fakeServer(mode string) {
 				reply(m.ID, `{"content":[{"type":"text","text":"ok"}]}`)
 				break
 			}
+			if m.Params.Name == "records" {
+				reply(m.ID, string(records))
+				break
+			}
 			switch mode {
 			case "flood":
 				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID)
@@ -91,14 +104,16 @@ func fakeServer(mode string) {
 // childClient is a client of a proxy of the fake server, served in this
 // process.
 type childClient struct {
-	t     *testing.T
+	t     testing.TB
 	in    *io.PipeWriter
 	lines chan map[string]json.RawMessage
 	done  chan error
 	notes []string // the params of the notifications received
 }
 
-func startChild(t *testing.T, mode string, cfg Config) *childClient {
+func startChild(t *testing.T, mode string, cfg Config) *childClient { return startChildTB(t, mode, cfg) }
+
+func startChildTB(t testing.TB, mode string, cfg Config) *childClient {
 	t.Setenv("LRO_PROXY_FAKE_SERVER", mode)
 	lcfg := lro.DefaultConfig()
 	lcfg.OutputDir = t.TempDir()
@@ -176,6 +191,23 @@ func toolText(t *testing.T, m map[string]json.RawMessage) (string, bool) {
 	require.NoError(t, json.Unmarshal(m["result"], &res), "not a result: %s", m["error"])
 	require.NotEmpty(t, res.Content)
 	return res.Content[0].Text, res.IsError
+}
+
+// BenchmarkChild calls the fake server through a proxy served in this
+// process (for profiles; BenchmarkStdioProxy in cmd/lro-proxy compares
+// the proxy process with a direct connection).
+func BenchmarkChild(b *testing.B) {
+	for _, tool := range []string{"small", "records"} {
+		b.Run(tool, func(b *testing.B) {
+			c := startChildTB(b, "bench", Config{})
+			id := 10
+			for b.Loop() {
+				id++
+				c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, tool))
+				c.wait(fmt.Sprint(id), 10*time.Second)
+			}
+		})
+	}
 }
 
 func TestChildFloodIsBounded(t *testing.T) {
@@ -303,4 +335,55 @@ func TestLineReader(t *testing.T) {
 	assert.Equal(t, `{"b":2}`, string(line))
 	_, _, err = lr.next()
 	assert.Equal(t, io.EOF, err)
+}
+
+func TestPeekHeader(t *testing.T) {
+	for _, tc := range []struct{ in, id, method, params string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `1`, `"ping"`, ``},
+		{` { "result" : {"a":[1,{"b":"}\"]"}]} , "jsonrpc":"2.0", "id" : "x\"y" } `, `"x\"y"`, ``, ``},
+		{`{"method":"notifications/progress","params":{"progressToken":3,"progress":1}}`, ``, `"notifications/progress"`, `{"progressToken":3,"progress":1}`},
+		{`{"id":null,"error":{"code":-32700,"message":"a\\"}}`, `null`, ``, ``},
+		{`{}`, ``, ``, ``},
+	} {
+		id, method, params, ok := peekHeader([]byte(tc.in))
+		require.True(t, ok, tc.in)
+		assert.Equal(t, tc.id, string(id), tc.in)
+		assert.Equal(t, tc.method, string(method), tc.in)
+		assert.Equal(t, tc.params, string(params), tc.in)
+	}
+	for _, bad := range []string{``, `[1]`, `{"id":1`, `{"id":1,}`, `{"id" 1}`, `{"a":"unterminated}`, `{"a":[1,2}`, `{id:1}`} {
+		_, _, _, ok := peekHeader([]byte(bad))
+		assert.False(t, ok, bad)
+	}
+	assert.Equal(t, "tools/call", methodName([]byte(`"tools\/call"`)))
+}
+
+// FuzzPeekHeader: on valid JSON objects, peekHeader reads the id, method
+// and params encoding/json reads; on anything, it does not panic.
+func FuzzPeekHeader(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"result":{"x":"\\\""},"id":"a"}`, `{"id":[1,{"2":3}],"method":"m","params":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id, method, params, ok := peekHeader(b)
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil || m == nil {
+			return
+		}
+		if bytes.Contains(b, []byte(`\u`)) || !utf8.Valid(b) {
+			return // keys spelled with escapes or invalid UTF-8: encoding/json reads them otherwise, the peers' encoders never write them
+		}
+		require.True(t, ok, "%q", b)
+		lower := map[string]json.RawMessage{}
+		for k, v := range m {
+			if k == "id" || k == "method" || k == "params" {
+				lower[k] = v
+			}
+		}
+		for key, got := range map[string][]byte{"id": id, "method": method, "params": params} {
+			if want, present := lower[key]; present {
+				assert.JSONEq(t, string(want), string(got), "%s of %q", key, b)
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"regexp"
 )
@@ -104,4 +105,138 @@ func (l *longLine) id() []byte {
 		return m[1]
 	}
 	return nil
+}
+
+// peekHeader returns the raw id, method and params of the JSON-RPC message
+// b, each nil when absent, without decoding or validating the rest: the
+// relay reads these of every message, and a tools/call result of many
+// megabytes is then decoded once, by the tools/call path, instead of twice.
+// It reads only the top-level members, skipping strings with
+// bytes.IndexByte. ok is false when b is not a JSON object as far as it
+// reads it; a message it takes is still checked where it is decoded (the
+// client, or the tools/call path).
+func peekHeader(b []byte) (id, method, params []byte, ok bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, nil, nil, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil, nil, nil, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, nil, nil, false
+		}
+		ks := i
+		if i = endString(b, i); i < 0 {
+			return nil, nil, nil, false
+		}
+		key := b[ks+1 : i-1]
+		if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
+			return nil, nil, nil, false
+		}
+		vs := skipWS(b, i+1)
+		if i = endValue(b, vs); i < 0 {
+			return nil, nil, nil, false
+		}
+		switch string(key) {
+		case "id":
+			id = b[vs:i]
+		case "method":
+			method = b[vs:i]
+		case "params":
+			params = b[vs:i]
+		}
+		switch i = skipWS(b, i); {
+		case i < len(b) && b[i] == ',':
+			i = skipWS(b, i+1)
+		case i < len(b) && b[i] == '}':
+			return id, method, params, true
+		default:
+			return nil, nil, nil, false
+		}
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// endString returns the index after the string that starts at b[i] (a
+// quote), or -1.
+func endString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		k += j
+		n := 0
+		for p := k - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return k + 1
+		}
+		j = k + 1
+	}
+}
+
+// endValue returns the index after the value that starts at b[i], or -1.
+func endValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return endString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				if i = endString(b, i); i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && bytes.IndexByte([]byte(",}] \t\r\n"), b[j]) < 0 {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// methodName returns the method of a peeked message: its JSON string
+// decoded, or "" (none, or not a string).
+func methodName(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
