@@ -154,7 +154,13 @@ var (
 	errRetired = errors.New("lro: proxy: the connection to the remote was replaced while the call started; try again")
 )
 
-// New returns a proxy of the remote server in cfg, offloading with off (its
+// New returns a proxy of the server in cfg, offloading with off (its
+// Middleware and, with cfg.Extract, lro_extract).
+//
+// With cfg.Command, New checks that the command can be run (it looks it
+// up in PATH, and fails naming it when it cannot) and starts nothing:
+// [Proxy.Serve] starts the server. With cfg.Remote, New returns a proxy of
+// the remote server in cfg, offloading with off (its
 // Middleware and, with cfg.Extract, lro_extract). It connects and lists the
 // remote's tools before it returns (within 30 seconds); if the remote is
 // not reachable yet, it keeps trying in the background and serves the
@@ -221,10 +227,14 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	return p, nil
 }
 
-// Server returns the local MCP server to serve to the client.
+// Server returns the local MCP server to serve to the client of a
+// Remote (with lro.ServeStdio or [Proxy.Serve]). With a Command, serve
+// the client with [Proxy.Serve]: Server is then the part that answers
+// lro_extract, the lro:// resources and judges tool results.
 func (p *Proxy) Server() *server.MCPServer { return p.front }
 
-// Close disconnects from the remote and stops reconnecting.
+// Close disconnects from the remote and stops reconnecting; with a
+// Command, it ends a Serve in progress, which ends the server.
 func (p *Proxy) Close() error {
 	p.cancel()
 	p.done.Wait()
