@@ -111,7 +111,9 @@ type childClient struct {
 	notes []string // the params of the notifications received
 }
 
-func startChild(t *testing.T, mode string, cfg Config) *childClient { return startChildTB(t, mode, cfg) }
+func startChild(t *testing.T, mode string, cfg Config) *childClient {
+	return startChildTB(t, mode, cfg)
+}
 
 func startChildTB(t testing.TB, mode string, cfg Config) *childClient {
 	t.Setenv("LRO_PROXY_FAKE_SERVER", mode)

@@ -126,6 +126,7 @@ type Proxy struct {
 	served   map[string]string // remote tools currently served: name -> raw JSON
 	lastSync time.Time         // when the last listing started
 	refused  error             // why the last listing was refused, or nil
+	features listings          // the remote's prompts, resources, templates served
 	retired  int               // connections retired for what their client kept
 	resync   chan struct{}
 
@@ -202,8 +203,8 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption()}, opts...)
-	p.front = server.NewMCPServer("lro-proxy", "0.1.0", all...)
+	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption()}, p.remoteOptions()...)
+	p.front = server.NewMCPServer("lro-proxy", "0.1.0", append(all, opts...)...)
 	if cfg.Extract {
 		off.AddExtractTool(p.front)
 	}
@@ -463,6 +464,8 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 			// Changes made before the subscription took effect were not
 			// announced: list once more now that they will be.
 			p.requestResync()
+		default:
+			p.remoteNotification(n)
 		}
 	})
 	// Start's context outlives the dial: it bounds the client's streams.
@@ -551,6 +554,11 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 	pages, err := p.listTools(ctx, c, tr)
 	if err == nil {
 		err = p.applyListing(pages)
+	}
+	if err == nil {
+		if ferr := p.syncFeatures(ctx, c); ferr != nil {
+			p.log.Warn("lro proxy: listing the remote's prompts and resources", "remote", p.cfg.Remote, "error", proxyClip(ferr.Error(), p.lim.errText))
+		}
 	}
 	var lim *RemoteLimitError
 	if errors.As(err, &lim) {

@@ -1,0 +1,94 @@
+package proxy_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcplro/lro/proxy"
+)
+
+// completer completes every argument with the value and two suffixes.
+type completer struct{}
+
+func (completer) CompletePromptArgument(_ context.Context, name string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	return &mcp.Completion{Values: []string{name + ":" + arg.Value + "1", name + ":" + arg.Value + "2"}}, nil
+}
+
+func (completer) CompleteResourceArgument(_ context.Context, uri string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	return &mcp.Completion{Values: []string{arg.Value + "-r"}}, nil
+}
+
+// TestRemotePromptsResourcesCompletions: a remote's prompts, resources,
+// resource templates and completions reach the client through the proxy.
+func TestRemotePromptsResourcesCompletions(t *testing.T) {
+	s := server.NewMCPServer("features", "1.0.0", server.WithCompletions(), server.WithPromptCompletionProvider(completer{}),
+		server.WithResourceCompletionProvider(completer{}), server.WithResourceCapabilities(true, true), server.WithPromptCapabilities(true))
+	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo"), nil
+	})
+	s.AddPrompt(mcp.NewPrompt("greet", mcp.WithArgument("who", mcp.RequiredArgument())), func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return mcp.NewGetPromptResult("a greeting", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello "+req.Params.Arguments["who"]))}), nil
+	})
+	s.AddResource(mcp.NewResource("doc://readme", "readme", mcp.WithMIMEType("text/plain")), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "the readme"}}, nil
+	})
+	s.AddResourceTemplate(mcp.NewResourceTemplate("doc://page/{n}", "page"), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "page " + strings.TrimPrefix(req.Params.URI, "doc://page/")}}, nil
+	})
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+
+	p, _ := startProxy(t, h.URL, proxy.Config{Extract: true})
+	c := connect(t, p.Server())
+	ctx := t.Context()
+
+	prompts, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+	require.NoError(t, err)
+	require.Len(t, prompts.Prompts, 1)
+	assert.Equal(t, "greet", prompts.Prompts[0].Name)
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = "greet"
+	req.Params.Arguments = map[string]string{"who": "Ada"}
+	got, err := c.GetPrompt(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, "a greeting", got.Description)
+	require.Len(t, got.Messages, 1)
+	assert.Equal(t, "hello Ada", got.Messages[0].Content.(mcp.TextContent).Text)
+
+	resources, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	require.NoError(t, err)
+	require.Len(t, resources.Resources, 1)
+	assert.Equal(t, "doc://readme", resources.Resources[0].URI)
+	rreq := mcp.ReadResourceRequest{}
+	rreq.Params.URI = "doc://readme"
+	read, err := c.ReadResource(ctx, rreq)
+	require.NoError(t, err)
+	assert.Equal(t, "the readme", read.Contents[0].(mcp.TextResourceContents).Text)
+	rreq.Params.URI = "doc://page/7"
+	read, err = c.ReadResource(ctx, rreq)
+	require.NoError(t, err)
+	assert.Equal(t, "page 7", read.Contents[0].(mcp.TextResourceContents).Text)
+
+	templates, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+	require.NoError(t, err)
+	var uris []string
+	for _, tpl := range templates.ResourceTemplates {
+		uris = append(uris, tpl.URITemplate.Raw())
+	}
+	assert.Contains(t, uris, "doc://page/{n}")
+	assert.True(t, strings.HasPrefix(strings.Join(uris, " "), "lro://") || strings.Contains(strings.Join(uris, " "), "lro://"), "%v", uris)
+
+	creq := mcp.CompleteRequest{}
+	creq.Params.Ref = mcp.PromptReference{Type: "ref/prompt", Name: "greet"}
+	creq.Params.Argument = mcp.CompleteArgument{Name: "who", Value: "A"}
+	comp, err := c.Complete(ctx, creq)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"greet:A1", "greet:A2"}, comp.Completion.Values)
+}
