@@ -342,3 +342,36 @@ func TestStdioServerExits(t *testing.T) {
 	assert.Contains(t, stdout.String(), `"id":1`)
 	assert.Contains(t, stdout.String(), "exited before answering initialize")
 }
+
+// TestReadmeMCPServersEntry: the README's mcpServers entry is valid JSON
+// whose command runs: lro-proxy, then after -- the server's npx line, run
+// here with the same package as npm installed it.
+func TestReadmeMCPServersEntry(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := string(readme)
+	start := strings.Index(text, "```json\n{\n  \"mcpServers\"")
+	require.GreaterOrEqual(t, start, 0, "the README's mcpServers entry")
+	block := text[start+len("```json\n"):]
+	block = block[:strings.Index(block, "```")]
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(block), &cfg))
+	entry := cfg.MCPServers["filesystem"]
+	require.Equal(t, "lro-proxy", entry.Command)
+	require.Equal(t, []string{"--", "npx", "-y", "@modelcontextprotocol/server-filesystem"}, entry.Args[:4])
+	assert.Contains(t, text, "claude mcp add filesystem -- lro-proxy -- npx -y @modelcontextprotocol/server-filesystem")
+
+	ts := e2e.TSClient(t)
+	fsBin := e2e.NodeBin(t, "mcp-server-filesystem")
+	root := fsTree(t, 2, 2, 10)
+	args := append([]string{"--", fsBin}, root) // npx -y PACKAGE DIR, with the installed package
+	res := ts.RunStdio(t, "readme", proxyBin, args, []string{"ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=" + t.TempDir()}, []e2e.Step{
+		e2e.CallTool("list_allowed_directories", nil),
+	})
+	assert.Contains(t, decodeTool(t, res[0]).Content[0].Text, root)
+}
