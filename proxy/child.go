@@ -524,10 +524,17 @@ func (r *relay) clientNotification(ctx context.Context, h *header, line []byte) 
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(h.Params, &params) == nil {
+			id := string(params.RequestID)
 			r.mu.Lock()
-			if lr := r.localReqs[string(params.RequestID)]; lr != nil {
+			if lr := r.localReqs[id]; lr != nil {
 				lr.cancelled = true
 				lr.cancel()
+			}
+			// A relayed request the client gave up: no answer, no
+			// timeout error, for it.
+			if pd := r.pending[id]; pd != nil && pd.resp == nil {
+				pd.timer.Stop()
+				delete(r.pending, id)
 			}
 			r.mu.Unlock()
 		}
