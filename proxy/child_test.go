@@ -108,7 +108,8 @@ type childClient struct {
 	in    *io.PipeWriter
 	lines chan map[string]json.RawMessage
 	done  chan error
-	notes []string // the params of the notifications received
+	notes []string        // the params of the notifications received
+	seen  map[string]bool // the ids of the answers passed over
 }
 
 func startChild(t *testing.T, mode string, cfg Config) *childClient {
@@ -174,6 +175,11 @@ func (c *childClient) wait(id string, d time.Duration) map[string]json.RawMessag
 			}
 			if m["method"] != nil {
 				c.notes = append(c.notes, string(m["params"]))
+			} else {
+				if c.seen == nil {
+					c.seen = map[string]bool{}
+				}
+				c.seen[string(m["id"])] = true
 			}
 		case <-timer.C:
 			c.t.Fatalf("no answer to %s within %s", id, d)
@@ -262,6 +268,13 @@ func TestChildTimeout(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":"p","method":"prompts/list"}`)
 	m := c.wait(`"p"`, 10*time.Second)
 	assert.Contains(t, string(m["error"]), "did not answer prompts/list")
+	// A request the client cancels gets no error when it times out.
+	c.send(`{"jsonrpc":"2.0","id":"q","method":"prompts/list"}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"q"}}`)
+	time.Sleep(500 * time.Millisecond)
+	c.send(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	c.wait(`6`, 5*time.Second)
+	assert.False(t, c.seen[`"q"`], "an answer to a request the client cancelled")
 	// The server was told both were cancelled.
 	deadline := time.Now().Add(5 * time.Second)
 	for !(strings.Contains(strings.Join(c.notes, ""), "cancelled 2") && strings.Contains(strings.Join(c.notes, ""), `cancelled \"p\"`)) && time.Now().Before(deadline) {
