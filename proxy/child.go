@@ -165,15 +165,15 @@ var errChildStopping = errors.New("lro: proxy: the proxy is stopping the server 
 
 // relay is one Serve of a local server.
 type relay struct {
-	p   *Proxy
-	cmd *exec.Cmd
-	in  io.WriteCloser // the server's stdin
-	pr  *os.File       // the server's stdout
+	p    *Proxy
+	cmd  *exec.Cmd
+	in   *os.File      // the server's stdin
+	inMu chan struct{} // held while a message is written to in
+	pr   *os.File      // the server's stdout
 
 	out   io.Writer // the client's stdout
 	outMu sync.Mutex
 
-	toChild chan []byte
 	exited  chan struct{} // closed when the server has exited
 	eof     chan struct{} // closed when its stdout has ended
 	exitErr error         // set before exited is closed
@@ -212,7 +212,7 @@ type localRequest struct {
 func newRelay(p *Proxy, out io.Writer) *relay {
 	return &relay{
 		p: p, out: out,
-		toChild:   make(chan []byte, 64),
+		inMu:      make(chan struct{}, 1),
 		exited:    make(chan struct{}),
 		eof:       make(chan struct{}),
 		sem:       make(chan struct{}, maxLocalRequests),
@@ -230,24 +230,29 @@ func (r *relay) start() error {
 	r.cmd.Stderr = c.stderr
 	r.cmd.WaitDelay = childGrace // a descendant holding stderr open does not hold Wait
 	childAttr(r.cmd)
-	in, err := r.cmd.StdinPipe()
-	if err != nil {
-		return fmt.Errorf("lro: proxy: starting the server %q: %w", c.name, err)
-	}
-	// The proxy's own pipe, not StdoutPipe: Wait must not close it under
-	// the reader while the server's last answers are still in it.
+	// The proxy's own pipes, not StdinPipe and StdoutPipe: Wait must not
+	// close stdout under the reader while the server's last answers are
+	// still in it, and a write to stdin takes a deadline.
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("lro: proxy: starting the server %q: %w", c.name, err)
 	}
-	r.cmd.Stdout = pw
-	if err := r.cmd.Start(); err != nil {
+	cr, cw, err := os.Pipe()
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		return fmt.Errorf("lro: proxy: starting the server %q: %w", c.name, err)
 	}
+	r.cmd.Stdout, r.cmd.Stdin = pw, cr
+	err = r.cmd.Start()
 	pw.Close()
-	r.in, r.pr = in, pr
+	cr.Close()
+	if err != nil {
+		pr.Close()
+		cw.Close()
+		return fmt.Errorf("lro: proxy: starting the server %q: %w", c.name, err)
+	}
+	r.in, r.pr = cw, pr
 	r.p.log.Info("lro proxy: started the server", "command", c.name, "pid", r.cmd.Process.Pid)
 	go func() {
 		err := r.cmd.Wait()
@@ -265,7 +270,6 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 		return fmt.Errorf("lro: proxy: %w", err)
 	}
 	defer front.UnregisterSession(context.Background(), r.sess.SessionID())
-	go r.writeChild()
 	go r.readChild()
 	go r.notifyClient(ctx)
 	clientDone := make(chan error, 1)
@@ -335,31 +339,36 @@ func (r *relay) failAll(err error) {
 	}
 }
 
-// writeChild writes the messages for the server to its stdin, in order.
-func (r *relay) writeChild() {
-	nl := []byte{'\n'}
-	for {
-		select {
-		case line := <-r.toChild:
-			if _, err := r.in.Write(line); err == nil {
-				_, err = r.in.Write(nl)
-			}
-		case <-r.exited:
-			return
-		}
-	}
-}
-
-// send queues line for the server.
+// send writes line to the server's stdin, one message at a time, within
+// ctx's deadline: a server that stops reading holds its senders no longer
+// than their calls' timeouts.
 func (r *relay) send(ctx context.Context, line []byte) error {
 	select {
-	case r.toChild <- line:
-		return nil
+	case r.inMu <- struct{}{}:
 	case <-r.exited:
 		return &ServerExitError{Command: r.p.child.name, Err: r.exitErr}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	defer func() { <-r.inMu }()
+	deadline, _ := ctx.Deadline() // zero: none
+	_ = r.in.SetWriteDeadline(deadline)
+	_, err := r.in.Write(line)
+	if err == nil {
+		_, err = r.in.Write([]byte{'\n'})
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	if err != nil {
+		select {
+		case <-r.exited:
+			return &ServerExitError{Command: r.p.child.name, Err: r.exitErr}
+		default:
+			return fmt.Errorf("lro: proxy: writing to the server: %w", err)
+		}
+	}
+	return nil
 }
 
 // write writes one message to the client.
