@@ -65,6 +65,9 @@ func fakeServer(mode string) {
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
 			continue
 		}
+		if mode == "deaf" && m.Method == "notifications/initialized" {
+			time.Sleep(time.Hour) // reads no more
+		}
 		switch m.Method {
 		case "initialize":
 			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{}},"serverInfo":{"name":"fake","version":"1"}}`)
@@ -283,6 +286,19 @@ func TestChildTimeout(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(c.notes, ""), "cancelled 2")
 	assert.Contains(t, strings.Join(c.notes, ""), `cancelled \"p\"`)
+}
+
+// TestChildNotReading: a server that stops reading its stdin holds a call
+// no longer than its timeout.
+func TestChildNotReading(t *testing.T) {
+	c := startChild(t, "deaf", Config{CallTimeout: 500 * time.Millisecond})
+	big := strings.Repeat("z", 4<<20) // more than a pipe holds
+	start := time.Now()
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"small","arguments":{"pad":"` + big + `"}}}`)
+	text, isErr := toolText(t, c.wait(`2`, 10*time.Second))
+	assert.True(t, isErr)
+	assert.Contains(t, text, "did not answer")
+	assert.Less(t, time.Since(start), 5*time.Second)
 }
 
 func TestChildExit(t *testing.T) {
