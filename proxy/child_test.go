@@ -126,7 +126,9 @@ func startChildTB(t testing.TB, mode string, cfg Config) *childClient {
 	off, err := lro.New(lcfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { off.Close() })
-	cfg.Command = []string{os.Args[0]}
+	if cfg.Command == nil {
+		cfg.Command = []string{os.Args[0]}
+	}
 	cfg.Stderr = io.Discard
 	p, err := New(off, cfg)
 	require.NoError(t, err)
