@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -60,6 +61,7 @@ func fakeServer(mode string) {
 			Params struct {
 				Name      string          `json:"name"`
 				RequestID json.RawMessage `json:"requestId"`
+				Cursor    string          `json:"cursor"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
@@ -72,7 +74,14 @@ func fakeServer(mode string) {
 		case "initialize":
 			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{}},"serverInfo":{"name":"fake","version":"1"}}`)
 		case "tools/list":
-			reply(m.ID, `{"tools":[{"name":"big","inputSchema":{"type":"object"}},{"name":"small","inputSchema":{"type":"object"}}]}`)
+			switch {
+			case mode == "paged" && m.Params.Cursor == "":
+				reply(m.ID, `{"tools":[{"name":"big","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"number"}}}}],"nextCursor":"page2"}`)
+			case mode == "paged":
+				reply(m.ID, `{"tools":[{"name":"small","inputSchema":{"type":"object"}}],"_meta":{"cursor":`+strconv.Quote(m.Params.Cursor)+`}}`)
+			default:
+				reply(m.ID, `{"tools":[{"name":"big","inputSchema":{"type":"object"}},{"name":"small","inputSchema":{"type":"object"}}]}`)
+			}
 		case "ping":
 			reply(m.ID, `{}`)
 		case "notifications/cancelled":
@@ -280,6 +289,7 @@ func TestChildTimeout(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
 	c.wait(`6`, 5*time.Second)
 	assert.False(t, c.seen[`"q"`], "an answer to a request the client cancelled")
+	assert.Contains(t, strings.Join(c.notes, ""), `cancelled \"q\"`, "the client's cancellation reached the server")
 	// The server was told both were cancelled.
 	deadline := time.Now().Add(5 * time.Second)
 	for !(strings.Contains(strings.Join(c.notes, ""), "cancelled 2") && strings.Contains(strings.Join(c.notes, ""), `cancelled \"p\"`)) && time.Now().Before(deadline) {
@@ -301,6 +311,35 @@ func TestChildNotReading(t *testing.T) {
 	assert.True(t, isErr)
 	assert.Contains(t, text, "did not answer")
 	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// TestChildPagedTools: the server's pages and cursors pass through; the
+// output schemas are widened, and lro_extract comes on the last page.
+func TestChildPagedTools(t *testing.T) {
+	c := startChild(t, "paged", Config{Extract: true})
+	page := func(id, params string) (names []string, cursor string, raw string) {
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":` + params + `}`)
+		m := c.wait(id, 10*time.Second)
+		var res struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		require.NoError(t, json.Unmarshal(m["result"], &res), "%s", m["error"])
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return names, res.NextCursor, string(m["result"])
+	}
+	names, cursor, raw := page("2", `{}`)
+	assert.Equal(t, []string{"big"}, names)
+	assert.Equal(t, "page2", cursor)
+	assert.Contains(t, raw, `"anyOf"`, "the output schema widened")
+	names, cursor, raw = page("3", `{"cursor":"page2"}`)
+	assert.Equal(t, []string{"small", lro.ExtractToolName}, names)
+	assert.Empty(t, cursor)
+	assert.Contains(t, raw, `"cursor":"page2"`, "the cursor reached the server")
 }
 
 func TestChildExit(t *testing.T) {
