@@ -208,6 +208,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	if cfg.Extract {
 		off.AddExtractTool(p.front)
 	}
+	p.forwardSetLevel()
 	// A client lists the tools as soon as it starts: have them by then
 	// when the remote is up, and follow them later when it is not.
 	if _, err := p.connect(p.ctx); err != nil {
@@ -770,7 +771,10 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 		defer cancel()
 		fwd := mcp.CallToolRequest{Params: req.Params}
 		fwd.Params.Name = tool
-		fwd.Params.Meta = nil // the client's _meta is not the remote's business
+		fwd.Params.Meta = nil // the client's _meta is not the remote's business, but its progress token
+		if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+			fwd.Params.Meta = &mcp.Meta{ProgressToken: m.ProgressToken}
+		}
 		var err error
 		for attempt, retired := 0, 0; attempt < 2; attempt++ {
 			var c *client.Client

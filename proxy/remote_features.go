@@ -17,6 +17,8 @@ import (
 // resources/read and completion/complete is forwarded. Listings follow
 // the remote's list-changed notifications, paced with the tool listing;
 // its log messages and resource updates go to the clients as they come.
+// Progress notifications of a call reach the client (its progress token
+// goes with the call), and its logging/setLevel reaches the remote.
 // Pagination cursors and the remote's requests to the client (sampling,
 // elicitation, roots) do not pass: a local server (Config.Command) is
 // relayed message by message and has them all.
@@ -38,13 +40,32 @@ func (p *Proxy) remoteOptions() []server.ServerOption {
 // and resource updates to the clients, list changes to a new listing.
 func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
-	case "notifications/message", mcp.MethodNotificationResourceUpdated:
+	case "notifications/message", mcp.MethodNotificationResourceUpdated, string(mcp.MethodNotificationProgress):
 		if p.front != nil {
 			p.front.SendNotificationToAllClients(n.Method, n.Params.AdditionalFields)
 		}
 	case mcp.MethodNotificationPromptsListChanged, mcp.MethodNotificationResourcesListChanged:
 		p.requestResync()
 	}
+}
+
+// forwardSetLevel passes the client's logging/setLevel on to the remote.
+func (p *Proxy) forwardSetLevel() {
+	h := p.front.GetHooks()
+	if h == nil {
+		h = &server.Hooks{}
+		server.WithHooks(h)(p.front)
+	}
+	h.AddAfterSetLevel(func(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		c, ctx, cancel, err := p.upstreamClient(context.WithoutCancel(ctx))
+		if err != nil {
+			return
+		}
+		defer cancel()
+		if err := c.SetLevel(ctx, mcp.SetLevelRequest{Params: req.Params}); err != nil {
+			p.log.Warn("lro proxy: the remote refused logging/setLevel", "remote", p.cfg.Remote, "error", proxyClip(err.Error(), p.lim.errText))
+		}
+	})
 }
 
 // syncFeatures serves the remote's prompts, resources and resource

@@ -5,7 +5,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/assert"
@@ -91,4 +93,67 @@ func TestRemotePromptsResourcesCompletions(t *testing.T) {
 	comp, err := c.Complete(ctx, creq)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"greet:A1", "greet:A2"}, comp.Completion.Values)
+}
+
+// TestRemoteProgressAndLogging: a remote's progress notifications reach
+// the client that asked for them, its log messages reach the client, and
+// the client's logging/setLevel reaches the remote.
+func TestRemoteProgressAndLogging(t *testing.T) {
+	levels := make(chan mcp.LoggingLevel, 1)
+	hooks := &server.Hooks{}
+	hooks.AddAfterSetLevel(func(_ context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		levels <- req.Params.Level
+	})
+	s := server.NewMCPServer("progress", "1.0.0", server.WithLogging(), server.WithHooks(hooks))
+	s.AddTool(mcp.NewTool("slow"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv := server.ServerFromContext(ctx)
+		if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+			for i := 1; i <= 2; i++ {
+				_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{"progressToken": m.ProgressToken, "progress": i, "total": 2})
+			}
+		}
+		_ = srv.SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": "info", "data": "working"})
+		// mcp-go's streamable HTTP server may drop the notifications of a
+		// request still queued when its handler returns.
+		time.Sleep(100 * time.Millisecond)
+		return mcp.NewToolResultText("done"), nil
+	})
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+	p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: "2025-11-25"})
+	c := connect(t, p.Server(), client.WithProtocolVersion("2025-11-25")) // logging/setLevel is gone from 2026-07-28
+	notes := make(chan mcp.JSONRPCNotification, 10)
+	c.OnNotification(func(n mcp.JSONRPCNotification) { notes <- n })
+
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "slow"
+	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
+	res, err := c.CallTool(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Content[0].(mcp.TextContent).Text)
+	var progress, messages int
+	for deadline := time.After(5 * time.Second); progress < 2 || messages < 1; {
+		select {
+		case n := <-notes:
+			switch n.Method {
+			case "notifications/progress":
+				progress++
+				assert.Equal(t, "tok-1", n.Params.AdditionalFields["progressToken"])
+			case "notifications/message":
+				messages++
+			}
+		case <-deadline:
+			t.Fatalf("progress notifications %d, log messages %d", progress, messages)
+		}
+	}
+
+	lreq := mcp.SetLevelRequest{}
+	lreq.Params.Level = mcp.LoggingLevelDebug
+	require.NoError(t, c.SetLevel(t.Context(), lreq))
+	select {
+	case l := <-levels:
+		assert.Equal(t, mcp.LoggingLevelDebug, l)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the remote did not get logging/setLevel")
+	}
 }
