@@ -51,6 +51,14 @@
 // [Config.MemoryToolsOnly] narrows this to the tools the Offloader has a
 // policy for.
 //
+// It also serves the remote's prompts, resources and resource templates
+// as the remote lists them (all pages together), forwards prompts/get,
+// resources/read and completion/complete, passes the remote's progress
+// notifications, log messages and resource updates to the client and the
+// client's logging/setLevel to the remote, and follows the remote's list
+// changes. The remote's requests to the client (sampling, elicitation,
+// roots) do not pass: a local server has them (see above).
+//
 // It announces itself as a proxy (clientInfo.proxy = true, and the
 // experimental capability lro.ProxyCapability), so a remote built on lro
 // returns full results instead of offloading them on its own disk.
