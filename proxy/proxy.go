@@ -114,6 +114,9 @@ type Proxy struct {
 	lim   proxyLimits
 	httpc *http.Client // every upstream connection's, bounded
 
+	sessMu sync.Mutex
+	sess   server.ClientSession // the client's session, which answers the remote's requests
+
 	warnMu sync.Mutex
 	warned map[string]bool // warnings already logged, by key
 
@@ -209,6 +212,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 		off.AddExtractTool(p.front)
 	}
 	p.forwardSetLevel()
+	p.trackClient()
 	// A client lists the tools as soon as it starts: have them by then
 	// when the remote is up, and follow them later when it is not.
 	if _, err := p.connect(p.ctx); err != nil {
@@ -440,7 +444,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	}
 	copts := []client.ClientOption{client.WithClientCapabilities(mcp.ClientCapabilities{
 		Experimental: map[string]any{proxywire.Capability: map[string]any{proxywire.Feature: true}},
-	})}
+	}), client.WithSamplingHandler(remoteRequests{p}), client.WithElicitationHandler(remoteRequests{p}), client.WithRootsHandler(remoteRequests{p})}
 	if version != "" {
 		copts = append(copts, client.WithProtocolVersion(version))
 		if version < mcp.ProtocolVersion20260728 {

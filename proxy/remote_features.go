@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -18,10 +19,13 @@ import (
 // the remote's list-changed notifications, paced with the tool listing;
 // its log messages and resource updates go to the clients as they come.
 // Progress notifications of a call reach the client (its progress token
-// goes with the call), and its logging/setLevel reaches the remote.
-// Pagination cursors and the remote's requests to the client (sampling,
-// elicitation, roots) do not pass: a local server (Config.Command) is
-// relayed message by message and has them all.
+// goes with the call), and its logging/setLevel reaches the remote. The
+// remote's requests to the client (sampling/createMessage,
+// elicitation/create, roots/list) go to the client connected to the
+// proxy: the proxy declares the three capabilities to the remote, and a
+// request the client cannot answer gets the client's error, or one that
+// says no client is connected. Pagination cursors do not pass: a local
+// server (Config.Command) is relayed message by message and has them.
 
 // remoteOptions are the local server's options for what a remote may
 // have besides tools.
@@ -47,6 +51,71 @@ func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
 	case mcp.MethodNotificationPromptsListChanged, mcp.MethodNotificationResourcesListChanged:
 		p.requestResync()
 	}
+}
+
+// trackClient keeps the local server's client session, which answers the
+// remote's requests.
+func (p *Proxy) trackClient() {
+	h := p.front.GetHooks()
+	if h == nil {
+		h = &server.Hooks{}
+		server.WithHooks(h)(p.front)
+	}
+	h.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
+		p.sessMu.Lock()
+		p.sess = s
+		p.sessMu.Unlock()
+	})
+	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		p.sessMu.Lock()
+		if p.sess == s {
+			p.sess = nil
+		}
+		p.sessMu.Unlock()
+	})
+}
+
+// clientContext returns ctx with the client session that answers the
+// remote's requests.
+func (p *Proxy) clientContext(ctx context.Context) (context.Context, error) {
+	p.sessMu.Lock()
+	s := p.sess
+	p.sessMu.Unlock()
+	if s == nil {
+		return nil, errors.New("lro: proxy: no client is connected to the proxy to answer the remote's request")
+	}
+	return p.front.WithContext(ctx, s), nil
+}
+
+// remoteRequests answers the remote's requests to the client by asking
+// the proxy's client.
+type remoteRequests struct{ p *Proxy }
+
+// CreateMessage asks the client (sampling/createMessage).
+func (r remoteRequests) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	ctx, err := r.p.clientContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.p.front.RequestSampling(ctx, req)
+}
+
+// Elicit asks the client (elicitation/create).
+func (r remoteRequests) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	ctx, err := r.p.clientContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.p.front.RequestElicitation(ctx, req)
+}
+
+// ListRoots asks the client (roots/list).
+func (r remoteRequests) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	ctx, err := r.p.clientContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.p.front.RequestRoots(ctx, req)
 }
 
 // forwardSetLevel passes the client's logging/setLevel on to the remote.

@@ -157,3 +157,61 @@ func TestRemoteProgressAndLogging(t *testing.T) {
 		t.Fatal("the remote did not get logging/setLevel")
 	}
 }
+
+// answers is a client that answers sampling, elicitation and roots.
+type answers struct{}
+
+func (answers) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	text := req.Messages[0].Content.(mcp.TextContent).Text
+	return &mcp.CreateMessageResult{Model: "m", SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("sampled " + text)}}, nil
+}
+
+func (answers) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"ok": true}}}, nil
+}
+
+func (answers) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///root-of-the-client", Name: "r"}}}, nil
+}
+
+// TestRemoteRequestsToTheClient: the remote's sampling, elicitation and
+// roots requests reach the proxy's client, and its answers the remote.
+func TestRemoteRequestsToTheClient(t *testing.T) {
+	s := server.NewMCPServer("asking", "1.0.0", server.WithElicitation())
+	s.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv := server.ServerFromContext(ctx)
+		sreq := mcp.CreateMessageRequest{}
+		sreq.Messages = []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hello")}}
+		sreq.MaxTokens = 10
+		sampled, err := srv.RequestSampling(ctx, sreq)
+		if err != nil {
+			return mcp.NewToolResultError("sampling: " + err.Error()), nil
+		}
+		ereq := mcp.ElicitationRequest{}
+		ereq.Params.Message = "ok?"
+		ereq.Params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}
+		elicited, err := srv.RequestElicitation(ctx, ereq)
+		if err != nil {
+			return mcp.NewToolResultError("elicitation: " + err.Error()), nil
+		}
+		roots, err := srv.RequestRoots(ctx, mcp.ListRootsRequest{})
+		if err != nil {
+			return mcp.NewToolResultError("roots: " + err.Error()), nil
+		}
+		return mcp.NewToolResultText(sampled.Content.(mcp.TextContent).Text + " / " + string(elicited.Action) + " / " + roots.Roots[0].URI), nil
+	})
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+	// Under 2026-07-28 a server asks through the input requests of its
+	// result instead (mcp-go's client answers them with the same handlers).
+	for _, version := range []string{"2025-11-25"} {
+		t.Run("remote protocol "+version, func(t *testing.T) {
+			p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: version})
+			c := connect(t, p.Server(), client.WithProtocolVersion("2025-11-25"),
+				client.WithSamplingHandler(answers{}), client.WithElicitationHandler(answers{}), client.WithRootsHandler(answers{}))
+			res := callTool(t, c, "ask", nil)
+			require.False(t, res.IsError, "%v", res.Content)
+			assert.Equal(t, "sampled hello / accept / file:///root-of-the-client", res.Content[0].(mcp.TextContent).Text)
+		})
+	}
+}
