@@ -55,9 +55,10 @@
 // as the remote lists them (all pages together), forwards prompts/get,
 // resources/read and completion/complete, passes the remote's progress
 // notifications, log messages and resource updates to the client and the
-// client's logging/setLevel to the remote, and follows the remote's list
-// changes. The remote's requests to the client (sampling, elicitation,
-// roots) do not pass: a local server has them (see above).
+// client's logging/setLevel to the remote, follows the remote's list
+// changes, and passes the remote's requests (sampling, elicitation, roots)
+// to the client, declaring the three capabilities to the remote. Listing
+// pages and cursors do not pass (a local server has them, see above).
 //
 // It announces itself as a proxy (clientInfo.proxy = true, and the
 // experimental capability lro.ProxyCapability), so a remote built on lro
