@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,7 +245,22 @@ func (r *relay) start() error {
 		return fmt.Errorf("lro: proxy: starting the server %q: %w", c.name, err)
 	}
 	r.cmd.Stdout, r.cmd.Stdin = pw, cr
-	err = r.cmd.Start()
+	// Pdeathsig fires when the thread that started the server ends, not
+	// the process: the goroutine that starts it keeps its thread until the
+	// server has exited (Go ends no thread of its own but a locked one).
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := r.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		r.exitErr = r.cmd.Wait()
+		close(r.exited)
+	}()
+	err = <-started
 	pw.Close()
 	cr.Close()
 	if err != nil {
@@ -254,11 +270,6 @@ func (r *relay) start() error {
 	}
 	r.in, r.pr = cw, pr
 	r.p.log.Info("lro proxy: started the server", "command", c.name, "pid", r.cmd.Process.Pid)
-	go func() {
-		err := r.cmd.Wait()
-		r.exitErr = err
-		close(r.exited)
-	}()
 	return nil
 }
 
