@@ -241,13 +241,19 @@ func TestStdioEverythingThroughProxy(t *testing.T) {
 		e2e.CallToolProgress("trigger-long-running-operation", map[string]any{"duration": 1, "steps": 3}),
 		e2e.Request("resources/templates/list", nil),
 		e2e.Request("nonexistent/method", nil),
+		e2e.Notifications(), // forget those so far
+		e2e.Request("resources/subscribe", map[string]any{"uri": doc}),
+		e2e.CallTool("toggle-simulated-logging", nil),
+		e2e.CallTool("toggle-subscriber-updates", nil),
+		e2e.Sleep(500),
+		e2e.Notifications(),
 	}
 	roots := []string{"file:///tmp/lro-root-a"}
 	direct := ts.RunStdioFeatures(t, "direct", roots, bin, nil, steps)
 	proxied := ts.RunStdioFeatures(t, "through-proxy", roots, proxyBin, []string{"--", bin}, steps)
-	templates := len(steps) - 2
+	templates, notes := 20, len(steps)-1
 	for i, step := range steps {
-		if i == templates || i == 5 { // 5: a dynamic resource, made at each read
+		if i == templates || i == 5 || i >= notes-5 { // 5: a dynamic resource, made at each read
 			continue
 		}
 		name := step.Method + step.Name
@@ -275,6 +281,21 @@ func TestStdioEverythingThroughProxy(t *testing.T) {
 	assert.GreaterOrEqual(t, len(prog.Progress), 2, "progress notifications through the proxy")
 	assert.Equal(t, dprog.Progress[:2], prog.Progress[:2])
 	assert.Contains(t, string(proxied[12].Result), `"type":"image"`)
+	// Log messages and resource updates, as a direct client gets them.
+	methods := func(r e2e.StepResult) map[string]bool {
+		var ns []struct {
+			Method string `json:"method"`
+		}
+		require.NoError(t, json.Unmarshal(r.Result, &ns))
+		m := map[string]bool{}
+		for _, n := range ns {
+			m[n.Method] = true
+		}
+		return m
+	}
+	assert.True(t, methods(direct[notes])["notifications/message"], "%s", direct[notes].Result)
+	assert.Equal(t, methods(direct[notes]), methods(proxied[notes]), "%s", proxied[notes].Result)
+	assert.True(t, methods(proxied[notes])["notifications/resources/updated"], "%s", proxied[notes].Result)
 	// The server's templates, and the proxy's lro:// ones after them.
 	var dt, pt struct {
 		Templates []map[string]any `json:"resourceTemplates"`
