@@ -587,9 +587,17 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	cctx, cancel := context.WithTimeout(ctx, r.p.cfg.CallTimeout)
 	lr := &localRequest{cancel: cancel}
 	r.mu.Lock()
+	if err := r.dead; err != nil {
+		// Stopping: run waits for the requests in flight, and takes no more.
+		r.mu.Unlock()
+		cancel()
+		<-r.sem
+		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+		return
+	}
 	r.localReqs[string(h.ID)] = lr
-	r.mu.Unlock()
 	r.wg.Add(1)
+	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
 		defer func() { <-r.sem }()
