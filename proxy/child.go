@@ -45,7 +45,9 @@ import (
 //
 // Why not mcp-go's stdio client: it reads a line with
 // bufio.Reader.ReadString, without bound (a server that floods stdout
-// grows the proxy without bound), and it types every message it relays,
+// grows the proxy without bound: one line of 256 MiB took its transport
+// 3.8 s and 1028 MiB of heap, where the relay skips it in 0.1 s holding
+// 5 MiB, TestChildFloodIsBounded), and it types every message it relays,
 // which loses what its types do not model and every method it does not
 // know. The relay reads a line of at most MaxResponseBytes (lineReader),
 // decodes only the id and method of a message, and the results of
