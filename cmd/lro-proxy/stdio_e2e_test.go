@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -397,4 +400,30 @@ func TestReadmeMCPServersEntry(t *testing.T) {
 		e2e.CallTool("list_allowed_directories", nil),
 	})
 	assert.Contains(t, decodeTool(t, res[0]).Content[0].Text, root)
+}
+
+// TestStdioMCPGoClient: mcp-go's client, which speaks 2026-07-28 first,
+// through the proxy in front of the reference filesystem server, which
+// speaks an older protocol.
+func TestStdioMCPGoClient(t *testing.T) {
+	fsBin := e2e.NodeBin(t, "mcp-server-filesystem")
+	root := fsTree(t, 2, 2, 10)
+	c, err := mcpclient.NewStdioMCPClient(proxyBin, []string{"ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=" + t.TempDir()}, "--", fsBin, root)
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	init := mcpgo.InitializeRequest{}
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go", Version: "1"}
+	_, err = c.Initialize(ctx, init)
+	require.NoError(t, err)
+	tools, err := c.ListTools(ctx, mcpgo.ListToolsRequest{})
+	require.NoError(t, err)
+	assert.NotEmpty(t, tools.Tools)
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = "read_text_file"
+	req.Params.Arguments = map[string]any{"path": filepath.Join(root, "small.txt")}
+	res, err := c.CallTool(ctx, req)
+	require.NoError(t, err)
+	assert.Contains(t, res.Content[0].(mcpgo.TextContent).Text, "hello from a small file")
 }
