@@ -1,20 +1,44 @@
-// Package proxy is a local MCP server in front of a remote streamable-HTTP
-// MCP server that offloads the remote's large tool results on this
-// machine, where the model's shell (or lro_extract) can read them: the
-// specification's Local LRO Proxy. It sits beside package lro as
-// net/http/httputil sits beside net/http: a server that offloads its own
-// results imports only lro and links none of the client code this package
-// needs. The lro-proxy command is a thin main over it.
+// Package proxy is a local MCP server in front of another MCP server, a
+// local stdio server it starts ([Config.Command], in any language) or a
+// remote streamable-HTTP one ([Config.Remote]), that offloads the
+// server's large tool results on this machine, where the model's shell
+// (or lro_extract) can read them: the specification's Local LRO Proxy. It
+// sits beside package lro as net/http/httputil sits beside net/http: a
+// server that offloads its own results imports only lro and links none of
+// the client code this package needs. The lro-proxy command is a thin main
+// over it.
 //
 //	off, err := lro.New(lro.DefaultConfig())
 //	if err != nil { ... }
 //	defer off.Close()
-//	p, err := proxy.New(off, proxy.Config{Remote: "https://memory.example.com/mcp", Extract: true})
+//	p, err := proxy.New(off, proxy.Config{
+//		Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"},
+//		Extract: true,
+//	})
 //	if err != nil { ... }
 //	defer p.Close()
-//	err = server.ServeStdio(p.Server())
+//	err = p.Serve(ctx, os.Stdin, os.Stdout)
 //
-// # What it relays
+// # A local server
+//
+// With [Config.Command], [Proxy.Serve] starts the server and relays all
+// of MCP between the client and it, message by message, ids and all: the
+// server's capabilities, tools, resources (list, templates, read,
+// subscriptions and their updates), prompts, completions, logging,
+// progress and cancellation both ways, list-changed notifications,
+// pagination cursors, and the server's requests to the client (sampling,
+// elicitation, roots). The proxy steps in only for offloading: each
+// tools/call result is judged as below, the output schemas of the judged
+// tools are widened, and lro_extract and the lro:// resource templates
+// are served beside the server's own. Each message of the server is
+// bounded by [Config.MaxResponseBytes] (a longer one is skipped as it
+// streams by; the request it answers gets an error that names the limit)
+// and each request by [Config.CallTimeout] (the request gets an error and
+// the server a cancellation). The server is ended when the client
+// disconnects, with its process group, and on Linux when the proxy dies;
+// when it exits by itself, Serve returns a [*ServerExitError].
+//
+// # What it relays of a remote
 //
 // The proxy lists the remote's tools and serves them under their names,
 // with their input schemas as the remote sent them. It forwards arguments
@@ -27,13 +51,24 @@
 // [Config.MemoryToolsOnly] narrows this to the tools the Offloader has a
 // policy for.
 //
+// It also serves the remote's prompts, resources and resource templates
+// as the remote lists them (all pages together), forwards prompts/get,
+// resources/read and completion/complete, passes the remote's progress
+// notifications, log messages and resource updates to the client and the
+// client's logging/setLevel to the remote, follows the remote's list
+// changes, and passes the remote's requests (sampling, elicitation, roots)
+// to the client, declaring the three capabilities to the remote. Listing
+// pages and cursors do not pass (a local server has them, see above).
+//
 // It announces itself as a proxy (clientInfo.proxy = true, and the
 // experimental capability lro.ProxyCapability), so a remote built on lro
 // returns full results instead of offloading them on its own disk.
 //
 // # What it trusts
 //
-// The remote is another party. The proxy bounds what it reads of it (the
+// The server is another party; what follows is said of a remote, and
+// holds of a local server too where it applies (the look-alike check, the
+// error bound, MaxResponseBytes). The remote is another party. The proxy bounds what it reads of it (the
 // limits of [Config]; a call past one gets a tool error that names it, see
 // [RemoteLimitError]), keeps only the remote's current tool listing, bounds
 // its size ([Config.MaxToolsBytes]) and lists it again at most once a

@@ -29,15 +29,26 @@ import (
 // Config configures a [Proxy].
 type Config struct {
 	// Remote is the URL of the remote streamable-HTTP MCP server,
-	// e.g. https://memory.example.com/mcp.
+	// e.g. https://memory.example.com/mcp. Give Remote or Command, not
+	// both.
 	Remote string
+	// Command is a local MCP server to start and speak to over its stdin
+	// and stdout: the program (looked up in PATH) and its arguments, e.g.
+	// {"npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"}.
+	// The proxy starts it in [Proxy.Serve], relays all of MCP between the
+	// client and it, and ends it when the client disconnects (see the
+	// package documentation, "A local server").
+	Command []string
+	// Stderr receives the Command's standard error. Nil means os.Stderr.
+	Stderr io.Writer
 	// Headers are sent with every request to the remote, e.g. an
 	// Authorization header.
 	Headers map[string]string
 	// ProtocolVersion pins the protocol spoken to the remote. Empty means
 	// negotiate: 2026-07-28 first, then 2025-11-25 with initialize.
 	ProtocolVersion string
-	// CallTimeout bounds one forwarded call. Zero means 5 minutes.
+	// CallTimeout bounds one forwarded call (of a Command: every request
+	// of the client). Zero means 5 minutes.
 	CallTimeout time.Duration
 	// Logger receives connection events. Nil means none. A proxy serving
 	// stdio must not log to stdout.
@@ -56,7 +67,8 @@ type Config struct {
 	MemoryToolsOnly bool
 
 	// MaxResponseBytes bounds one response of the remote: a JSON body, or
-	// the whole event stream that answers one request. A call whose
+	// the whole event stream that answers one request; of a Command, every
+	// message it writes (one line). A call whose
 	// response is larger gets a tool error that names this limit; the
 	// proxy reads no further. Zero means [DefaultMaxResponseBytes]
 	// (64 MiB); negative means no limit.
@@ -102,6 +114,9 @@ type Proxy struct {
 	lim   proxyLimits
 	httpc *http.Client // every upstream connection's, bounded
 
+	sessMu sync.Mutex
+	sess   server.ClientSession // the client's session, which answers the remote's requests
+
 	warnMu sync.Mutex
 	warned map[string]bool // warnings already logged, by key
 
@@ -114,8 +129,11 @@ type Proxy struct {
 	served   map[string]string // remote tools currently served: name -> raw JSON
 	lastSync time.Time         // when the last listing started
 	refused  error             // why the last listing was refused, or nil
+	features listings          // the remote's prompts, resources, templates served
 	retired  int               // connections retired for what their client kept
 	resync   chan struct{}
+
+	child *childConfig // set when the upstream is a Command
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -140,7 +158,13 @@ var (
 	errRetired = errors.New("lro: proxy: the connection to the remote was replaced while the call started; try again")
 )
 
-// New returns a proxy of the remote server in cfg, offloading with off (its
+// New returns a proxy of the server in cfg, offloading with off (its
+// Middleware and, with cfg.Extract, lro_extract).
+//
+// With cfg.Command, New checks that the command can be run (it looks it
+// up in PATH, and fails naming it when it cannot) and starts nothing:
+// [Proxy.Serve] starts the server. With cfg.Remote, New returns a proxy of
+// the remote server in cfg, offloading with off (its
 // Middleware and, with cfg.Extract, lro_extract). It connects and lists the
 // remote's tools before it returns (within 30 seconds); if the remote is
 // not reachable yet, it keeps trying in the background and serves the
@@ -155,6 +179,12 @@ var (
 func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, error) {
 	if off == nil {
 		return nil, errors.New("lro: proxy: no Offloader (make one with lro.New)")
+	}
+	if len(cfg.Command) > 0 {
+		if cfg.Remote != "" {
+			return nil, fmt.Errorf("lro: proxy: both a remote URL (%s) and a command (%s): give one", cfg.Remote, strings.Join(cfg.Command, " "))
+		}
+		return newChild(off, cfg, opts)
 	}
 	remote, err := checkRemoteURL(cfg.Remote)
 	if err != nil {
@@ -176,11 +206,13 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption()}, opts...)
-	p.front = server.NewMCPServer("lro-proxy", "0.1.0", all...)
+	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption()}, p.remoteOptions()...)
+	p.front = server.NewMCPServer("lro-proxy", "0.1.0", append(all, opts...)...)
 	if cfg.Extract {
 		off.AddExtractTool(p.front)
 	}
+	p.forwardSetLevel()
+	p.trackClient()
 	// A client lists the tools as soon as it starts: have them by then
 	// when the remote is up, and follow them later when it is not.
 	if _, err := p.connect(p.ctx); err != nil {
@@ -201,14 +233,20 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	return p, nil
 }
 
-// Server returns the local MCP server to serve to the client.
+// Server returns the local MCP server to serve to the client of a
+// Remote (with lro.ServeStdio or [Proxy.Serve]). With a Command, serve
+// the client with [Proxy.Serve]: Server is then the part that answers
+// lro_extract, the lro:// resources and judges tool results.
 func (p *Proxy) Server() *server.MCPServer { return p.front }
 
-// Close disconnects from the remote and stops reconnecting.
+// Close disconnects from the remote and stops reconnecting; with a
+// Command, it ends a Serve in progress, which ends the server.
 func (p *Proxy) Close() error {
 	p.cancel()
 	p.done.Wait()
-	p.closeUpstream()
+	if p.child == nil {
+		p.closeUpstream()
+	}
 	return nil
 }
 
@@ -406,7 +444,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	}
 	copts := []client.ClientOption{client.WithClientCapabilities(mcp.ClientCapabilities{
 		Experimental: map[string]any{proxywire.Capability: map[string]any{proxywire.Feature: true}},
-	})}
+	}), client.WithSamplingHandler(remoteRequests{p}), client.WithElicitationHandler(remoteRequests{p}), client.WithRootsHandler(remoteRequests{p})}
 	if version != "" {
 		copts = append(copts, client.WithProtocolVersion(version))
 		if version < mcp.ProtocolVersion20260728 {
@@ -431,6 +469,8 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 			// Changes made before the subscription took effect were not
 			// announced: list once more now that they will be.
 			p.requestResync()
+		default:
+			p.remoteNotification(n)
 		}
 	})
 	// Start's context outlives the dial: it bounds the client's streams.
@@ -519,6 +559,11 @@ func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransp
 	pages, err := p.listTools(ctx, c, tr)
 	if err == nil {
 		err = p.applyListing(pages)
+	}
+	if err == nil {
+		if ferr := p.syncFeatures(ctx, c); ferr != nil {
+			p.log.Warn("lro proxy: listing the remote's prompts and resources", "remote", p.cfg.Remote, "error", proxyClip(ferr.Error(), p.lim.errText))
+		}
 	}
 	var lim *RemoteLimitError
 	if errors.As(err, &lim) {
@@ -730,7 +775,10 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 		defer cancel()
 		fwd := mcp.CallToolRequest{Params: req.Params}
 		fwd.Params.Name = tool
-		fwd.Params.Meta = nil // the client's _meta is not the remote's business
+		fwd.Params.Meta = nil // the client's _meta is not the remote's business, but its progress token
+		if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+			fwd.Params.Meta = &mcp.Meta{ProgressToken: m.ProgressToken}
+		}
 		var err error
 		for attempt, retired := 0, 0; attempt < 2; attempt++ {
 			var c *client.Client
@@ -799,12 +847,20 @@ func (p *Proxy) judge(tool string, res *mcp.CallToolResult) *mcp.CallToolResult 
 	restoreStructured(res)
 	if why := lookalike(res); why != "" {
 		p.warnOnce("lookalike "+tool, "lro proxy: a remote result looks like an offload descriptor; the client gets a tool error instead", "tool", tool, "why", why)
-		return lookalikeResult(p.cfg.Remote, tool, why, res, p.lim.errText)
+		return lookalikeResult(p.upstream(), tool, why, res, p.lim.errText)
 	}
 	if res.IsError {
 		return boundError(res, p.lim.errText)
 	}
 	return res
+}
+
+// upstream names the server behind the proxy, for messages.
+func (p *Proxy) upstream() string {
+	if p.child != nil {
+		return p.child.name
+	}
+	return p.cfg.Remote
 }
 
 // neverSent reports whether a call certainly did not reach the remote, so

@@ -27,6 +27,10 @@ import (
 var proxyBin, serverBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeServerEnv) != "" {
+		fakeStdioServer() // the test binary as a stdio server (stdio_bench_test.go)
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "lro-proxy-e2e-")
 	if err != nil {
 		panic(err)
@@ -220,7 +224,13 @@ func TestProxyWithMCPGoClientAndRemoteRestart(t *testing.T) {
 func TestProxyFlags(t *testing.T) {
 	out, err := exec.Command(proxyBin).CombinedOutput()
 	assert.Error(t, err)
-	assert.Contains(t, string(out), "-remote is required")
+	assert.Contains(t, string(out), "give a server: -- COMMAND [ARGS...] (a local stdio server) or -remote URL")
+	out, err = exec.Command(proxyBin, "-remote", "http://127.0.0.1:1/mcp", "--", "npx", "server").CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "both -remote http://127.0.0.1:1/mcp and a command (npx server): give one")
+	out, err = exec.Command(proxyBin, "--", "lro-no-such-server-command").CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), `the server command "lro-no-such-server-command" cannot be run`)
 	out, err = exec.Command(proxyBin, "-remote", "http://127.0.0.1:1/mcp", "-header-env", "Authorization=LRO_TEST_UNSET_VARIABLE").CombinedOutput()
 	assert.Error(t, err)
 	assert.Contains(t, string(out), "LRO_TEST_UNSET_VARIABLE")

@@ -1,10 +1,20 @@
-// Command lro-proxy is a local stdio MCP server in front of a remote
-// streamable-HTTP MCP server: it forwards every tool call and offloads
-// large results to JSONL files on this machine, where the model's shell
-// (or the lro_extract tool) can read them.
+// Command lro-proxy is a local stdio MCP server in front of another MCP
+// server, a local one it starts (any stdio server, in any language) or a
+// remote streamable-HTTP one: it relays the server and offloads large tool
+// results to JSONL files on this machine, where the model's shell (or the
+// lro_extract tool) can read them.
 //
 //	go install github.com/mcplro/lro/cmd/lro-proxy@latest
+//	lro-proxy -- npx -y @modelcontextprotocol/server-filesystem /data
 //	LRO_REMOTE_AUTH="Bearer $TOKEN" lro-proxy -remote https://memory.example.com/mcp -header-env Authorization=LRO_REMOTE_AUTH
+//
+// With a command after --, lro-proxy starts it with its own environment and
+// working directory (its stderr goes to lro-proxy's), relays all of MCP
+// between the client and it, and ends it when the client disconnects (on
+// Linux also when lro-proxy is killed). When the server exits, the calls
+// waiting get an error that says so and lro-proxy exits with status 1 and
+// the reason. Each message of the server is bounded by
+// -max-response-bytes and each request by -timeout.
 //
 // The large results of every remote tool are offloaded (the memory tools'
 // as memories, the others as generic records, their output schemas widened
@@ -28,14 +38,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -96,28 +109,30 @@ func (b *byteSize) Set(v string) error {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("lro-proxy", flag.ContinueOnError)
-	remote := fs.String("remote", "", "URL of the remote streamable-HTTP MCP server (required), e.g. https://memory.example.com/mcp")
+	remote := fs.String("remote", "", "URL of a remote streamable-HTTP MCP server, e.g. https://memory.example.com/mcp (or give a local server's command after --)")
 	headers := headerEnv{}
 	fs.Var(headers, "header-env", "send the header HEADER with the value of the environment variable VARIABLE (HEADER=VARIABLE, repeatable); secrets never go on the command line")
 	protocol := fs.String("protocol", "", "pin the protocol version spoken to the remote, e.g. 2025-11-25 (default: negotiate, newest first)")
 	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
 	memoryOnly := fs.Bool("memory-tools-only", false, "offload the large results of the memory tools only (recall_memories, inject_context, list_memories, the search tools); by default every remote tool's are")
 	offloadAll := fs.Bool("offload-all", false, "the default now, kept for old command lines: every remote tool's large results are offloaded")
-	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one remote call")
+	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one call of the server (of a local server: for any request)")
 	verbose := fs.Bool("v", false, "log connection and offload events to stderr")
 	var maxResponse, maxEvent, maxError, maxTools byteSize
-	fs.Var(&maxResponse, "max-response-bytes", "the largest response of the remote the proxy reads, e.g. 64MiB; a call past it gets a tool error naming the limit (0: 64 MiB, -1: no limit)")
+	fs.Var(&maxResponse, "max-response-bytes", "the largest response of the remote (of a local server: any message) the proxy reads, e.g. 64MiB; a call past it gets an error naming the limit (0: 64 MiB, -1: no limit)")
 	fs.Var(&maxEvent, "max-event-bytes", "the largest server-sent event of the remote the proxy reads, on any stream (0: as -max-response-bytes, -1: no limit)")
 	fs.Var(&maxTools, "max-tools-bytes", "the largest tool listing of the remote the proxy takes (all pages); a larger one is refused with an error and the tools served so far stay (0: 4 MiB, -1: no limit)")
 	fs.Var(&maxError, "max-error-bytes", "how much of a remote error reaches the model; the rest is cut, with a note (0: 8 KiB, -1: no limit)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: lro-proxy -remote URL [flags]
+		fmt.Fprintf(fs.Output(), `Usage: lro-proxy [flags] -- COMMAND [ARGS...]
+       lro-proxy [flags] -remote URL
 
-A local stdio MCP server that forwards every tool call to a remote
-streamable-HTTP MCP server and offloads large results to JSONL files on this
-machine (the LRO specification's local proxy), those of every remote tool
-unless -memory-tools-only. It tells the remote it is a proxy
-(clientInfo.proxy = true), so the remote returns full results.
+A local stdio MCP server in front of another MCP server, which it starts
+(COMMAND, any stdio MCP server) or reaches (-remote, streamable HTTP). It
+relays the server and offloads large tool results to JSONL files on this
+machine (the LRO specification's local proxy), those of every tool unless
+-memory-tools-only. It tells the server it is a proxy (clientInfo.proxy =
+true), so a server that offloads on its own returns full results.
 
 Flags:
 `)
@@ -134,9 +149,13 @@ Environment:
 		}
 		return err
 	}
-	if *remote == "" {
+	command := fs.Args()
+	switch {
+	case *remote == "" && len(command) == 0:
 		fs.Usage()
-		return errors.New("-remote is required")
+		return errors.New("give a server: -- COMMAND [ARGS...] (a local stdio server) or -remote URL")
+	case *remote != "" && len(command) > 0:
+		return fmt.Errorf("both -remote %s and a command (%s): give one", *remote, strings.Join(command, " "))
 	}
 	if *offloadAll && *memoryOnly {
 		return errors.New("-offload-all and -memory-tools-only contradict each other: every remote tool is offloaded by default, -memory-tools-only alone narrows that")
@@ -155,6 +174,7 @@ Environment:
 	defer off.Close()
 	p, err := proxy.New(off, proxy.Config{
 		Remote:           *remote,
+		Command:          command,
 		Headers:          headers,
 		ProtocolVersion:  *protocol,
 		CallTimeout:      *timeout,
@@ -170,5 +190,10 @@ Environment:
 		return err
 	}
 	defer p.Close()
+	if len(command) > 0 {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return p.Serve(ctx, os.Stdin, os.Stdout)
+	}
 	return lro.ServeStdio(p.Server(), server.WithWorkerPoolSize(16))
 }

@@ -39,7 +39,36 @@ type Step struct {
 	Arguments map[string]any `json:"arguments,omitempty"`
 	// URI is the resource to read (readResource).
 	URI string `json:"uri,omitempty"`
+	// Method and Params are the request of a "request" step.
+	Method string         `json:"method,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
+	// Ms is how long a "sleep" step waits.
+	Ms int `json:"ms,omitempty"`
 }
+
+// Request returns a step that sends any request and returns its result as
+// the server sent it.
+func Request(method string, params map[string]any) Step {
+	return Step{Op: "request", Method: method, Params: params}
+}
+
+// CallToolProgress returns a step that calls the named tool with a
+// progress token: its result carries the progress notifications the
+// client received for it, as _progress.
+func CallToolProgress(name string, args map[string]any) Step {
+	return Step{Op: "callToolProgress", Name: name, Arguments: args}
+}
+
+// Notifications returns a step whose result is the notifications the
+// client has received (but progress) since the last such step.
+func Notifications() Step { return Step{Op: "notifications"} }
+
+// Sleep returns a step that waits ms milliseconds.
+func Sleep(ms int) Step { return Step{Op: "sleep", Ms: ms} }
+
+// SendRootsListChanged returns a step that sends
+// notifications/roots/list_changed.
+func SendRootsListChanged() Step { return Step{Op: "sendRootsListChanged"} }
 
 // ListTools returns a step that lists the server's tools.
 func ListTools() Step { return Step{Op: "listTools"} }
@@ -124,6 +153,35 @@ func (ts *TS) RunStdio(t testing.TB, clientName, command string, args, env []str
 	}
 	argv = append(argv, "--", command)
 	return ts.run(t, append(argv, args...), steps)
+}
+
+// RunStdioFeatures is RunStdio with a client that declares sampling,
+// elicitation and roots and answers them: sampling/createMessage with
+// "sampled: " and the last message's text, elicitation/create by accepting
+// with a value for each requested field, roots/list with roots.
+func (ts *TS) RunStdioFeatures(t testing.TB, clientName string, roots []string, command string, args []string, steps []Step) []StepResult {
+	t.Helper()
+	argv := []string{"--name", clientName, "--features"}
+	for _, r := range roots {
+		argv = append(argv, "--root", r)
+	}
+	argv = append(argv, "--", command)
+	return ts.run(t, append(argv, args...), steps)
+}
+
+// NodeBin returns the path of the named program installed by npm in the
+// client's folder (node_modules/.bin), or skips the test.
+func NodeBin(t testing.TB, name string) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Skip("cannot locate internal/e2e/tsclient")
+	}
+	p := filepath.Join(filepath.Dir(file), "tsclient", "node_modules", ".bin", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s not installed (run npm ci in internal/e2e/tsclient): %v", name, err)
+	}
+	return p
 }
 
 func (ts *TS) run(t testing.TB, args []string, steps []Step) []StepResult {

@@ -1,0 +1,315 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/proxywire"
+)
+
+// The requests of the client that the proxy of a local server takes part
+// in (see child.go): initialize, the tool, resource and template listings,
+// tools/call, and the lro:// resources.
+
+// handle answers a request of the client that the proxy takes part in,
+// returning the message for the client, or nil.
+func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
+	sctx := r.p.front.WithContext(ctx, r.sess)
+	switch h.Method {
+	case string(mcp.MethodInitialize):
+		return r.initialize(ctx, sctx, h, line)
+	case string(mcp.MethodToolsList):
+		if !r.has("tools") {
+			return r.local(sctx, line)
+		}
+		return r.listing(ctx, h, line, "tools", r.toolsPage)
+	case string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
+		key := "resources"
+		if h.Method == string(mcp.MethodResourcesTemplatesList) {
+			key = "resourceTemplates"
+		}
+		if !r.has("resources") {
+			return r.local(sctx, line)
+		}
+		return r.listing(ctx, h, line, key, func(items []json.RawMessage, last bool) []json.RawMessage {
+			if last {
+				items = append(items, r.localItems(sctx, h.Method, key)...)
+			}
+			return items
+		})
+	case string(mcp.MethodResourcesRead):
+		return r.local(sctx, line)
+	case string(mcp.MethodToolsCall):
+		return r.toolCall(ctx, sctx, h, line)
+	}
+	return nil
+}
+
+// local answers line with the local server.
+func (r *relay) local(sctx context.Context, line []byte) []byte {
+	resp := r.p.front.HandleMessage(sctx, line)
+	if resp == nil {
+		return nil
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// localItems returns the items under key of the local server's answer to
+// the listing method.
+func (r *relay) localItems(sctx context.Context, method, key string) []json.RawMessage {
+	b := r.local(sctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"lro-proxy","method":%q}`, method))
+	var resp struct {
+		Result map[string][]json.RawMessage `json:"result"`
+	}
+	_ = json.Unmarshal(b, &resp)
+	return resp.Result[key]
+}
+
+// has reports whether the server declared the capability name. Before
+// initialize, it is taken to.
+func (r *relay) has(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.caps == nil {
+		return true
+	}
+	_, ok := r.caps[name]
+	return ok
+}
+
+// initialize relays the client's initialize, marked as a proxy's, and
+// adds to the server's answer the capabilities the proxy serves.
+func (r *relay) initialize(ctx, sctx context.Context, h *header, line []byte) []byte {
+	r.local(sctx, line) // the local server learns the client
+	var params map[string]json.RawMessage
+	if json.Unmarshal(h.Params, &params) != nil || params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	params["clientInfo"] = proxywire.WithProxyFlag(params["clientInfo"])
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(params["capabilities"], &caps) != nil || caps == nil {
+		caps = map[string]json.RawMessage{}
+	}
+	var exp map[string]json.RawMessage
+	if json.Unmarshal(caps["experimental"], &exp) != nil || exp == nil {
+		exp = map[string]json.RawMessage{}
+	}
+	exp[proxywire.Capability], _ = json.Marshal(map[string]any{proxywire.Feature: true})
+	caps["experimental"], _ = json.Marshal(exp)
+	params["capabilities"], _ = json.Marshal(caps)
+	fwd, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": h.ID, "method": h.Method, "params": params})
+	resp, err := r.call(ctx, h.ID, h.Method, fwd)
+	if err != nil {
+		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+		return nil
+	}
+	var msg map[string]json.RawMessage
+	var result map[string]json.RawMessage
+	if json.Unmarshal(resp, &msg) != nil || json.Unmarshal(msg["result"], &result) != nil || result == nil {
+		return resp // an error: the client reads it
+	}
+	var sc map[string]json.RawMessage
+	if json.Unmarshal(result["capabilities"], &sc) != nil || sc == nil {
+		sc = map[string]json.RawMessage{}
+	}
+	r.mu.Lock()
+	r.caps = maps.Clone(sc)
+	r.mu.Unlock()
+	if _, ok := sc["tools"]; !ok && r.p.cfg.Extract {
+		sc["tools"] = json.RawMessage(`{}`)
+	}
+	if _, ok := sc["resources"]; !ok && r.p.off.Host().ServesResources() {
+		sc["resources"] = json.RawMessage(`{}`)
+	}
+	result["capabilities"], _ = json.Marshal(sc)
+	msg["result"], _ = json.Marshal(result)
+	b, _ := json.Marshal(msg)
+	return b
+}
+
+// listing relays a paginated listing, passing the items under key of each
+// page of the server's through edit (last: the page has no next cursor).
+func (r *relay) listing(ctx context.Context, h *header, line []byte, key string, edit func(items []json.RawMessage, last bool) []json.RawMessage) []byte {
+	resp, err := r.call(ctx, h.ID, h.Method, line)
+	if err != nil {
+		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+		return nil
+	}
+	var msg map[string]json.RawMessage
+	var result map[string]json.RawMessage
+	if json.Unmarshal(resp, &msg) != nil || json.Unmarshal(msg["result"], &result) != nil || result == nil {
+		return resp
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(result[key], &items) != nil {
+		return resp
+	}
+	var cursor string
+	_ = json.Unmarshal(result["nextCursor"], &cursor)
+	items = edit(items, cursor == "")
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	result[key], _ = json.Marshal(items)
+	msg["result"], _ = json.Marshal(result)
+	b, _ := json.Marshal(msg)
+	return b
+}
+
+// toolsPage edits a page of the server's tools: the output schemas of the
+// tools whose results are offloaded widened, the server's own lro_extract
+// hidden by the local one, which is added to the last page. Each tool is
+// served by the local server, which judges its calls.
+func (r *relay) toolsPage(tools []json.RawMessage, last bool) []json.RawMessage {
+	out := tools[:0]
+	for _, raw := range tools {
+		var t map[string]json.RawMessage
+		var name string
+		if json.Unmarshal(raw, &t) != nil || json.Unmarshal(t["name"], &name) != nil || name == "" {
+			out = append(out, raw)
+			continue
+		}
+		if name == lro.ExtractToolName && r.p.cfg.Extract {
+			r.p.warnOnce("hidden "+lro.ExtractToolName, "lro proxy: the server's own lro_extract is hidden by the local one")
+			continue
+		}
+		if schema := t["outputSchema"]; len(schema) > 0 && string(schema) != "null" && r.judged(name) {
+			w := r.p.off.WidenTool(mcp.Tool{Name: name, RawOutputSchema: schema})
+			if len(w.RawOutputSchema) > 0 && string(w.RawOutputSchema) != string(schema) {
+				t["outputSchema"] = w.RawOutputSchema
+				raw, _ = json.Marshal(t)
+			}
+		}
+		r.serveTool(name, raw)
+		out = append(out, raw)
+	}
+	if last && r.p.cfg.Extract {
+		if st := r.p.front.GetTool(lro.ExtractToolName); st != nil {
+			if b, err := json.Marshal(st.Tool); err == nil {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// judged reports whether the results of the server's tool name are
+// offloaded.
+func (r *relay) judged(name string) bool {
+	return !r.p.cfg.MemoryToolsOnly || r.p.off.Host().HasPolicy(name)
+}
+
+// serveTool serves the server's tool name on the local server, as raw (its
+// listed JSON, its output schema widened), or as a tool without schemas
+// when raw is nil and none is served yet: the local server judges its
+// calls, with the Offloader's middleware.
+func (r *relay) serveTool(name string, raw []byte) {
+	r.mu.Lock()
+	seen, ok := r.toolsSeen[name]
+	if (raw == nil && ok) || (raw != nil && seen == string(raw)) {
+		r.mu.Unlock()
+		return
+	}
+	r.toolsSeen[name] = string(raw)
+	r.mu.Unlock()
+	t := mcp.Tool{Name: name}
+	if raw != nil {
+		var schemas struct {
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		_ = json.Unmarshal(raw, &t)
+		_ = json.Unmarshal(raw, &schemas)
+		t.Name = name
+		t.InputSchema, t.RawInputSchema = mcp.ToolInputSchema{}, schemas.InputSchema
+		t.OutputSchema, t.RawOutputSchema = mcp.ToolOutputSchema{}, schemas.OutputSchema
+		if string(t.RawOutputSchema) == "null" {
+			t.RawOutputSchema = nil
+		}
+	}
+	if len(t.RawInputSchema) == 0 || string(t.RawInputSchema) == "null" {
+		t.RawInputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
+		t.InputSchema, t.RawInputSchema = mcp.ToolInputSchema{}, json.RawMessage(`{"type":"object"}`)
+	}
+	handler := r.forwardTool(name)
+	if !r.p.cfg.MemoryToolsOnly && !r.p.off.Host().HasPolicy(name) {
+		handler = r.p.off.Wrap(lro.ToolPolicy{Generic: true}, handler)
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				r.p.warnOnce("invalid tool "+name, "lro proxy: a tool of the server cannot be judged; its results pass inline", "tool", name, "error", v)
+			}
+		}()
+		r.p.front.AddTool(t, handler)
+	}()
+}
+
+// childCallKey is the context key of the *childCall of a tools/call.
+type childCallKey struct{}
+
+// childCall is a tools/call of the client on its way to the server.
+type childCall struct {
+	id   json.RawMessage
+	line []byte
+	raw  []byte // the server's answer, when it goes to the client as it came
+}
+
+// toolCall answers tools/call: lro_extract locally, the server's tools
+// through the local server, which judges their results.
+func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []byte {
+	var params struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(h.Params, &params)
+	if params.Name == lro.ExtractToolName && r.p.cfg.Extract {
+		return r.local(sctx, line)
+	}
+	if params.Name == "" || !r.has("tools") {
+		return r.local(sctx, line) // the local server's error
+	}
+	r.serveTool(params.Name, nil) // called without being listed
+	cc := &childCall{id: h.ID, line: line}
+	resp := r.local(context.WithValue(sctx, childCallKey{}, cc), line)
+	if cc.raw != nil {
+		return cc.raw
+	}
+	return resp
+}
+
+// forwardTool returns the local server's handler of the server's tool
+// name: it sends the client's request, byte for byte (its _meta and
+// progress token too), and returns the server's result for the Offloader
+// to judge.
+func (r *relay) forwardTool(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		cc, _ := ctx.Value(childCallKey{}).(*childCall)
+		if cc == nil {
+			return mcp.NewToolResultError("lro proxy: no call to forward"), nil
+		}
+		resp, err := r.call(ctx, cc.id, string(mcp.MethodToolsCall), cc.line)
+		if err != nil {
+			return mcp.NewToolResultError(r.failure("tools/call "+name, err)), nil
+		}
+		_, res, ok := decodeRemoteMessage(resp)
+		if !ok {
+			// An error, or a result the proxy does not read: the client
+			// gets it as it came.
+			cc.raw = resp
+			return &mcp.CallToolResult{}, nil
+		}
+		return r.p.judge(name, res), nil
+	}
+}

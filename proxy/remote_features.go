@@ -1,0 +1,265 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// A remote's prompts, resources, resource templates, completions and log
+// messages, beside its tools. The remote is spoken to with mcp-go's typed
+// client, so they are served by the local mcp-go server as the remote
+// lists them (all pages of a listing together), and each prompts/get,
+// resources/read and completion/complete is forwarded. Listings follow
+// the remote's list-changed notifications, paced with the tool listing;
+// its log messages and resource updates go to the clients as they come.
+// Progress notifications of a call reach the client (its progress token
+// goes with the call), and its logging/setLevel reaches the remote. The
+// remote's requests to the client (sampling/createMessage,
+// elicitation/create, roots/list) go to the client connected to the
+// proxy: the proxy declares the three capabilities to the remote, and a
+// request the client cannot answer gets the client's error, or one that
+// says no client is connected. Pagination cursors do not pass: a local
+// server (Config.Command) is relayed message by message and has them.
+
+// remoteOptions are the local server's options for what a remote may
+// have besides tools.
+func (p *Proxy) remoteOptions() []server.ServerOption {
+	return []server.ServerOption{
+		server.WithPromptCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(remoteCompletions{p}),
+		server.WithResourceCompletionProvider(remoteCompletions{p}),
+		server.WithLogging(),
+	}
+}
+
+// remoteNotification passes a notification of the remote on: log messages
+// and resource updates to the clients, list changes to a new listing.
+func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
+	switch n.Method {
+	case "notifications/message", mcp.MethodNotificationResourceUpdated, string(mcp.MethodNotificationProgress):
+		if p.front != nil {
+			p.front.SendNotificationToAllClients(n.Method, n.Params.AdditionalFields)
+		}
+	case mcp.MethodNotificationPromptsListChanged, mcp.MethodNotificationResourcesListChanged:
+		p.requestResync()
+	}
+}
+
+// trackClient keeps the local server's client session, which answers the
+// remote's requests.
+func (p *Proxy) trackClient() {
+	h := p.front.GetHooks()
+	if h == nil {
+		h = &server.Hooks{}
+		server.WithHooks(h)(p.front)
+	}
+	h.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
+		p.sessMu.Lock()
+		p.sess = s
+		p.sessMu.Unlock()
+	})
+	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		p.sessMu.Lock()
+		if p.sess == s {
+			p.sess = nil
+		}
+		p.sessMu.Unlock()
+	})
+}
+
+// clientContext returns ctx with the client session that answers the
+// remote's requests.
+func (p *Proxy) clientContext(ctx context.Context) (context.Context, error) {
+	p.sessMu.Lock()
+	s := p.sess
+	p.sessMu.Unlock()
+	if s == nil {
+		return nil, errors.New("lro: proxy: no client is connected to the proxy to answer the remote's request")
+	}
+	return p.front.WithContext(ctx, s), nil
+}
+
+// remoteRequests answers the remote's requests to the client by asking
+// the proxy's client.
+type remoteRequests struct{ p *Proxy }
+
+// CreateMessage asks the client (sampling/createMessage).
+func (r remoteRequests) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	ctx, err := r.p.clientContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.p.front.RequestSampling(ctx, req)
+}
+
+// Elicit asks the client (elicitation/create).
+func (r remoteRequests) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	ctx, err := r.p.clientContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.p.front.RequestElicitation(ctx, req)
+}
+
+// ListRoots asks the client (roots/list).
+func (r remoteRequests) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	ctx, err := r.p.clientContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.p.front.RequestRoots(ctx, req)
+}
+
+// forwardSetLevel passes the client's logging/setLevel on to the remote.
+func (p *Proxy) forwardSetLevel() {
+	h := p.front.GetHooks()
+	if h == nil {
+		h = &server.Hooks{}
+		server.WithHooks(h)(p.front)
+	}
+	h.AddAfterSetLevel(func(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		c, ctx, cancel, err := p.upstreamClient(context.WithoutCancel(ctx))
+		if err != nil {
+			return
+		}
+		defer cancel()
+		if err := c.SetLevel(ctx, mcp.SetLevelRequest{Params: req.Params}); err != nil {
+			p.log.Warn("lro proxy: the remote refused logging/setLevel", "remote", p.cfg.Remote, "error", proxyClip(err.Error(), p.lim.errText))
+		}
+	})
+}
+
+// syncFeatures serves the remote's prompts, resources and resource
+// templates, when it declares them. The caller holds syncMu.
+func (p *Proxy) syncFeatures(ctx context.Context, c *client.Client) error {
+	caps := c.GetServerCapabilities()
+	if caps.Prompts != nil {
+		res, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+		if err != nil {
+			return fmt.Errorf("lro: proxy: listing the remote's prompts: %w", err)
+		}
+		if p.features.changed("prompts", res.Prompts) {
+			prompts := make([]server.ServerPrompt, 0, len(res.Prompts))
+			for _, pr := range res.Prompts {
+				prompts = append(prompts, server.ServerPrompt{Prompt: pr, Handler: p.forwardPrompt})
+			}
+			p.front.SetPrompts(prompts...)
+		}
+	}
+	if caps.Resources == nil {
+		return nil
+	}
+	res, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		return fmt.Errorf("lro: proxy: listing the remote's resources: %w", err)
+	}
+	if p.features.changed("resources", res.Resources) {
+		resources := make([]server.ServerResource, 0, len(res.Resources))
+		for _, r := range res.Resources {
+			resources = append(resources, server.ServerResource{Resource: r, Handler: p.forwardRead})
+		}
+		p.front.SetResources(resources...)
+	}
+	tres, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+	if err != nil {
+		return fmt.Errorf("lro: proxy: listing the remote's resource templates: %w", err)
+	}
+	templates := make([]server.ServerResourceTemplate, 0, len(tres.ResourceTemplates))
+	for _, t := range tres.ResourceTemplates {
+		templates = append(templates, server.ServerResourceTemplate{Template: t, Handler: p.forwardRead})
+	}
+	if len(templates) > 0 && p.features.changed("templates", tres.ResourceTemplates) {
+		p.front.AddResourceTemplates(templates...)
+	}
+	return nil
+}
+
+// listings remembers the last listings served, by kind, so that only a
+// change touches the local server (and notifies its clients).
+type listings map[string]string
+
+// changed reports whether items differ from the last listing of kind, and
+// remembers them.
+func (l *listings) changed(kind string, items any) bool {
+	b, err := json.Marshal(items)
+	if err != nil {
+		return true
+	}
+	if *l == nil {
+		*l = listings{}
+	}
+	if (*l)[kind] == string(b) {
+		return false
+	}
+	(*l)[kind] = string(b)
+	return true
+}
+
+// upstreamClient returns the connection for a forwarded request, with the
+// request's deadline.
+func (p *Proxy) upstreamClient(ctx context.Context) (*client.Client, context.Context, context.CancelFunc, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	c, err := p.connect(ctx)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, fmt.Errorf("lro: proxy: the remote %s: %w", p.cfg.Remote, err)
+	}
+	return c, ctx, cancel, nil
+}
+
+func (p *Proxy) forwardPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	c, ctx, cancel, err := p.upstreamClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	fwd := mcp.GetPromptRequest{Params: req.Params}
+	return c.GetPrompt(ctx, fwd)
+}
+
+func (p *Proxy) forwardRead(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	c, ctx, cancel, err := p.upstreamClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	res, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: req.Params})
+	if err != nil {
+		return nil, err
+	}
+	return res.Contents, nil
+}
+
+// remoteCompletions forwards completion/complete to the remote.
+type remoteCompletions struct{ p *Proxy }
+
+func (r remoteCompletions) complete(ctx context.Context, ref any, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	c, ctx, cancel, err := r.p.upstreamClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	res, err := c.Complete(ctx, mcp.CompleteRequest{Params: mcp.CompleteParams{Ref: ref, Argument: arg, Context: cc}})
+	if err != nil {
+		return nil, err
+	}
+	return &res.Completion, nil
+}
+
+// CompletePromptArgument asks the remote.
+func (r remoteCompletions) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return r.complete(ctx, mcp.PromptReference{Type: "ref/prompt", Name: name}, arg, cc)
+}
+
+// CompleteResourceArgument asks the remote.
+func (r remoteCompletions) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return r.complete(ctx, mcp.ResourceReference{Type: "ref/resource", URI: uri}, arg, cc)
+}

@@ -1,0 +1,217 @@
+package proxy_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcplro/lro/proxy"
+)
+
+// completer completes every argument with the value and two suffixes.
+type completer struct{}
+
+func (completer) CompletePromptArgument(_ context.Context, name string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	return &mcp.Completion{Values: []string{name + ":" + arg.Value + "1", name + ":" + arg.Value + "2"}}, nil
+}
+
+func (completer) CompleteResourceArgument(_ context.Context, uri string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	return &mcp.Completion{Values: []string{arg.Value + "-r"}}, nil
+}
+
+// TestRemotePromptsResourcesCompletions: a remote's prompts, resources,
+// resource templates and completions reach the client through the proxy.
+func TestRemotePromptsResourcesCompletions(t *testing.T) {
+	s := server.NewMCPServer("features", "1.0.0", server.WithCompletions(), server.WithPromptCompletionProvider(completer{}),
+		server.WithResourceCompletionProvider(completer{}), server.WithResourceCapabilities(true, true), server.WithPromptCapabilities(true))
+	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo"), nil
+	})
+	s.AddPrompt(mcp.NewPrompt("greet", mcp.WithArgument("who", mcp.RequiredArgument())), func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return mcp.NewGetPromptResult("a greeting", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello "+req.Params.Arguments["who"]))}), nil
+	})
+	s.AddResource(mcp.NewResource("doc://readme", "readme", mcp.WithMIMEType("text/plain")), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "the readme"}}, nil
+	})
+	s.AddResourceTemplate(mcp.NewResourceTemplate("doc://page/{n}", "page"), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "page " + strings.TrimPrefix(req.Params.URI, "doc://page/")}}, nil
+	})
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+
+	p, _ := startProxy(t, h.URL, proxy.Config{Extract: true})
+	c := connect(t, p.Server())
+	ctx := t.Context()
+
+	prompts, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+	require.NoError(t, err)
+	require.Len(t, prompts.Prompts, 1)
+	assert.Equal(t, "greet", prompts.Prompts[0].Name)
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = "greet"
+	req.Params.Arguments = map[string]string{"who": "Ada"}
+	got, err := c.GetPrompt(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, "a greeting", got.Description)
+	require.Len(t, got.Messages, 1)
+	assert.Equal(t, "hello Ada", got.Messages[0].Content.(mcp.TextContent).Text)
+
+	resources, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	require.NoError(t, err)
+	require.Len(t, resources.Resources, 1)
+	assert.Equal(t, "doc://readme", resources.Resources[0].URI)
+	rreq := mcp.ReadResourceRequest{}
+	rreq.Params.URI = "doc://readme"
+	read, err := c.ReadResource(ctx, rreq)
+	require.NoError(t, err)
+	assert.Equal(t, "the readme", read.Contents[0].(mcp.TextResourceContents).Text)
+	rreq.Params.URI = "doc://page/7"
+	read, err = c.ReadResource(ctx, rreq)
+	require.NoError(t, err)
+	assert.Equal(t, "page 7", read.Contents[0].(mcp.TextResourceContents).Text)
+
+	templates, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+	require.NoError(t, err)
+	var uris []string
+	for _, tpl := range templates.ResourceTemplates {
+		uris = append(uris, tpl.URITemplate.Raw())
+	}
+	assert.Contains(t, uris, "doc://page/{n}")
+	assert.True(t, strings.HasPrefix(strings.Join(uris, " "), "lro://") || strings.Contains(strings.Join(uris, " "), "lro://"), "%v", uris)
+
+	creq := mcp.CompleteRequest{}
+	creq.Params.Ref = mcp.PromptReference{Type: "ref/prompt", Name: "greet"}
+	creq.Params.Argument = mcp.CompleteArgument{Name: "who", Value: "A"}
+	comp, err := c.Complete(ctx, creq)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"greet:A1", "greet:A2"}, comp.Completion.Values)
+}
+
+// TestRemoteProgressAndLogging: a remote's progress notifications reach
+// the client that asked for them, its log messages reach the client, and
+// the client's logging/setLevel reaches the remote.
+func TestRemoteProgressAndLogging(t *testing.T) {
+	levels := make(chan mcp.LoggingLevel, 1)
+	hooks := &server.Hooks{}
+	hooks.AddAfterSetLevel(func(_ context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		levels <- req.Params.Level
+	})
+	s := server.NewMCPServer("progress", "1.0.0", server.WithLogging(), server.WithHooks(hooks))
+	s.AddTool(mcp.NewTool("slow"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv := server.ServerFromContext(ctx)
+		if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+			for i := 1; i <= 2; i++ {
+				_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{"progressToken": m.ProgressToken, "progress": i, "total": 2})
+			}
+		}
+		_ = srv.SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": "info", "data": "working"})
+		// mcp-go's streamable HTTP server may drop the notifications of a
+		// request still queued when its handler returns.
+		time.Sleep(100 * time.Millisecond)
+		return mcp.NewToolResultText("done"), nil
+	})
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+	p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: "2025-11-25"})
+	c := connect(t, p.Server(), client.WithProtocolVersion("2025-11-25")) // logging/setLevel is gone from 2026-07-28
+	notes := make(chan mcp.JSONRPCNotification, 10)
+	c.OnNotification(func(n mcp.JSONRPCNotification) { notes <- n })
+
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "slow"
+	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
+	res, err := c.CallTool(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Content[0].(mcp.TextContent).Text)
+	var progress, messages int
+	for deadline := time.After(5 * time.Second); progress < 2 || messages < 1; {
+		select {
+		case n := <-notes:
+			switch n.Method {
+			case "notifications/progress":
+				progress++
+				assert.Equal(t, "tok-1", n.Params.AdditionalFields["progressToken"])
+			case "notifications/message":
+				messages++
+			}
+		case <-deadline:
+			t.Fatalf("progress notifications %d, log messages %d", progress, messages)
+		}
+	}
+
+	lreq := mcp.SetLevelRequest{}
+	lreq.Params.Level = mcp.LoggingLevelDebug
+	require.NoError(t, c.SetLevel(t.Context(), lreq))
+	select {
+	case l := <-levels:
+		assert.Equal(t, mcp.LoggingLevelDebug, l)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the remote did not get logging/setLevel")
+	}
+}
+
+// answers is a client that answers sampling, elicitation and roots.
+type answers struct{}
+
+func (answers) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	text := req.Messages[0].Content.(mcp.TextContent).Text
+	return &mcp.CreateMessageResult{Model: "m", SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("sampled " + text)}}, nil
+}
+
+func (answers) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"ok": true}}}, nil
+}
+
+func (answers) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///root-of-the-client", Name: "r"}}}, nil
+}
+
+// TestRemoteRequestsToTheClient: the remote's sampling, elicitation and
+// roots requests reach the proxy's client, and its answers the remote.
+func TestRemoteRequestsToTheClient(t *testing.T) {
+	s := server.NewMCPServer("asking", "1.0.0", server.WithElicitation())
+	s.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv := server.ServerFromContext(ctx)
+		sreq := mcp.CreateMessageRequest{}
+		sreq.Messages = []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hello")}}
+		sreq.MaxTokens = 10
+		sampled, err := srv.RequestSampling(ctx, sreq)
+		if err != nil {
+			return mcp.NewToolResultError("sampling: " + err.Error()), nil
+		}
+		ereq := mcp.ElicitationRequest{}
+		ereq.Params.Message = "ok?"
+		ereq.Params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}
+		elicited, err := srv.RequestElicitation(ctx, ereq)
+		if err != nil {
+			return mcp.NewToolResultError("elicitation: " + err.Error()), nil
+		}
+		roots, err := srv.RequestRoots(ctx, mcp.ListRootsRequest{})
+		if err != nil {
+			return mcp.NewToolResultError("roots: " + err.Error()), nil
+		}
+		return mcp.NewToolResultText(sampled.Content.(mcp.TextContent).Text + " / " + string(elicited.Action) + " / " + roots.Roots[0].URI), nil
+	})
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+	// Under 2026-07-28 a server asks through the input requests of its
+	// result instead (mcp-go's client answers them with the same handlers).
+	for _, version := range []string{"2025-11-25"} {
+		t.Run("remote protocol "+version, func(t *testing.T) {
+			p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: version})
+			c := connect(t, p.Server(), client.WithProtocolVersion("2025-11-25"),
+				client.WithSamplingHandler(answers{}), client.WithElicitationHandler(answers{}), client.WithRootsHandler(answers{}))
+			res := callTool(t, c, "ask", nil)
+			require.False(t, res.IsError, "%v", res.Content)
+			assert.Equal(t, "sampled hello / accept / file:///root-of-the-client", res.Content[0].(mcp.TextContent).Text)
+		})
+	}
+}
