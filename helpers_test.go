@@ -1,18 +1,22 @@
 package lro_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/stretchr/testify/require"
+)
+
+// The shared helpers of the module's tests (internal/testmcp).
+var (
+	readJSONL = testmcp.ReadJSONL
+	readFile  = testmcp.ReadFile
 )
 
 // memories returns n deterministic MIF memories serialized at detail d.
@@ -41,31 +45,6 @@ func newOffloader(t testing.TB, mutate func(*lro.Config), opts ...lro.Option) *l
 	require.NoError(t, err)
 	t.Cleanup(func() { o.Close() })
 	return o
-}
-
-// readJSONL returns the header and record lines of an offloaded file.
-func readJSONL(t testing.TB, data []byte) (lro.OffloadHeader, [][]byte) {
-	t.Helper()
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 16<<20)
-	require.True(t, sc.Scan(), "file has a header line")
-	var h lro.OffloadHeader
-	dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&h))
-	var lines [][]byte
-	for sc.Scan() {
-		lines = append(lines, bytes.Clone(sc.Bytes()))
-	}
-	require.NoError(t, sc.Err())
-	return h, lines
-}
-
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return b
 }
 
 // initClient starts and initializes c, closed when the benchmark ends.

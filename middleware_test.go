@@ -16,44 +16,20 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
+// The shared helpers of the module's tests (internal/testmcp).
+var (
+	connect  = testmcp.Connect
+	callTool = testmcp.CallTool
+	textOf   = testmcp.TextOf
+)
+
 var testStore = memstore.New(memstore.Generate(500, 7))
-
-// connect returns an initialized in-process mcp-go client of s.
-func connect(t *testing.T, s *server.MCPServer, opts ...client.ClientOption) *client.Client {
-	t.Helper()
-	c, err := client.NewInProcessClientWithOptions(s, opts...)
-	require.NoError(t, err)
-	require.NoError(t, c.Start(context.Background()))
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "lro-test", Version: "1"}
-	_, err = c.Initialize(context.Background(), init)
-	require.NoError(t, err)
-	return c
-}
-
-func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
-	require.NoError(t, err)
-	return res
-}
-
-func textOf(t *testing.T, res *mcp.CallToolResult, i int) string {
-	t.Helper()
-	require.Greater(t, len(res.Content), i)
-	tc, ok := res.Content[i].(mcp.TextContent)
-	require.True(t, ok, "content %d is %T", i, res.Content[i])
-	return tc.Text
-}
 
 // descriptor returns the descriptor of an offloaded result, checking that
 // it is the only text and that any item after it is the resource link to
