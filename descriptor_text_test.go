@@ -63,14 +63,6 @@ func TestExtraDoesNotRepeatTheSummary(t *testing.T) {
 	assert.LessOrEqual(t, len(at60)/4, 700, "the example's recall at full detail: %d bytes", len(at60))
 }
 
-func rawKeys(m map[string]json.RawMessage) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // TestPlaceholdersHaveOneSpelling: a parameter only the caller can fill
 // shows as its name in capitals, in the memory recipes and the inferred
 // ones alike, never as "keyword" beside "TAG".

@@ -170,7 +170,7 @@ func (o *Offloader) checkFree(x *fileIndex, d diskReading, need int64) error {
 // wait for each other forever. On success the caller must call commit or
 // release. The events are for the caller to emit once it holds no lock.
 func (o *Offloader) reserve(ctx context.Context, tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	return o.take(ctx, tmp, path, need, need)
+	return o.take(ctx, true, tmp, path, need, need)
 }
 
 // grow takes need more bytes of the quota for tmp, a file being written
@@ -179,11 +179,12 @@ func (o *Offloader) reserve(ctx context.Context, tmp, path string, need int64) (
 // free-space reserve: a streamed result's final file takes over its
 // spool's room and grows it by the difference, but writes all its bytes.
 func (o *Offloader) grow(tmp, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	return o.take(nil, tmp, path, need, write)
+	return o.take(context.Background(), false, tmp, path, need, write)
 }
 
-// take is reserve when ctx is not nil, and grow when it is.
-func (o *Offloader) take(ctx context.Context, tmp, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+// take is reserve when wait is true (a wait ends with ctx), and grow when
+// it is false.
+func (o *Offloader) take(ctx context.Context, wait bool, tmp, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
 	if err := o.checkRoom(write); err != nil {
 		return nil, nil, err
 	}
@@ -209,7 +210,7 @@ func (o *Offloader) take(ctx context.Context, tmp, path string, need, write int6
 				// cannot be, but a wait here would be forever).
 				return evicted, expired, fmt.Errorf("%w: %d bytes in use, none of them evictable", ErrOverQuota, x.used)
 			}
-			if ctx == nil {
+			if !wait {
 				return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised, none of them evictable now", ErrOverQuota, x.used+x.reserved)
 			}
 			freed := x.freed

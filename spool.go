@@ -61,7 +61,7 @@ func (o *Offloader) newSpool(ctx context.Context) (*spool, error) {
 			return nil, err
 		}
 		s.fs, s.scratch = DirFS(dir), dir
-	} else if err := s.take(ctx, spoolMinStep); err != nil {
+	} else if err := s.take(ctx, true, spoolMinStep); err != nil {
 		return nil, err
 	}
 	if s.f, err = s.fs.Create(s.name); err != nil {
@@ -73,14 +73,14 @@ func (o *Offloader) newSpool(ctx context.Context) (*spool, error) {
 }
 
 // take grows the spool's room by need bytes. Only its first room, when it
-// holds none, may wait (until ctx ends); ctx is nil for later ones.
-func (s *spool) take(ctx context.Context, need int64) error {
+// holds none, may wait for room (until ctx ends).
+func (s *spool) take(ctx context.Context, first bool, need int64) error {
 	var (
 		evicted []FileEvictedEvent
 		expired []FileExpiredEvent
 		err     error
 	)
-	if s.claim.disk == 0 {
+	if first {
 		evicted, expired, err = s.o.reserve(ctx, s.name, s.path, need)
 	} else {
 		evicted, expired, err = s.o.grow(s.name, s.path, need, need)
@@ -114,7 +114,7 @@ func (s *spool) add(rec []byte) error {
 	}
 	if size > s.claim.disk && s.scratch == "" {
 		step := min(max(s.claim.disk, spoolMinStep), spoolMaxStep)
-		if err := s.take(nil, max(step, size-s.claim.disk)); err != nil {
+		if err := s.take(context.Background(), false, max(step, size-s.claim.disk)); err != nil {
 			return err
 		}
 	}

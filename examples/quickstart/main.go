@@ -147,7 +147,8 @@ func connect(ctx context.Context, s *server.MCPServer) (*client.Client, error) {
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = mcp.Implementation{Name: "quickstart", Version: "1"}
-	if err := c.Start(ctx); err == nil {
+	err = c.Start(ctx)
+	if err == nil {
 		_, err = c.Initialize(ctx, init)
 	}
 	if err != nil {

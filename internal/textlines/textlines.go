@@ -23,10 +23,6 @@ import (
 // ends, as sed -n 'From,Top' takes it. To is 0 for "to the last line".
 type Range struct{ From, To int }
 
-// maxLineNumber bounds the numbers of a range: nine digits cannot overflow
-// an int anywhere, and no file holds a billion lines.
-const maxLineNumber = 999_999_999
-
 // ParseRange parses "100-200" (lines 100 to 200), "5" (line 5) or
 // "100-" (line 100 to the last).
 func ParseRange(s string) (Range, error) {
