@@ -190,16 +190,6 @@ func (o *Offloader) unisolated(ctx context.Context, reason string, err error) {
 // been logged.
 var warnedInProcess atomic.Bool
 
-// recipesOf returns the recipes of the file name, whose header is h.
-func (o *Offloader) recipesOf(name string, h OffloadHeader) ([]Recipe, error) {
-	f, err := o.openOffload(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return o.recipesOfFile(f, h, o.opts.extractLimits.withDefaults(), nil)
-}
-
 // recipesOfFile returns the recipes of a file: the memory recipes of its
 // detail level, or, for generic records, those inferred from them again
 // (read from the start of f, and kept by file). The call ticket, if any,

@@ -200,7 +200,7 @@ func TestInferredRecipes(t *testing.T) {
 			recipes := inferShape(set.records).recipes()
 			require.Len(t, recipes, RecipeCount)
 			require.Len(t, out.Response.JQRecipes, RecipeCount)
-			fromFile, err := o.recipesOf(filepath.Base(path), OffloadHeader{SchemaVersion: GenericSchemaVersion})
+			fromFile, err := recipesOf(o, filepath.Base(path), OffloadHeader{SchemaVersion: GenericSchemaVersion})
 			require.NoError(t, err)
 			require.Equal(t, recipes, fromFile, "lro_extract infers the recipes the descriptor shows")
 			assert.Equal(t, "Show the first 10 records", recipes[0].Description)
@@ -865,4 +865,15 @@ func BenchmarkInferRecipes(b *testing.B) {
 	for b.Loop() {
 		inferShape(records).recipes()
 	}
+}
+
+// recipesOf returns the recipes lro_extract finds for the file name,
+// whose header is h.
+func recipesOf(o *Offloader, name string, h OffloadHeader) ([]Recipe, error) {
+	f, err := o.openOffload(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return o.recipesOfFile(f, h, o.opts.extractLimits.withDefaults(), nil)
 }
