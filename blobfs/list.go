@@ -1,7 +1,6 @@
 package blobfs
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"time"
@@ -25,7 +24,7 @@ func (f *FS) ReadDir() ([]fs.DirEntry, error) {
 		ctx, cancel := f.ctx()
 		obj, err := it.Next(ctx)
 		cancel()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // the iterator's own end; a connection's EOF, wrapped, is a failure
 			break
 		}
 		if err != nil {

@@ -72,7 +72,7 @@ func TestStoreErrorWarningIsPlain(t *testing.T) {
 	var logs bytes.Buffer
 	mp, reader := meter(t)
 	o := offloader(t, s3.url("lro"), 3600, &ev, lro.WithoutJanitor(), mp, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	s3.srv.Close() // connection refused
+	s3.down.Store(true) // connections closed unanswered
 	out := offload(t, o, 300)
 	require.Equal(t, lro.Truncated, out.Action)
 	assertNoInternals(t, s3, out.Warning)
@@ -111,7 +111,7 @@ func TestStoreReadErrorsArePlainCountedAndLogged(t *testing.T) {
 	_, err := b.Extract(context.Background(), map[string]any{"file_path": d.FilePath, "query": "select("})
 	require.Error(t, err)
 
-	s3.srv.Close()
+	s3.down.Store(true)
 	for range 3 {
 		_, err := b.Extract(context.Background(), map[string]any{"file_path": d.FilePath, "recipe": 1})
 		require.Error(t, err)

@@ -44,6 +44,10 @@ type fakeS3 struct {
 	srv  *httptest.Server
 	deny atomic.Bool // answer every request 403 AccessDenied
 	hang atomic.Bool // answer no request, until the client gives up
+	// down closes every connection without an answer, as a store that is
+	// down does, while the port stays this server's: a closed listener's
+	// port may be taken by another test's server, which answers 404.
+	down atomic.Bool
 	// badSignature answers every request 403 SignatureDoesNotMatch, as
 	// S3 does to a wrong secret key.
 	badSignature atomic.Bool
@@ -76,6 +80,15 @@ func startS3(t testing.TB) *fakeS3 {
 		awsEnv(t)
 	}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.down.Load() {
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+					return
+				}
+			}
+			panic(http.ErrAbortHandler) // closes the connection
+		}
 		if f.hang.Load() {
 			// Read the body first: only then does the server notice that
 			// the client hung up.
