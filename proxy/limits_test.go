@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/mcplro/lro/proxy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -362,24 +363,6 @@ func TestProxyConfigMistakesFailAtStart(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination for several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestProxyWarnsOnceNotifiesOncePerChange: the warning about the remote's
 // lro_extract is logged once however often the tools are listed, and
 // clients get one tools/list_changed per change of the remote's tools and
@@ -399,7 +382,7 @@ func TestProxyWarnsOnceNotifiesOncePerChange(t *testing.T) {
 		inner.ServeHTTP(w, r)
 	}))
 	t.Cleanup(rem.http.Close)
-	var logs syncBuffer
+	var logs testmcp.SyncBuffer
 	p, _ := startProxy(t, rem.http.URL, proxy.Config{Extract: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	var changes atomic.Int32
 	c := connect(t, p.Server())

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/testmcp"
 )
 
 // churningRemote is a hostile remote: it renames all its tools (each about
@@ -193,7 +194,7 @@ func TestProxyRefusesLargeListing(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "tool listing is larger than the proxy's limit of 8 KiB (MaxToolsBytes)")
 
-	var logs syncBuf
+	var logs testmcp.SyncBuffer
 	p, err := New(churnOffloader(t), Config{Remote: rem.http.URL, MaxToolsBytes: 16 << 10, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
@@ -236,23 +237,6 @@ func (r *hostileTools) setTools(n, size int) {
 	}
 	r.gen++
 	r.mcp.SetTools(tools...)
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestProxyChurningRemoteMemoryBound: what the proxy keeps of a churning

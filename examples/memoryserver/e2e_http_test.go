@@ -6,10 +6,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,7 +90,7 @@ func postPadded(t *testing.T, url string, pad int) int {
 func TestHTTPIdleSessionsEnd(t *testing.T) {
 	for _, sdk := range sdks {
 		t.Run("server="+sdk, func(t *testing.T) {
-			var log syncBuffer
+			var log testmcp.SyncBuffer
 			url := startHTTPLogging(t, &log, t.TempDir(), "-sdk", sdk, "-session-idle", "1s")
 			post := func(session, body string) (*http.Response, error) {
 				req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
@@ -132,22 +132,4 @@ func TestHTTPIdleSessionsEnd(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

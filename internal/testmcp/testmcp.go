@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -78,4 +79,25 @@ func ReadJSONL(t testing.TB, data []byte) (lro.OffloadHeader, [][]byte) {
 	}
 	require.NoError(t, sc.Err())
 	return h, lines
+}
+
+// SyncBuffer is a bytes.Buffer that several goroutines may write and a
+// test read at once: a log destination.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
