@@ -37,15 +37,12 @@ func resourceFile(t *testing.T, o *lro.Offloader, size int) string {
 	return "lro://files/" + filepath.Base(out.Response.FilePath)
 }
 
-// TestResourceReadsUnreadStdioPeakRSS reproduces issue 22's stdio case: a
-// client that sends 1,000 resources/read of a 1 MB file and never reads
-// the replies took the server to 2,314 MiB (1.5-1.9 GiB here). mcp-go's
-// stdio server (v1.2.1) serves every request but tools/call on a
-// goroutine of its own, and each reply, encoded, waits there for the
-// blocked write; the handler never learns whether its reply was written,
-// so no admission in it can bound them. lro.ServeStdio reads no more of
-// stdin while MaxStdioRequests such requests are unanswered.
-func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
+// resourceRSSServer returns a server that answers resources/read and the
+// URI of a 1 MB file it serves, for a test of the peak RSS: it skips under
+// the race detector, whose shadow memory makes RSS meaningless, and where
+// /proc does not tell it.
+func resourceRSSServer(t *testing.T) (*server.MCPServer, string) {
+	t.Helper()
 	if extractRace {
 		t.Skip("the race detector's shadow memory makes RSS meaningless")
 	}
@@ -55,7 +52,19 @@ func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithResourceMaxBytes(2<<20))
 	s := server.NewMCPServer("res", "1")
 	o.AddResources(s)
-	uri := resourceFile(t, o, 1<<20)
+	return s, resourceFile(t, o, 1<<20)
+}
+
+// TestResourceReadsUnreadStdioPeakRSS reproduces issue 22's stdio case: a
+// client that sends 1,000 resources/read of a 1 MB file and never reads
+// the replies took the server to 2,314 MiB (1.5-1.9 GiB here). mcp-go's
+// stdio server (v1.2.1) serves every request but tools/call on a
+// goroutine of its own, and each reply, encoded, waits there for the
+// blocked write; the handler never learns whether its reply was written,
+// so no admission in it can bound them. lro.ServeStdio reads no more of
+// stdin while MaxStdioRequests such requests are unanswered.
+func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
+	s, uri := resourceRSSServer(t)
 
 	serverIn, clientOut := io.Pipe()
 	_, serverOut := io.Pipe() // nobody reads the replies
@@ -183,16 +192,7 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 // file is read into the text it is returned as, in one copy (io.ReadAll
 // and a conversion made three).
 func TestResourceReadsHTTPPeakRSS(t *testing.T) {
-	if extractRace {
-		t.Skip("the race detector's shadow memory makes RSS meaningless")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("reads the peak RSS from /proc")
-	}
-	o := newOffloader(t, nil, lro.WithResourceMaxBytes(2<<20))
-	s := server.NewMCPServer("res", "1")
-	o.AddResources(s)
-	uri := resourceFile(t, o, 1<<20)
+	s, uri := resourceRSSServer(t)
 	url := serveHTTP(t, server.NewStreamableHTTPServer(s))
 	var lastHead string
 	post := func(id int) (ok bool, busy bool) {
