@@ -130,7 +130,7 @@ func CollectSeq(ctx context.Context, records iter.Seq2[json.RawMessage, error]) 
 			if headQ+q <= 4*c.threshold {
 				head, headQ = append(head, bytes.Clone(rec)), headQ+q
 			}
-			if err := sp.add(rec); err != nil {
+			if err := sp.add(ctx, rec); err != nil {
 				var recErr *RecordError
 				if errors.As(err, &recErr) {
 					return fail(err)
@@ -160,7 +160,7 @@ func CollectSeq(ctx context.Context, records iter.Seq2[json.RawMessage, error]) 
 			if sp == nil {
 				break
 			}
-			if err := sp.add(r); err != nil {
+			if err := sp.add(ctx, r); err != nil {
 				lost = err
 				sp.discard()
 				sp = nil

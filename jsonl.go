@@ -199,18 +199,20 @@ func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, no
 // streamed result's spool.
 type roomHolder interface {
 	room() int64
+	holder() string // the temporary name the room is held for
 	handOver()
 }
 
 // roomFor takes the room of a file of need bytes for tmp and returns its
 // claim. Records that hold room already (a spool) give it to their file,
-// which grows it by the difference without waiting: nothing waits for
-// room while it holds some. Others wait for room until ctx ends.
+// which grows it by the difference, and waits for room only as the
+// oldest write in progress may (see mayWait). Others wait for room until
+// ctx ends.
 func (o *Offloader) roomFor(ctx context.Context, src recordSource, tmp, path string, need int64) (claim, []FileEvictedEvent, []FileExpiredEvent, error) {
 	if h, ok := src.(roomHolder); ok {
 		if held := h.room(); held > 0 {
 			extra := max(need-held, 0)
-			evicted, expired, err := o.grow(tmp, path, extra, need)
+			evicted, expired, err := o.grow(ctx, tmp, h.holder(), path, extra, need)
 			return claim{extra, need}, evicted, expired, err
 		}
 	}

@@ -38,7 +38,8 @@ type fileIndex struct {
 	reserved  int64               // bytes of the quota promised to files being written
 	unwritten int64               // bytes the writes in progress may still put on disk
 	expiring  int64               // bytes of files the janitor is deleting
-	writing   map[string]struct{} // temporary names being written
+	writing   map[string]uint64   // temporary names being written, by their ticket
+	tickets   uint64              // tickets handed out: a lower one is an older write
 	removing  map[string]struct{} // names the janitor is deleting
 	gen       uint64              // scans started
 	scanning  int                 // scans in progress
@@ -65,7 +66,7 @@ func (o *Offloader) index() *fileIndex {
 		x.tag = tagOf(x.name)
 		x.freed = make(chan struct{})
 		x.files = make(map[string]*indexEntry)
-		x.writing = make(map[string]struct{})
+		x.writing = make(map[string]uint64)
 		x.removing = make(map[string]struct{})
 		x.gone = make(map[string]struct{})
 		x.wake = make(chan struct{}, 1)
@@ -164,27 +165,27 @@ func (o *Offloader) checkFree(x *fileIndex, d diskReading, need int64) error {
 
 // reserve takes room for a file of need bytes, to be written as tmp and
 // published as path, evicting the files of this Offloader's name that
-// expire first while the quota would be passed. While the room it lacks
-// is held by files being written or deleted, it waits for them, until ctx
-// ends: the caller must hold no room of its own, or two callers could
-// wait for each other forever. On success the caller must call commit or
+// expire first while the quota would be passed. While the room or disk
+// space it lacks is held by files being written or deleted, it waits for
+// them, until ctx ends. On success the caller must call commit or
 // release. The events are for the caller to emit once it holds no lock.
 func (o *Offloader) reserve(ctx context.Context, tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	return o.take(ctx, true, tmp, path, need, need)
+	return o.take(ctx, tmp, "", path, need, need)
 }
 
-// grow takes need more bytes of the quota for tmp, a file being written
-// by a caller that already holds room, as reserve does but without
-// waiting. write is how many bytes the caller is about to write, for the
-// free-space reserve: a streamed result's final file takes over its
-// spool's room and grows it by the difference, but writes all its bytes.
-func (o *Offloader) grow(tmp, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	return o.take(context.Background(), false, tmp, path, need, write)
+// grow takes need more bytes of the quota for tmp, which extends the
+// claim of of, a write in progress (tmp itself, or the spool a final file
+// is written from). write is how many bytes the caller is about to write,
+// for the free-space reserve: a streamed result's final file takes over
+// its spool's room and grows it by the difference, but writes all its
+// bytes. It waits, as reserve does, only when of is the oldest write in
+// progress (see mayWait).
+func (o *Offloader) grow(ctx context.Context, tmp, of, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	return o.take(ctx, tmp, of, path, need, write)
 }
 
-// take is reserve when wait is true (a wait ends with ctx), and grow when
-// it is false.
-func (o *Offloader) take(ctx context.Context, wait bool, tmp, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+// take is reserve when of is empty, and grow when it is not.
+func (o *Offloader) take(ctx context.Context, tmp, of, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
 	if err := o.checkRoom(write); err != nil {
 		return nil, nil, err
 	}
@@ -192,7 +193,6 @@ func (o *Offloader) take(ctx context.Context, wait bool, tmp, path string, need,
 	if quota > 0 {
 		o.ensureScanned()
 	}
-	disk := o.readDisk()
 	x := o.index()
 	var (
 		evicted []FileEvictedEvent
@@ -200,65 +200,119 @@ func (o *Offloader) take(ctx context.Context, wait bool, tmp, path string, need,
 	)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if err := o.checkFree(x, disk, write); err != nil {
-		return nil, nil, err
+	ticket, holds := x.writing[of]
+	if !holds {
+		x.tickets++
+		ticket = x.tickets
 	}
-	for quota > 0 && x.used+x.reserved+need > quota {
-		if x.byExpiry.Len() == 0 {
-			if x.reserved == 0 && x.expiring == 0 {
-				// Nothing will give room back: the tally is off (it
-				// cannot be, but a wait here would be forever).
-				return evicted, expired, fmt.Errorf("%w: %d bytes in use, none of them evictable", ErrOverQuota, x.used)
+room:
+	for {
+		x.mu.Unlock()
+		disk := o.readDisk() // a statfs, outside the lock
+		x.mu.Lock()
+		if err := o.checkFree(x, disk, write); err != nil {
+			if !x.mayWait(ticket, holds) {
+				return evicted, expired, err
 			}
-			if !wait {
-				return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised, none of them evictable now", ErrOverQuota, x.used+x.reserved)
-			}
-			freed := x.freed
-			x.mu.Unlock()
-			select {
-			case <-freed:
-				x.mu.Lock()
-			case <-ctx.Done():
-				x.mu.Lock()
-				return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised by writes in progress, and the call ended while it waited for them: %w",
-					ErrOverQuota, x.used+x.reserved, context.Cause(ctx))
+			if werr := x.waitFreed(ctx); werr != nil {
+				return evicted, expired, fmt.Errorf("%w; the call ended while it waited for the writes in progress: %w", err, werr)
 			}
 			continue
 		}
-		e := x.byExpiry[0]
-		used := x.used + x.reserved
-		err := o.opts.fs.Remove(e.name)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return evicted, expired, fmt.Errorf("%w: evicting %s: %w", ErrOverQuota, e.name, err)
+		for quota > 0 && x.used+x.reserved+need > quota {
+			if x.byExpiry.Len() == 0 {
+				if x.reserved == 0 && x.expiring == 0 {
+					// Nothing will give room back: the tally is off (it
+					// cannot be, but a wait here would be forever).
+					return evicted, expired, fmt.Errorf("%w: %d bytes in use, none of them evictable", ErrOverQuota, x.used)
+				}
+				if !x.mayWait(ticket, holds) {
+					return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised, none of them evictable now", ErrOverQuota, x.used+x.reserved)
+				}
+				if err := x.waitFreed(ctx); err != nil {
+					return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised by writes in progress, and the call ended while it waited for them: %w",
+						ErrOverQuota, x.used+x.reserved, err)
+				}
+				continue room // the disk may have changed too
+			}
+			e := x.byExpiry[0]
+			used := x.used + x.reserved
+			err := o.opts.fs.Remove(e.name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return evicted, expired, fmt.Errorf("%w: evicting %s: %w", ErrOverQuota, e.name, err)
+			}
+			x.drop(e)
+			x.deleted(e.name)
+			if err != nil {
+				continue // it was gone already: only the tally was behind
+			}
+			now := time.Now()
+			if !now.Before(e.expires) {
+				// Its TTL had passed: an expiry the janitor had not done yet.
+				expired = append(expired, x.expiredEvent(o, e))
+				continue
+			}
+			evicted = append(evicted, FileEvictedEvent{
+				Path:    o.opts.fs.Path(e.name),
+				Bytes:   e.size,
+				Created: e.created,
+				Expires: e.expires,
+				For:     path,
+				Reason: fmt.Sprintf("max_dir_bytes is %d: %d bytes were in use and %d more were needed; evicted the file that expires first (at %s)",
+					quota, used, need, e.expires.UTC().Format(time.RFC3339)),
+				Used:  used,
+				Need:  need,
+				Quota: quota,
+			})
 		}
-		x.drop(e)
-		x.deleted(e.name)
-		if err != nil {
-			continue // it was gone already: only the tally was behind
-		}
-		now := time.Now()
-		if !now.Before(e.expires) {
-			// Its TTL had passed: an expiry the janitor had not done yet.
-			expired = append(expired, x.expiredEvent(o, e))
-			continue
-		}
-		evicted = append(evicted, FileEvictedEvent{
-			Path:    o.opts.fs.Path(e.name),
-			Bytes:   e.size,
-			Created: e.created,
-			Expires: e.expires,
-			For:     path,
-			Reason: fmt.Sprintf("max_dir_bytes is %d: %d bytes were in use and %d more were needed; evicted the file that expires first (at %s)",
-				quota, used, need, e.expires.UTC().Format(time.RFC3339)),
-			Used:  used,
-			Need:  need,
-			Quota: quota,
-		})
+		x.hold(tmp, ticket, need, write)
+		return evicted, expired, nil
 	}
+}
+
+// hold records that tmp, a write of ticket t, took need bytes of the
+// quota and may put write bytes on disk. The caller holds x.mu.
+func (x *fileIndex) hold(tmp string, t uint64, need, write int64) {
 	x.reserved += need
 	x.unwritten += write
-	x.writing[tmp] = struct{}{}
-	return evicted, expired, nil
+	x.writing[tmp] = t
+}
+
+// mayWait reports whether a write of ticket t, which holds room already
+// or not, may wait for others to give room or disk space back. One that
+// holds nothing may: a wait ends with its call, and until then it keeps
+// no one else waiting. One that holds room may only if it is the oldest
+// write in progress, so that, of the writes that hold room, one at most
+// ever waits and it waits for none that waits: no two wait for each
+// other. Without it, concurrent streams that grew in step could each
+// hold a share of a disk too small for all of them, and all fail, when
+// the disk has room for some. Either waits only while someone else's
+// write or deletion is in progress: else nothing would ever wake it.
+// The caller holds x.mu.
+func (x *fileIndex) mayWait(t uint64, holds bool) bool {
+	others := false
+	for _, u := range x.writing {
+		if holds && u < t {
+			return false
+		}
+		others = others || u != t
+	}
+	return others || x.expiring > 0
+}
+
+// waitFreed waits until bytes are given back or ctx ends, and returns the
+// cause if ctx ended. The caller holds x.mu, which waitFreed lets go while
+// it waits.
+func (x *fileIndex) waitFreed(ctx context.Context) error {
+	freed := x.freed
+	x.mu.Unlock()
+	defer x.mu.Lock()
+	select {
+	case <-freed:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // A claim is what a write in progress took: room of the quota, and bytes

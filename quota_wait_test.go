@@ -268,3 +268,20 @@ func TestFreeSpaceReserveUnderConcurrentStreams(t *testing.T) {
 	assert.LessOrEqual(t, space.Peak(), int64(capacity)-reserve, "the free-space reserve was kept")
 	assert.Zero(t, lro.Reserved(o))
 }
+
+// TestOldestStreamWaitsForRoom: two streams whose spools both fit a disk
+// that has room for one final file only while both spools are held. Each
+// used to fail its final file for want of the room the other held, so
+// neither result was offloaded though either fit. The older write waits
+// for the other to give its room back; the younger gets the fallback.
+func TestOldestStreamWaitsForRoom(t *testing.T) {
+	const capacity = 20 << 20 // 4 MB spools fit twice; a 4 MB file beside both does not
+	space := &spaceFS{meterFS: newMeterFS(lrotest.NewMemFS("/lro")), capacity: capacity}
+	var c outcomes
+	o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = -1 }, lro.WithFS(space), lro.WithHooks(c.hooks()),
+		lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())
+	outs := streamConcurrently(t, o, 2, 4000, 1000, 10*time.Second) // both spools are full before either file is written
+	assert.Equal(t, 1, c.check(t, outs, lro.ErrLowDiskSpace), "the older stream is offloaded")
+	assert.Zero(t, space.enospc.Load())
+	assert.Zero(t, lro.Reserved(o))
+}

@@ -61,7 +61,7 @@ func (o *Offloader) newSpool(ctx context.Context) (*spool, error) {
 			return nil, err
 		}
 		s.fs, s.scratch = DirFS(dir), dir
-	} else if err := s.take(ctx, true, spoolMinStep); err != nil {
+	} else if err := s.take(ctx, spoolMinStep); err != nil {
 		return nil, err
 	}
 	if s.f, err = s.fs.Create(s.name); err != nil {
@@ -72,18 +72,19 @@ func (o *Offloader) newSpool(ctx context.Context) (*spool, error) {
 	return s, nil
 }
 
-// take grows the spool's room by need bytes. Only its first room, when it
-// holds none, may wait for room (until ctx ends).
-func (s *spool) take(ctx context.Context, first bool, need int64) error {
+// take grows the spool's room by need bytes. Its first room may wait for
+// room until ctx ends; later room only while the spool is the oldest
+// write in progress (see mayWait).
+func (s *spool) take(ctx context.Context, need int64) error {
 	var (
 		evicted []FileEvictedEvent
 		expired []FileExpiredEvent
 		err     error
 	)
-	if first {
+	if s.claim.disk == 0 {
 		evicted, expired, err = s.o.reserve(ctx, s.name, s.path, need)
 	} else {
-		evicted, expired, err = s.o.grow(s.name, s.path, need, need)
+		evicted, expired, err = s.o.grow(ctx, s.name, s.name, s.path, need, need)
 	}
 	ctx = context.Background() // the events are owed even to a call that ended
 	for _, e := range expired {
@@ -99,8 +100,9 @@ func (s *spool) take(ctx context.Context, first bool, need int64) error {
 	return err
 }
 
-// add writes one record, which must be one valid JSON value.
-func (s *spool) add(rec []byte) error {
+// add writes one record, which must be one valid JSON value. A wait for
+// room ends with ctx.
+func (s *spool) add(ctx context.Context, rec []byte) error {
 	if jsonscan.HasNewline(rec) {
 		s.compact.Reset()
 		if err := json.Compact(&s.compact, rec); err != nil {
@@ -114,7 +116,7 @@ func (s *spool) add(rec []byte) error {
 	}
 	if size > s.claim.disk && s.scratch == "" {
 		step := min(max(s.claim.disk, spoolMinStep), spoolMaxStep)
-		if err := s.take(context.Background(), false, max(step, size-s.claim.disk)); err != nil {
+		if err := s.take(ctx, max(step, size-s.claim.disk)); err != nil {
 			return err
 		}
 	}
@@ -171,15 +173,19 @@ type spoolRecords struct {
 }
 
 // room is the quota's room the spool holds: the final file written from
-// these records takes it over (see handOver) and grows it without
-// waiting, since a write that waited while holding room could wait for
-// another that does the same, forever.
+// these records takes it over (see handOver) and grows it as the spool
+// would, waiting only while it is the oldest write in progress, since
+// two writes that waited while holding room could wait for each other
+// forever.
 func (s *spoolRecords) room() int64 {
 	if s.sp == nil {
 		return 0
 	}
 	return s.sp.claim.room
 }
+
+// holder is the spool's temporary name, whose claim the final file extends.
+func (s *spoolRecords) holder() string { return s.sp.name }
 
 // handOver gives the spool's room to the final file just published from
 // it. The spool's bytes stay on disk until it is removed, once the call is
