@@ -96,22 +96,15 @@ func TextContent(text string) Content { return Content{Text: text} }
 // returned as it is.
 func (h Host) Serve(ctx context.Context, call Call, next func(context.Context) (Result, error)) (res Result, replaced bool, err error) {
 	o := h.o
-	if !o.cfg.IsEnabled() {
-		res, err = next(ctx)
-		return res, false, err
-	}
-	if call.FromProxy {
-		return o.serveProxy(ctx, next)
-	}
 	policy, ok := o.policyFor(call.Tool)
-	if !ok {
+	if !ok && o.cfg.IsEnabled() && !call.FromProxy {
 		res, err = next(ctx)
 		if err == nil {
 			o.warnIfLarge(ctx, call.Tool, res, fmt.Sprintf("has no offload policy, so its large results pass inline: the server gives it one with lro.WithTool(%q, lro.ToolPolicy{Generic: true}) or lro.WithAnyTool (lro-proxy judges every remote tool unless -memory-tools-only)", call.Tool))
 		}
 		return res, false, err
 	}
-	return o.serve(ctx, call, policy, next)
+	return o.serveWith(ctx, call, policy, next)
 }
 
 // serveWith is Serve under policy, whatever the tools configured.
@@ -166,13 +159,13 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 		set.Query = &q
 	}
 
-	records, tokens, collected, promised, cerr := c.collected()
+	col, cerr := c.collected()
 	if cerr != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: collected records cannot be offloaded", call.Tool, cerr)
 		return res, false, nil
 	}
-	if collected {
-		return o.serveCollected(ctx, call, delivery, res, set, records, tokens, promised)
+	if col != nil {
+		return o.serveCollected(ctx, call, delivery, res, set, col)
 	}
 	// Under a session budget every result is measured: one under the
 	// threshold may still have to be offloaded.
@@ -197,15 +190,15 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 	}
 	beside := o.keptTokens(res, doc)
 	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
-	d := delivery()
-	if d.Mode == DeliveryTruncate {
-		return o.respond(res, doc, &l, o.truncateInline(sets, &l, beside), call, d, sets[0]), true, nil
+	rp := reply{call: call, res: res, doc: doc, l: &l, delivery: delivery(), first: sets[0]}
+	if rp.delivery.Mode == DeliveryTruncate {
+		return o.respond(rp, o.truncateInline(sets, &l, beside)), true, nil
 	}
 	if c := o.opts.dir.resultCap(); c > 0 && doc.size() > c {
 		err := fmt.Errorf("%w: it is %d bytes and the cap is %d", ErrResultTooLarge, doc.size(), c)
-		return o.respond(res, doc, &l, o.refuse(ctx, sets, &l, beside, err), call, d, sets[0]), true, nil
+		return o.respond(rp, o.truncated(ctx, sets, &l, beside, "", err)), true, nil
 	}
-	out, err := o.offloadSections(ctx, sets, &l, beside)
+	out, err := o.offload(ctx, sets, &l, beside)
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 		return res, false, nil
@@ -213,7 +206,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 	if out.Action == Inline {
 		return res, false, nil
 	}
-	return o.respond(res, doc, &l, out, call, d, sets[0]), true, nil
+	return o.respond(rp, out), true, nil
 }
 
 // serveProxy serves a proxy client, which offloads on its own side: it
@@ -228,13 +221,13 @@ func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (
 	if err != nil || res.IsError || res.NeedsInput {
 		return res, false, err
 	}
-	records, tokens, collected, _, cerr := c.collected()
-	if cerr != nil || !collected || tokens <= o.cfg.ThresholdTokens {
+	col, cerr := c.collected()
+	if cerr != nil || col == nil || col.tokens <= o.cfg.ThresholdTokens {
 		return res, false, nil
 	}
 	var b bytes.Buffer
 	b.WriteByte('[')
-	err = records.each(func(i int, r *record) bool {
+	err = col.records.each(func(i int, r *record) bool {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -254,7 +247,8 @@ func (o *Offloader) sessionBudgeted(call Call) bool {
 }
 
 // serveCollected offloads the set a handler handed to Collect.
-func (o *Offloader) serveCollected(ctx context.Context, call Call, delivery func() DeliveryChoice, res Result, set ResultSet, records recordSource, tokens int, promised bool) (Result, bool, error) {
+func (o *Offloader) serveCollected(ctx context.Context, call Call, delivery func() DeliveryChoice, res Result, set ResultSet, col *collection) (Result, bool, error) {
+	records, tokens := col.records, col.tokens
 	set.src, set.Tokens, set.Validated = records, tokens, true
 	l := layout{root: []byte("[]"), sections: []section{{found: found{src: records}}}}
 	// The handler's own result is a rendering of the set, or a
@@ -278,16 +272,15 @@ func (o *Offloader) serveCollected(ctx context.Context, call Call, delivery func
 	case over && d.Mode == DeliveryTruncate:
 		out = o.truncateInline([]ResultSet{set}, &l, 0)
 	case lost:
-		out = o.fallback(ctx, set, tokens, "", head.lost)
-		out.kept = []int{out.Kept}
+		out = o.truncated(ctx, []ResultSet{set}, nil, 0, "", head.lost)
 	default:
-		out, err = o.offloadSections(ctx, []ResultSet{set}, &l, 0)
+		out, err = o.offload(ctx, []ResultSet{set}, &l, 0)
 		if err != nil {
 			o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 		}
 	}
 	if err != nil || out.Action == Inline {
-		if !promised {
+		if !col.promised {
 			return res, false, nil
 		}
 		// The handler returned a placeholder, trusting Collect: send
@@ -298,7 +291,7 @@ func (o *Offloader) serveCollected(ctx context.Context, call Call, delivery func
 		res.Content = []Content{{}}
 	}
 	res.Structured = nil
-	return o.respond(res, doc, &l, out, call, d, set), true, nil
+	return o.respond(reply{call: call, res: res, doc: doc, l: &l, delivery: d, first: set}, out), true, nil
 }
 
 // keptTokens estimates the items that stay beside the document: small
@@ -314,13 +307,24 @@ func (o *Offloader) keptTokens(res Result, doc document) int {
 	return t
 }
 
+// A reply is what the result a call sends is built from, besides the
+// Outcome: the handler's result, the document found in it and its layout,
+// the delivery chosen, and first, the set the descriptor's file holds.
+type reply struct {
+	call     Call
+	res      Result
+	doc      document
+	l        *layout
+	delivery DeliveryChoice
+	first    ResultSet
+}
+
 // respond builds the result to send: the descriptor (or the truncated
 // document and its notice) in place of the document's first item and of
 // the structured content, when they were part of it, followed by a
 // resource link to each file and the preview the delivery asks for. Items
-// that were not part of the document stay where they were. first is the
-// set the descriptor's file holds.
-func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome, call Call, d DeliveryChoice, first ResultSet) Result {
+// that were not part of the document stay where they were.
+func (o *Offloader) respond(rp reply, out Outcome) Result {
 	var body []byte
 	var r Result
 	var after []Content
@@ -328,48 +332,48 @@ func (o *Offloader) respond(res Result, doc document, l *layout, out Outcome, ca
 	case Offloaded:
 		var links []Content
 		for _, f := range out.files {
-			if link := o.linkFor(call, f); link != nil {
+			if link := o.linkFor(rp.call, f); link != nil {
 				links = append(links, Content{Link: link})
 			}
 		}
 		var v any = out.Response
-		if d.Mode == DeliveryCompact {
-			v = o.compact(out.Response, call.NativeExtract, len(links) > 0, isLines(first))
+		if rp.delivery.Mode == DeliveryCompact {
+			v = o.compact(out.Response, rp.call.NativeExtract, len(links) > 0, isLines(rp.first))
 		}
 		b, err := marshalText(v)
 		if err != nil {
 			return Result{IsError: true, Content: []Content{TextContent("lro: encoding the descriptor: " + err.Error())}}
 		}
 		body = b
-		if doc.structured {
+		if rp.doc.structured {
 			r.Structured = json.RawMessage(b)
 		}
 		after = links
-		if p := o.preview(first, d.PreviewTokens); p != "" {
+		if p := o.preview(rp.first, rp.delivery.PreviewTokens); p != "" {
 			after = append(after, TextContent(p))
 		}
 	case Truncated:
-		if !l.items {
-			body = l.truncated(out.kept)
-			if doc.structured && l.root != nil {
+		if !rp.l.items {
+			body = rp.l.truncated(out.kept)
+			if rp.doc.structured && rp.l.root != nil {
 				r.Structured = json.RawMessage(body)
 			}
 		}
 		after = []Content{TextContent(out.Warning)}
-		if out.Kept == 0 && first.count() > 0 {
+		if out.Kept == 0 && rp.first.count() > 0 {
 			// Not even the first record fits: show it cut rather than
 			// nothing at all.
-			after = append(after, TextContent(o.cutFirst(first)))
+			after = append(after, TextContent(o.cutFirst(rp.first)))
 		}
 	}
 	placed := false
 	kept := 0
-	for i, c := range res.Content {
-		if !slices.Contains(doc.replace, i) {
+	for i, c := range rp.res.Content {
+		if !slices.Contains(rp.doc.replace, i) {
 			r.Content = append(r.Content, c)
 			continue
 		}
-		if l.items && out.Action == Truncated {
+		if rp.l.items && out.Action == Truncated {
 			if kept < out.kept[0] {
 				r.Content = append(r.Content, c)
 			}

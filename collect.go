@@ -231,16 +231,31 @@ func marshalRecord(v any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-// collected returns what the handler collected, if anything, and whether
-// the handler was told it would be offloaded.
-func (c *collector) collected() (records recordSource, tokens int, ok, promised bool, err error) {
+// A collection is the set a handler handed to Collect: its records, their
+// estimate, and whether the handler was told they would be offloaded (it
+// may then have returned a placeholder).
+type collection struct {
+	records  recordSource
+	tokens   int
+	promised bool
+}
+
+// collected returns what the handler collected, nil if nothing, or the
+// error that made its records unusable.
+func (c *collector) collected() (*collection, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lost != nil {
-		return headRecords{sliceRecords{lines: c.records}, c.spooled.n, c.lost}, c.tokens, c.set, c.promise, c.err
+	if c.err != nil || !c.set {
+		return nil, c.err
 	}
-	if c.spooled != nil {
-		return c.spooled, c.tokens, c.set, c.promise, c.err
+	col := &collection{tokens: c.tokens, promised: c.promise}
+	switch {
+	case c.lost != nil:
+		col.records = headRecords{sliceRecords{lines: c.records}, c.spooled.n, c.lost}
+	case c.spooled != nil:
+		col.records = c.spooled
+	default:
+		col.records = sliceRecords{lines: c.records, scores: c.scores}
 	}
-	return sliceRecords{lines: c.records, scores: c.scores}, c.tokens, c.set, c.promise, c.err
+	return col, nil
 }

@@ -328,44 +328,86 @@ func (o *Offloader) Close() error {
 // operation name or detail level, a record that is not JSON) or after
 // Close; a failed write is never an error.
 func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
+	return o.offload(ctx, []ResultSet{set}, nil, 0)
+}
+
+// offload is Offload of one set, or of the sections of one result: each
+// set of l's sections in a file of its own, all or none, described in one
+// descriptor, the first set's, which lists the others. beside is as for
+// sectionSets. A single set is judged here against the threshold; the
+// caller of several has judged the whole result, and set each one's
+// Tokens.
+func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
+	for i := range sets {
+		if err := o.accept(&sets[i]); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if s := &sets[0]; len(sets) == 1 {
+		if s.Tokens <= 0 {
+			s.Tokens, s.checks = o.estimateSet(s)
+		}
+		if !o.cfg.IsEnabled() || s.Tokens <= o.cfg.ThresholdTokens && !s.force {
+			return Outcome{Action: Inline, Tokens: s.Tokens}, nil
+		}
+	}
+	total := 0
+	for _, s := range sets {
+		total += s.Tokens
+	}
+	start := time.Now()
+	files := make([]written, 0, len(sets))
+	for _, s := range sets {
+		w, err := o.writeFile(ctx, s, s.Tokens, start)
+		if err != nil {
+			// All or none: a descriptor never points at half a result.
+			for _, f := range files {
+				if rerr := o.removeWritten(f); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("removing %s: %w", f.name, rerr))
+				}
+			}
+			var recErr *RecordError
+			if errors.As(err, &recErr) {
+				return Outcome{}, err
+			}
+			return o.truncated(ctx, sets, l, beside, w.path, err), nil
+		}
+		files = append(files, w)
+	}
+	resp := o.describe(ctx, sets[0], total, files[0])
+	if l != nil {
+		o.describeSections(ctx, resp, sets, l, total, files)
+	}
+	out := Outcome{Action: Offloaded, Tokens: total, Response: resp}
+	for i, f := range files {
+		o.emitOffloaded(ctx, OffloadEvent{
+			Operation: sets[i].Operation,
+			Path:      f.path,
+			Count:     sets[i].count(),
+			Tokens:    sets[i].Tokens,
+			Bytes:     f.bytes,
+			Duration:  time.Since(start),
+		})
+		out.files = append(out.files, offloadedFile{f.path, f.bytes, isLines(sets[i])})
+	}
+	return out, nil
+}
+
+// accept refuses a set that cannot be offloaded at all, and fills in its
+// default detail level.
+func (o *Offloader) accept(set *ResultSet) error {
 	if o.closed.Load() {
-		return Outcome{}, ErrClosed
+		return ErrClosed
 	}
 	if err := checkName(set.Operation); err != nil {
-		return Outcome{}, fmt.Errorf("lro: invalid operation %q: %v", set.Operation, err)
+		return fmt.Errorf("lro: invalid operation %q: %v", set.Operation, err)
 	}
 	if set.Detail == "" {
 		set.Detail = DetailLight
-	} else if _, err := ParseDetail(string(set.Detail)); err != nil {
-		return Outcome{}, err
+		return nil
 	}
-	tokens := set.Tokens
-	if tokens <= 0 {
-		tokens, set.checks = o.estimateSet(&set)
-	}
-	if !o.cfg.IsEnabled() || tokens <= o.cfg.ThresholdTokens && !set.force {
-		return Outcome{Action: Inline, Tokens: tokens}, nil
-	}
-
-	start := time.Now()
-	w, err := o.writeFile(ctx, set, tokens, start)
-	if err != nil {
-		var recErr *RecordError
-		if errors.As(err, &recErr) {
-			return Outcome{}, err
-		}
-		return o.fallback(ctx, set, tokens, w.path, err), nil
-	}
-	resp := o.describe(ctx, set, tokens, w)
-	o.emitOffloaded(ctx, OffloadEvent{
-		Operation: set.Operation,
-		Path:      w.path,
-		Count:     set.count(),
-		Tokens:    tokens,
-		Bytes:     w.bytes,
-		Duration:  time.Since(start),
-	})
-	return Outcome{Action: Offloaded, Tokens: tokens, Response: resp, files: []offloadedFile{{w.path, w.bytes, isLines(set)}}}, nil
+	_, err := ParseDetail(string(set.Detail))
+	return err
 }
 
 // estimateRecords estimates the records as a JSON array would send them.
@@ -397,22 +439,34 @@ func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
 	return o.estimateRecords(set.source()), recordChecks{}
 }
 
-// fallback keeps as many whole records as fit the threshold.
-func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, path string, err error) Outcome {
-	// What is sent inline may wrap each record (a search hit adds its
-	// score) and carry other fields; the budget covers all of it.
-	kept := o.leading(set.source(), o.cfg.ThresholdTokens-o.overhead(set))
-	count := set.count()
-	warning := o.fallbackWarning(err, kept, count)
+// truncated is the fallback of sets whose files could not be written, or
+// were not to be (path is then empty), for the reason err: as many leading
+// records of each as fit the threshold together, sent inline, and a
+// warning. l and beside are as for offload.
+func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error) Outcome {
+	var kept []int
+	if l != nil {
+		kept = o.fit(l, beside)
+	} else {
+		// What is sent inline may wrap each record (a search hit adds
+		// its score) and carry other fields; the budget covers all of it.
+		kept = []int{o.leading(sets[0].source(), o.cfg.ThresholdTokens-o.overhead(sets[0]))}
+	}
+	tokens, count, n := 0, 0, 0
+	for i, s := range sets {
+		tokens += s.Tokens
+		count += s.count()
+		n += kept[i]
+	}
 	o.emitWriteFailed(ctx, WriteFailedEvent{
-		Operation: set.Operation,
+		Operation: sets[0].Operation,
 		Path:      path,
 		Count:     count,
-		Kept:      kept,
+		Kept:      n,
 		Tokens:    tokens,
 		Err:       err,
 	})
-	return Outcome{Action: Truncated, Tokens: tokens, Kept: kept, Warning: warning, Err: err}
+	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: o.fallbackWarning(err, n, count), Err: err, kept: kept}
 }
 
 // overhead returns the tokens of the inline result of set besides its

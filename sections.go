@@ -3,9 +3,6 @@ package lro
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"time"
 )
 
 // SectionDescriptor describes one more large field of a result that had
@@ -66,57 +63,18 @@ func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens, beside int, p
 	return sets
 }
 
-// offloadSections writes each set to its own file, all or none, and
-// describes them in one descriptor: the first set's, listing the others.
-// A set of one is [Offloader.Offload]. beside is as for sectionSets.
-func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
+// describeSections makes resp, the descriptor of sets[0], that of the
+// whole result l was laid out from: it names the field sets[0] holds, and
+// lists the other sections and their files. Memories alone keep to the
+// specification's descriptor: their field ("results") says nothing a
+// model needs.
+func (o *Offloader) describeSections(ctx context.Context, resp *OffloadResponse, sets []ResultSet, l *layout, total int, files []written) {
 	if len(sets) == 1 {
-		out, err := o.Offload(ctx, sets[0])
-		switch {
-		case err != nil:
-		case out.Action == Truncated:
-			out.kept = []int{out.Kept}
-		case out.Action == Offloaded && sets[0].Generic:
-			// Memories keep to the specification's descriptor: their
-			// field ("results") says nothing a model needs.
-			out.Response.Section = l.sections[0].name()
+		if sets[0].Generic {
+			resp.Section = l.sections[0].name()
 		}
-		return out, err
+		return
 	}
-	total, count := 0, 0
-	for _, s := range sets {
-		total += s.Tokens
-		count += s.count()
-	}
-	if o.closed.Load() {
-		return Outcome{}, ErrClosed
-	}
-	for _, s := range sets {
-		if err := checkName(s.Operation); err != nil {
-			return Outcome{}, fmt.Errorf("lro: invalid operation %q: %v", s.Operation, err)
-		}
-	}
-	// The caller has judged the whole result against the threshold.
-	start := time.Now()
-	files := make([]written, 0, len(sets))
-	for _, s := range sets {
-		w, err := o.writeFile(ctx, s, s.Tokens, start)
-		if err != nil {
-			// All or none: a descriptor never points at half a result.
-			for _, f := range files {
-				if rerr := o.removeWritten(f); rerr != nil {
-					err = errors.Join(err, fmt.Errorf("removing %s: %w", f.name, rerr))
-				}
-			}
-			var recErr *RecordError
-			if errors.As(err, &recErr) {
-				return Outcome{}, err
-			}
-			return o.fallbackSections(ctx, sets, l, beside, total, count, w.path, err), nil
-		}
-		files = append(files, w)
-	}
-	resp := o.describe(ctx, sets[0], total, files[0])
 	resp.Section = l.sections[0].name()
 	for i := 1; i < len(sets); i++ {
 		d := SectionDescriptor{Section: l.sections[i].name(), Count: sets[i].count(), FilePath: files[i].path}
@@ -125,24 +83,7 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 		}
 		resp.Sections = append(resp.Sections, d)
 	}
-	if resp.Section != "" || len(resp.Sections) > 0 {
-		resp.Guidance = o.guidanceFor(ctx, sets[0], total, files[0], resp.Section, len(resp.Sections))
-	}
-	for i, f := range files {
-		o.emitOffloaded(ctx, OffloadEvent{
-			Operation: sets[i].Operation,
-			Path:      f.path,
-			Count:     sets[i].count(),
-			Tokens:    sets[i].Tokens,
-			Bytes:     f.bytes,
-			Duration:  time.Since(start),
-		})
-	}
-	out := Outcome{Action: Offloaded, Tokens: total, Response: resp}
-	for i, f := range files {
-		out.files = append(out.files, offloadedFile{f.path, f.bytes, isLines(sets[i])})
-	}
-	return out, nil
+	resp.Guidance = o.guidanceFor(ctx, sets[0], total, files[0], resp.Section, len(resp.Sections))
 }
 
 // sectionRecipes returns the line schema and first recipes of a section
@@ -150,35 +91,4 @@ func (o *Offloader) offloadSections(ctx context.Context, sets []ResultSet, l *la
 func (o *Offloader) sectionRecipes(set ResultSet, w written) (json.RawMessage, []JQRecipe) {
 	schema, recipes := o.schemaAndRecipes(set, w.stats)
 	return schema, shellRecipes(recipes[:min(len(recipes), sectionRecipes)], w.path)
-}
-
-// refuse is the fallback of sets that are not to be written at all, for
-// the reason err.
-func (o *Offloader) refuse(ctx context.Context, sets []ResultSet, l *layout, beside int, err error) Outcome {
-	tokens, count := 0, 0
-	for _, s := range sets {
-		tokens += s.Tokens
-		count += s.count()
-	}
-	return o.fallbackSections(ctx, sets, l, beside, tokens, count, "", err)
-}
-
-// fallbackSections keeps, of each section, as many leading records as fit
-// the threshold together.
-func (o *Offloader) fallbackSections(ctx context.Context, sets []ResultSet, l *layout, beside, tokens, count int, path string, err error) Outcome {
-	kept := o.fit(l, beside)
-	n := 0
-	for _, k := range kept {
-		n += k
-	}
-	warning := o.fallbackWarning(err, n, count)
-	o.emitWriteFailed(ctx, WriteFailedEvent{
-		Operation: sets[0].Operation,
-		Path:      path,
-		Count:     count,
-		Kept:      n,
-		Tokens:    tokens,
-		Err:       err,
-	})
-	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: warning, Err: err, kept: kept}
 }
