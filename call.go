@@ -8,81 +8,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+
+	"github.com/mcplro/lro/host"
 )
-
-// A Call is one tool call as a host adapter hands it to [Host.Serve].
-// The adapters of this module fill it from their SDK's request; an adapter
-// for another host does the same.
-type Call struct {
-	// Tool is the name of the tool called.
-	Tool string
-	// Arguments are the call's arguments decoded from JSON, or nil. Only
-	// "detail" and "query" are read.
-	Arguments map[string]any
-	// FromProxy says the client is an LRO proxy (see [ProxyAnnounced]),
-	// which offloads on its own side: it gets full results inline.
-	FromProxy bool
-	// OutputSchema says the tool declares an output schema.
-	OutputSchema bool
-	// NativeExtract says the server handling the call serves lro_extract,
-	// so that guidance points to it instead of the shell.
-	NativeExtract bool
-	// Resources says the server handling the call answers resources/read
-	// for offloaded files, so that results carry a resource link.
-	Resources bool
-	// Session identifies the MCP session, or else the client connection,
-	// for Config.SessionBudgetTokens; empty when there is neither. Call
-	// [Offloader.EndSession] when it ends.
-	Session string
-	// Client describes the client, for a [WithDelivery] function.
-	Client ClientInfo
-}
-
-// A Result is a tool result reduced to what offloading reads and writes:
-// the host-neutral form the adapters translate their SDK's result to and
-// from.
-type Result struct {
-	// Content holds the content items in order.
-	Content []Content
-	// Structured is the structured content: JSON bytes (json.RawMessage
-	// or []byte), a Go value that encoding/json marshals, or nil for none.
-	Structured any
-	// IsError marks a tool error. Errors pass through untouched.
-	IsError bool
-	// NeedsInput marks a result that asks the client for more input; it
-	// passes through untouched.
-	NeedsInput bool
-}
-
-// Content is one content item of a [Result].
-type Content struct {
-	// Text is the text of a text item or of an embedded text resource.
-	Text string
-	// URI is set for an embedded text resource: the resource's URI. Its
-	// text is Text; Other holds the host's item.
-	URI string
-	// Other holds the host's own value of an item that is not text (an
-	// image, audio, a binary resource), which offloading keeps as it is.
-	// It is nil for a text item.
-	Other any
-	// Link is set for a resource link this package adds: a pointer to an
-	// offloaded file that the client reads with resources/read. Adapters
-	// turn it into their SDK's resource_link item.
-	Link *ResourceLink
-}
-
-// A ResourceLink points at an offloaded file as an MCP resource, which any
-// client can read through the server, wherever its disk is.
-type ResourceLink struct {
-	URI         string // lro:// URI the server answers resources/read for
-	Name        string // the file's name
-	Description string
-	MIMEType    string // "application/jsonl", or "text/plain" for lines of text
-	Size        int64  // the file's size in bytes
-}
-
-// TextContent returns a text item.
-func TextContent(text string) Content { return Content{Text: text} }
 
 // Serve runs next, the tool's handler, with offloading: the host-neutral
 // core of every adapter ([Offloader.Middleware] for mcp-go, package gosdk
@@ -94,7 +22,7 @@ func TextContent(text string) Content { return Content{Text: text} }
 // is what to send instead: a descriptor, a truncated result with a warning,
 // or a tool error (an invalid detail argument). A handler error is
 // returned as it is.
-func (h Host) Serve(ctx context.Context, call Call, next func(context.Context) (Result, error)) (res Result, replaced bool, err error) {
+func (h Host) Serve(ctx context.Context, call host.Call, next func(context.Context) (host.Result, error)) (res host.Result, replaced bool, err error) {
 	o := h.o
 	policy, ok := o.policyFor(call.Tool)
 	if !ok && o.cfg.IsEnabled() && !call.FromProxy {
@@ -108,7 +36,7 @@ func (h Host) Serve(ctx context.Context, call Call, next func(context.Context) (
 }
 
 // serveWith is Serve under policy, whatever the tools configured.
-func (o *Offloader) serveWith(ctx context.Context, call Call, policy ToolPolicy, next func(context.Context) (Result, error)) (Result, bool, error) {
+func (o *Offloader) serveWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	if !o.cfg.IsEnabled() {
 		res, err := next(ctx)
 		return res, false, err
@@ -119,7 +47,7 @@ func (o *Offloader) serveWith(ctx context.Context, call Call, policy ToolPolicy,
 	return o.serve(ctx, call, policy, next)
 }
 
-func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, next func(context.Context) (Result, error)) (Result, bool, error) {
+func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	detail := policy.DefaultDetail
 	if detail == "" {
 		detail = DetailLight
@@ -135,7 +63,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 			// records are judged by what they are, not by this.
 		default:
 			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, echo(jsonText(v)))
-			return Result{IsError: true, Content: []Content{TextContent(msg)}}, true, nil
+			return host.Result{IsError: true, Content: []host.Content{host.TextContent(msg)}}, true, nil
 		}
 	}
 	if call.OutputSchema && policy.SkipOutputSchema {
@@ -214,7 +142,7 @@ func (o *Offloader) serve(ctx context.Context, call Call, policy ToolPolicy, nex
 // threshold to Collect, the full set in place of the handler's rendering
 // of it (a budgeted text, one page), so that the proxy judges and offloads
 // what a direct client would have had offloaded.
-func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (Result, error)) (Result, bool, error) {
+func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
 	defer c.discard()
 	res, err := next(context.WithValue(ctx, collectorKey{}, c))
@@ -238,16 +166,16 @@ func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (
 		return res, false, nil
 	}
 	b.WriteByte(']')
-	return Result{Content: []Content{TextContent(b.String())}}, true, nil
+	return host.Result{Content: []host.Content{host.TextContent(b.String())}}, true, nil
 }
 
 // sessionBudgeted reports whether call counts against a session budget.
-func (o *Offloader) sessionBudgeted(call Call) bool {
+func (o *Offloader) sessionBudgeted(call host.Call) bool {
 	return o.cfg.SessionBudgetTokens > 0 && call.Session != ""
 }
 
 // serveCollected offloads the set a handler handed to Collect.
-func (o *Offloader) serveCollected(ctx context.Context, call Call, delivery func() DeliveryChoice, res Result, set ResultSet, col *collection) (Result, bool, error) {
+func (o *Offloader) serveCollected(ctx context.Context, call host.Call, delivery func() DeliveryChoice, res host.Result, set ResultSet, col *collection) (host.Result, bool, error) {
 	records, tokens := col.records, col.tokens
 	set.src, set.Tokens, set.Validated = records, tokens, true
 	l := layout{root: []byte("[]"), sections: []section{{found: found{src: records}}}}
@@ -285,10 +213,10 @@ func (o *Offloader) serveCollected(ctx context.Context, call Call, delivery func
 		}
 		// The handler returned a placeholder, trusting Collect: send
 		// the collected records instead, complete.
-		return Result{Content: []Content{TextContent(string(l.sections[0].cut(records.count())))}}, true, nil
+		return host.Result{Content: []host.Content{host.TextContent(string(l.sections[0].cut(records.count())))}}, true, nil
 	}
 	if len(res.Content) == 0 {
-		res.Content = []Content{{}}
+		res.Content = []host.Content{{}}
 	}
 	res.Structured = nil
 	return o.respond(reply{call: call, res: res, doc: doc, l: &l, delivery: d, first: set}, out), true, nil
@@ -296,7 +224,7 @@ func (o *Offloader) serveCollected(ctx context.Context, call Call, delivery func
 
 // keptTokens estimates the items that stay beside the document: small
 // texts next to the data. Images and other items are not counted.
-func (o *Offloader) keptTokens(res Result, doc document) int {
+func (o *Offloader) keptTokens(res host.Result, doc document) int {
 	t := 0
 	idx, _ := textItems(res)
 	for _, i := range idx {
@@ -311,8 +239,8 @@ func (o *Offloader) keptTokens(res Result, doc document) int {
 // Outcome: the handler's result, the document found in it and its layout,
 // the delivery chosen, and first, the set the descriptor's file holds.
 type reply struct {
-	call     Call
-	res      Result
+	call     host.Call
+	res      host.Result
 	doc      document
 	l        *layout
 	delivery DeliveryChoice
@@ -324,16 +252,16 @@ type reply struct {
 // the structured content, when they were part of it, followed by a
 // resource link to each file and the preview the delivery asks for. Items
 // that were not part of the document stay where they were.
-func (o *Offloader) respond(rp reply, out Outcome) Result {
+func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 	var body []byte
-	var r Result
-	var after []Content
+	var r host.Result
+	var after []host.Content
 	switch out.Action {
 	case Offloaded:
-		var links []Content
+		var links []host.Content
 		for _, f := range out.files {
 			if link := o.linkFor(rp.call, f); link != nil {
-				links = append(links, Content{Link: link})
+				links = append(links, host.Content{Link: link})
 			}
 		}
 		var v any = out.Response
@@ -342,7 +270,7 @@ func (o *Offloader) respond(rp reply, out Outcome) Result {
 		}
 		b, err := marshalText(v)
 		if err != nil {
-			return Result{IsError: true, Content: []Content{TextContent("lro: encoding the descriptor: " + err.Error())}}
+			return host.Result{IsError: true, Content: []host.Content{host.TextContent("lro: encoding the descriptor: " + err.Error())}}
 		}
 		body = b
 		if rp.doc.structured {
@@ -350,7 +278,7 @@ func (o *Offloader) respond(rp reply, out Outcome) Result {
 		}
 		after = links
 		if p := o.preview(rp.first, rp.delivery.PreviewTokens); p != "" {
-			after = append(after, TextContent(p))
+			after = append(after, host.TextContent(p))
 		}
 	case Truncated:
 		if !rp.l.items {
@@ -359,11 +287,11 @@ func (o *Offloader) respond(rp reply, out Outcome) Result {
 				r.Structured = json.RawMessage(body)
 			}
 		}
-		after = []Content{TextContent(out.Warning)}
+		after = []host.Content{host.TextContent(out.Warning)}
 		if out.Kept == 0 && rp.first.count() > 0 {
 			// Not even the first record fits: show it cut rather than
 			// nothing at all.
-			after = append(after, TextContent(o.cutFirst(rp.first)))
+			after = append(after, host.TextContent(o.cutFirst(rp.first)))
 		}
 	}
 	placed := false
@@ -381,7 +309,7 @@ func (o *Offloader) respond(rp reply, out Outcome) Result {
 			continue
 		}
 		if !placed {
-			r.Content = append(r.Content, TextContent(string(body)))
+			r.Content = append(r.Content, host.TextContent(string(body)))
 			placed = true
 		}
 	}
@@ -410,7 +338,7 @@ func (o *Offloader) cutFirst(set ResultSet) string {
 // warnIfLarge logs, once per tool, that a result over the threshold went
 // out inline, and why. A silent pass-through of 300 KB is the surprise
 // that costs a newcomer an hour.
-func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res Result, why string) {
+func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
 	if res.IsError || res.NeedsInput || tool == ExtractToolName {
 		return
 	}
@@ -431,7 +359,7 @@ func (o *Offloader) warnOnce(ctx context.Context, tool, why string) {
 }
 
 // resultTokens estimates a result as Serve would judge it.
-func (o *Offloader) resultTokens(res Result) int {
+func (o *Offloader) resultTokens(res host.Result) int {
 	if o.surelySmall(res) {
 		return 0
 	}
@@ -463,19 +391,6 @@ func marshalText(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// ProxyAnnounced reports whether a client announced itself as an LRO proxy:
-// proxy: true in its client info, or the experimental capability
-// [ProxyCapability]. Both are the JSON objects the client sent, decoded;
-// either may be nil. Host adapters call it on every channel the client may
-// have used (initialize, the request's _meta).
-func ProxyAnnounced(clientInfo, experimental map[string]any) bool {
-	if clientInfo["proxy"] == true {
-		return true
-	}
-	_, ok := experimental[ProxyCapability]
-	return ok
 }
 
 // looksJSON reports whether text is shaped like a JSON object or array.

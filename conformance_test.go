@@ -19,6 +19,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/gosdk"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -122,7 +123,7 @@ type confLink struct {
 type callFunc func(tool string, args map[string]any) confResult
 
 // confClient connects one Go client to url; a proxy that is not nil is the
-// lro.ProxyCapability object the client announces itself with, as an LRO
+// host.ProxyCapability object the client announces itself with, as an LRO
 // proxy.
 type confClient struct {
 	name    string
@@ -142,7 +143,7 @@ var confClients = []confClient{
 	{name: "go-sdk client", connectAs: func(t *testing.T, url, name string, proxy map[string]any) callFunc {
 		opts := &mcp.ClientOptions{}
 		if proxy != nil {
-			opts.Capabilities = &mcp.ClientCapabilities{Experimental: map[string]any{lro.ProxyCapability: proxy}}
+			opts.Capabilities = &mcp.ClientCapabilities{Experimental: map[string]any{host.ProxyCapability: proxy}}
 		}
 		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
@@ -181,7 +182,7 @@ var confClients = []confClient{
 		// The session protocol: the go-sdk client covers 2026-07-28.
 		init.Params.ProtocolVersion = mcpgo.ProtocolVersion20251125
 		if proxy != nil {
-			init.Params.Capabilities.Experimental = map[string]any{lro.ProxyCapability: proxy}
+			init.Params.Capabilities.Experimental = map[string]any{host.ProxyCapability: proxy}
 		}
 		_, err = c.Initialize(context.Background(), init)
 		require.NoError(t, err)
@@ -227,7 +228,7 @@ type confCase struct {
 	args    map[string]any
 	config  func(*lro.Config)
 	options func() []lro.Option // besides genericPolicies
-	proxy   map[string]any      // the client's lro.ProxyCapability, if any
+	proxy   map[string]any      // the client's host.ProxyCapability, if any
 	extract bool
 	check   func(t *testing.T, env confEnv, r confResult)
 }

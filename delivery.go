@@ -1,9 +1,10 @@
 package lro
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/mcplro/lro/host"
 )
 
 // Delivery is how an offloaded result reaches the model.
@@ -36,7 +37,7 @@ func ParseDelivery(s string) (Delivery, error) {
 // tool, the client, and what the server offers to follow a file with.
 type DeliveryRequest struct {
 	Tool   string
-	Client ClientInfo
+	Client host.ClientInfo
 	// NativeExtract says the server serves lro_extract.
 	NativeExtract bool
 	// Resources says the server answers resources/read for offloaded
@@ -44,16 +45,6 @@ type DeliveryRequest struct {
 	Resources bool
 	// Default is Config.Delivery.
 	Default Delivery
-}
-
-// ClientInfo describes the client of a call, as it introduced itself.
-type ClientInfo struct {
-	Name    string // clientInfo.name of initialize, e.g. "claude-code"
-	Version string
-	// Capabilities are the client's capabilities as JSON, or nil when
-	// unknown. Adapters fill them only when a [WithDelivery] function is
-	// set, since nothing else reads them.
-	Capabilities json.RawMessage
 }
 
 // DeliveryChoice is how one offloaded result is delivered.
@@ -75,12 +66,12 @@ func (h Host) WantsClientCapabilities() bool { return h.o.opts.delivery != nil }
 // deliveryOf returns the delivery of an offloaded result of call, chosen
 // on first use and then remembered: the session budget asks for it before
 // the result is offloaded, and WithDelivery's function runs once a call.
-func (o *Offloader) deliveryOf(call Call) func() DeliveryChoice {
+func (o *Offloader) deliveryOf(call host.Call) func() DeliveryChoice {
 	return sync.OnceValue(func() DeliveryChoice { return o.deliveryFor(call) })
 }
 
 // deliveryFor chooses the delivery of an offloaded result of call.
-func (o *Offloader) deliveryFor(call Call) DeliveryChoice {
+func (o *Offloader) deliveryFor(call host.Call) DeliveryChoice {
 	c := DeliveryChoice{Mode: o.cfg.Delivery}
 	if choose := o.opts.delivery; choose != nil {
 		got := choose(DeliveryRequest{Tool: call.Tool, Client: call.Client, NativeExtract: call.NativeExtract, Resources: call.Resources, Default: o.cfg.Delivery})
@@ -97,7 +88,7 @@ func (o *Offloader) deliveryFor(call Call) DeliveryChoice {
 
 // linkFor returns the resource link of an offloaded file, or nil when
 // the server handling call does not answer resources/read.
-func (o *Offloader) linkFor(call Call, f offloadedFile) *ResourceLink {
+func (o *Offloader) linkFor(call host.Call, f offloadedFile) *host.ResourceLink {
 	if !call.Resources {
 		return nil
 	}

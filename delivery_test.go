@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,17 +29,17 @@ func ticketsJSON(n int) string {
 
 // serveText runs Serve on a handler returning text, as a tool with a
 // generic policy.
-func serveText(t *testing.T, o *lro.Offloader, call lro.Call, text string) lro.Result {
+func serveText(t *testing.T, o *lro.Offloader, call host.Call, text string) host.Result {
 	t.Helper()
 	if call.Tool == "" {
 		call.Tool = "tickets"
 	}
-	res, replaced, err := o.Host().Serve(context.Background(), call, func(context.Context) (lro.Result, error) {
-		return lro.Result{Content: []lro.Content{lro.TextContent(text)}}, nil
+	res, replaced, err := o.Host().Serve(context.Background(), call, func(context.Context) (host.Result, error) {
+		return host.Result{Content: []host.Content{host.TextContent(text)}}, nil
 	})
 	require.NoError(t, err)
 	if !replaced {
-		return lro.Result{Content: []lro.Content{lro.TextContent(text)}}
+		return host.Result{Content: []host.Content{host.TextContent(text)}}
 	}
 	return res
 }
@@ -54,7 +55,7 @@ func TestDeliveryCompact(t *testing.T) {
 	dir := sixtyCharDir("tickets")
 	fsys := lrotest.NewMemFS(dir)
 	o := newOffloader(t, func(c *lro.Config) { c.Delivery = lro.DeliveryCompact }, lro.WithFS(fsys), lro.WithTool("tickets", lro.ToolPolicy{Generic: true}))
-	res := serveText(t, o, lro.Call{}, ticketsJSON(300))
+	res := serveText(t, o, host.Call{}, ticketsJSON(300))
 
 	require.Len(t, res.Content, 2, "the pointer and its preview")
 	body := res.Content[0].Text
@@ -67,7 +68,7 @@ func TestDeliveryCompact(t *testing.T) {
 	assert.Equal(t, lro.CompactSummary{Count: 300, EstimatedTokens: c.Summary.EstimatedTokens, Operation: "tickets"}, c.Summary)
 	assert.Greater(t, c.Summary.EstimatedTokens, 1600)
 	assert.NotContains(t, c.Guidance, "\n", "one line")
-	native := serveText(t, o, lro.Call{NativeExtract: true}, ticketsJSON(300)).Content[0].Text
+	native := serveText(t, o, host.Call{NativeExtract: true}, ticketsJSON(300)).Content[0].Text
 	assert.Contains(t, native, "lro_extract")
 	assert.NotContains(t, native, "recipe", "a compact pointer carries no recipes to name")
 	tokens := len(body) / 4
@@ -96,14 +97,14 @@ func TestDeliveryDescriptorPreviewIsOptional(t *testing.T) {
 			}
 			return lro.DeliveryChoice{}
 		}))
-	plain := serveText(t, o, lro.Call{Client: lro.ClientInfo{Name: "other"}}, ticketsJSON(300))
+	plain := serveText(t, o, host.Call{Client: host.ClientInfo{Name: "other"}}, ticketsJSON(300))
 	require.Len(t, plain.Content, 1, "descriptor mode has no preview by default")
 	var d lro.OffloadResponse
 	require.NoError(t, json.Unmarshal([]byte(plain.Content[0].Text), &d))
 	assert.Len(t, d.JQRecipes, 10)
-	assert.Equal(t, lro.DeliveryRequest{Tool: "tickets", Client: lro.ClientInfo{Name: "other"}, Default: lro.DeliveryDescriptor}, last)
+	assert.Equal(t, lro.DeliveryRequest{Tool: "tickets", Client: host.ClientInfo{Name: "other"}, Default: lro.DeliveryDescriptor}, last)
 
-	with := serveText(t, o, lro.Call{Client: lro.ClientInfo{Name: "previewer"}, NativeExtract: true}, ticketsJSON(300))
+	with := serveText(t, o, host.Call{Client: host.ClientInfo{Name: "previewer"}, NativeExtract: true}, ticketsJSON(300))
 	require.Len(t, with.Content, 2)
 	assert.Contains(t, with.Content[1].Text, `"Ticket 1: the cache is cold"`)
 	assert.NotContains(t, with.Content[1].Text, `"Ticket 9: `, "a 60-token preview holds a couple of tickets")
@@ -115,7 +116,7 @@ func TestDeliveryTruncate(t *testing.T) {
 	var events int
 	o := newOffloader(t, func(c *lro.Config) { c.Delivery = lro.DeliveryTruncate; c.OutputDir = dir }, lro.WithTool("tickets", lro.ToolPolicy{Generic: true}),
 		lro.WithHooks(lro.Hooks{OnWriteFailed: func(lro.WriteFailedEvent) { events++ }, OnOffload: func(lro.OffloadEvent) { events++ }}))
-	res := serveText(t, o, lro.Call{}, ticketsJSON(300))
+	res := serveText(t, o, host.Call{}, ticketsJSON(300))
 	require.Len(t, res.Content, 2)
 	var kept []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &kept), "whole records, still a JSON array")
@@ -141,9 +142,9 @@ func TestDeliveryChosenPerTool(t *testing.T) {
 			}
 			return lro.DeliveryChoice{Mode: "bogus"} // ignored: the default
 		}))
-	logs := serveText(t, o, lro.Call{Tool: "logs"}, strings.Repeat("GET /index.html 200\n", 800))
+	logs := serveText(t, o, host.Call{Tool: "logs"}, strings.Repeat("GET /index.html 200\n", 800))
 	assert.Contains(t, logs.Content[len(logs.Content)-1].Text, "of 800 records")
-	other := serveText(t, o, lro.Call{Tool: "tickets"}, ticketsJSON(300))
+	other := serveText(t, o, host.Call{Tool: "tickets"}, ticketsJSON(300))
 	var d lro.OffloadResponse
 	require.NoError(t, json.Unmarshal([]byte(other.Content[0].Text), &d))
 	assert.True(t, d.Offloaded)
@@ -152,7 +153,7 @@ func TestDeliveryChosenPerTool(t *testing.T) {
 func TestSessionBudget(t *testing.T) {
 	o := newOffloader(t, func(c *lro.Config) { c.SessionBudgetTokens = 3000 }, lro.WithTool("tickets", lro.ToolPolicy{Generic: true}))
 	small := ticketsJSON(60) // about 1,000 tokens: under the threshold
-	a, b := lro.Call{Session: "a"}, lro.Call{Session: "b"}
+	a, b := host.Call{Session: "a"}, host.Call{Session: "b"}
 	for i := range 3 {
 		res := serveText(t, o, a, small)
 		assert.Equal(t, small, res.Content[0].Text, "call %d fits the budget", i+1)
@@ -165,7 +166,7 @@ func TestSessionBudget(t *testing.T) {
 	assert.Equal(t, small, serveText(t, o, b, small).Content[0].Text, "another session has its own budget")
 	tiny := `[{"id":1}]`
 	assert.Equal(t, tiny, serveText(t, o, a, tiny).Content[0].Text, "a result smaller than a pointer stays inline")
-	assert.Equal(t, small, serveText(t, o, lro.Call{}, small).Content[0].Text, "no session, no budget")
+	assert.Equal(t, small, serveText(t, o, host.Call{}, small).Content[0].Text, "no session, no budget")
 
 	o.EndSession("a")
 	assert.Equal(t, small, serveText(t, o, a, small).Content[0].Text, "an ended session starts over")
@@ -175,17 +176,17 @@ func TestSessionBudgetOffAtZero(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithTool("tickets", lro.ToolPolicy{Generic: true}))
 	small := ticketsJSON(40)
 	for range 10 {
-		assert.Equal(t, small, serveText(t, o, lro.Call{Session: "a"}, small).Content[0].Text)
+		assert.Equal(t, small, serveText(t, o, host.Call{Session: "a"}, small).Content[0].Text)
 	}
 }
 
 func TestStructuredDescriptorOnlyForStructuredResults(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithTool("tickets", lro.ToolPolicy{Generic: true}))
-	text := serveText(t, o, lro.Call{}, ticketsJSON(300))
+	text := serveText(t, o, host.Call{}, ticketsJSON(300))
 	assert.Nil(t, text.Structured)
-	res, replaced, err := o.Host().Serve(context.Background(), lro.Call{Tool: "tickets"}, func(context.Context) (lro.Result, error) {
+	res, replaced, err := o.Host().Serve(context.Background(), host.Call{Tool: "tickets"}, func(context.Context) (host.Result, error) {
 		s := ticketsJSON(300)
-		return lro.Result{Content: []lro.Content{lro.TextContent(s)}, Structured: json.RawMessage(`{"tickets":` + s + `}`)}, nil
+		return host.Result{Content: []host.Content{host.TextContent(s)}, Structured: json.RawMessage(`{"tickets":` + s + `}`)}, nil
 	})
 	require.NoError(t, err)
 	require.True(t, replaced)
@@ -206,7 +207,7 @@ func TestTruncateCutsAHugeFirstRecord(t *testing.T) {
 		"failed a write": newOffloader(t, nil, lro.WithFS(failing), lro.WithAnyTool(lro.ToolPolicy{Generic: true})),
 	} {
 		t.Run(name, func(t *testing.T) {
-			res := serve(t, o, "dump", nil, lro.Result{Content: []lro.Content{lro.TextContent(huge)}})
+			res := serve(t, o, "dump", nil, host.Result{Content: []host.Content{host.TextContent(huge)}})
 			var all strings.Builder
 			for _, c := range res.Content {
 				all.WriteString(c.Text)
@@ -231,7 +232,7 @@ func TestDeliveryChosenOncePerCall(t *testing.T) {
 			return lro.DeliveryChoice{Mode: lro.DeliveryCompact}
 		}))
 	small := ticketsJSON(60) // about 1,000 tokens: under the threshold
-	a := lro.Call{Session: "a"}
+	a := host.Call{Session: "a"}
 	for range 3 {
 		serveText(t, o, a, small)
 	}
@@ -241,6 +242,6 @@ func TestDeliveryChosenOncePerCall(t *testing.T) {
 	assert.EqualValues(t, 1, calls.Load(), "chosen once for the call")
 
 	calls.Store(0)
-	serveText(t, o, lro.Call{}, ticketsJSON(300))
+	serveText(t, o, host.Call{}, ticketsJSON(300))
 	assert.EqualValues(t, 1, calls.Load(), "once for a result over the threshold")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,9 +80,9 @@ func TestDescriptorBudget(t *testing.T) {
 	} {
 		for _, native := range []bool{false, true} {
 			o := genericOffloader(t, lro.WithFS(lrotest.NewMemFS(dirFor(c.tool))))
-			res, replaced, err := o.Host().Serve(ctx, lro.Call{Tool: c.tool, NativeExtract: native},
-				func(context.Context) (lro.Result, error) {
-					return lro.Result{Content: []lro.Content{lro.TextContent(c.body)}}, nil
+			res, replaced, err := o.Host().Serve(ctx, host.Call{Tool: c.tool, NativeExtract: native},
+				func(context.Context) (host.Result, error) {
+					return host.Result{Content: []host.Content{host.TextContent(c.body)}}, nil
 				})
 			require.NoError(t, err)
 			require.True(t, replaced)

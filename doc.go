@@ -55,8 +55,8 @@
 // Servers on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
 // use package github.com/mcplro/lro/gosdk, a thin adapter over the same
 // host-neutral core, [Host.Serve]: gosdk.Install(s, off). An adapter
-// for another host translates its requests and results to [Call] and
-// [Result] and back.
+// for another host translates its requests and results to [host.Call] and
+// [host.Result] (package github.com/mcplro/lro/host) and back.
 //
 // The engine works without any MCP server too: build a [ResultSet] and call
 // [Offloader.Offload].

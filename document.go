@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jsonscan"
 )
 
@@ -64,7 +65,7 @@ const smallItemBytes = sectionBytes
 
 // textItems returns the indices of the text items and embedded text
 // resources of res, and their total size.
-func textItems(res Result) (idx []int, size int) {
+func textItems(res host.Result) (idx []int, size int) {
 	for i, c := range res.Content {
 		if c.Other == nil || c.URI != "" {
 			idx = append(idx, i)
@@ -77,7 +78,7 @@ func textItems(res Result) (idx []int, size int) {
 // surelySmall reports, without looking inside, that res is under the
 // threshold: with the heuristic estimator no rune costs more than a token
 // per three bytes.
-func (o *Offloader) surelySmall(res Result) bool {
+func (o *Offloader) surelySmall(res host.Result) bool {
 	if _, heuristic := o.opts.estimator.(HeuristicEstimator); !heuristic {
 		return false
 	}
@@ -105,7 +106,7 @@ func (o *Offloader) surelySmall(res Result) bool {
 // Without structured content, a single large text is the document (small
 // ones beside it stay), and several texts of similar weight are records
 // one each.
-func (o *Offloader) documentOf(res Result) (document, bool) {
+func (o *Offloader) documentOf(res host.Result) (document, bool) {
 	idx, _ := textItems(res)
 	if res.Structured != nil {
 		return o.structuredDocument(res, idx)
@@ -149,7 +150,7 @@ func (o *Offloader) documentOf(res Result) (document, bool) {
 
 // repeats reports whether the large items of res all hold one JSON
 // document.
-func repeats(res Result, large []int) bool {
+func repeats(res host.Result, large []int) bool {
 	first := jsonBody(res.Content[large[0]].Text)
 	if !looksJSON(first) {
 		return false
@@ -175,7 +176,7 @@ func (o *Offloader) textDocument(text string, replace []int) document {
 	return d
 }
 
-func (o *Offloader) structuredDocument(res Result, idx []int) (document, bool) {
+func (o *Offloader) structuredDocument(res host.Result, idx []int) (document, bool) {
 	d := document{structured: true}
 	serialized := false
 	for _, i := range idx {

@@ -13,26 +13,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/oklog/ulid/v2"
 )
-
-// ExtractToolName is the name of the native extraction tool.
-const ExtractToolName = "lro_extract"
-
-// GenericSchemaVersion is the schema_version of the header of a file whose
-// records are not MIF memories; lro_extract then infers its recipes from
-// the records, as the descriptor did.
-const GenericSchemaVersion = "generic"
-
-// A ToolDefinition is what a host adapter needs to register a tool of this
-// package: the same name, description and input schema on every host.
-type ToolDefinition struct {
-	Name        string
-	Description string
-	InputSchema json.RawMessage // a JSON Schema of type object
-}
 
 // ExtractToolDefinition returns the definition of lro_extract, whose calls
 // [Offloader.Extract] answers, for a host adapter that registers the tool.
@@ -41,11 +26,11 @@ type ToolDefinition struct {
 // Offloader takes the tool as served (descriptors' guidance points to it)
 // and starts its worker processes, so that a first query does not wait
 // for one; every host gets both by registering the tool with it.
-func (h Host) ExtractToolDefinition() ToolDefinition {
+func (h Host) ExtractToolDefinition() host.ToolDefinition {
 	o := h.o
 	o.native.Store(true)
 	o.prestartWorkers()
-	return ToolDefinition{
+	return host.ToolDefinition{
 		Name: ExtractToolName,
 		Description: "Query a result set that was offloaded to a JSONL file, with a standard recipe (1-10, see the descriptor's jq_recipes) or a jq filter, " +
 			"or read the file's lines: grep (a regular expression, as grep -n prints them) or lines (a range such as 100-200, as sed -n prints them; line 1 is the header). " +

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -111,7 +112,7 @@ func TestGoldenShapes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			mem := lrotest.NewMemFS("/var/lro")
 			o := genericOffloader(t, lro.WithFS(mem))
-			res := serve(t, o, c.tool, nil, lro.Result{Content: []lro.Content{lro.TextContent(c.body)}})
+			res := serve(t, o, c.tool, nil, host.Result{Content: []host.Content{host.TextContent(c.body)}})
 			d, text := descriptorIn(t, res, 0)
 			require.Len(t, d.JQRecipes, lro.RecipeCount)
 			t.Logf("%s descriptor: %d bytes, ~%d tokens", c.name, len(text), o.EstimateTokens([]byte(text)))

@@ -16,8 +16,21 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// HeaderType is the value of the type field of every header line.
-const HeaderType = "lro_header"
+// The format's fixed names and numbers: what every file and descriptor
+// holds, whatever the configuration.
+const (
+	// HeaderType is the value of the type field of every header line.
+	HeaderType = "lro_header"
+	// GenericSchemaVersion is the schema_version of the header of a file
+	// whose records are not MIF memories; lro_extract then infers its
+	// recipes from the records, as the descriptor did.
+	GenericSchemaVersion = "generic"
+	// RecipeCount is the number of recipes in every descriptor, as the
+	// specification requires: memory or generic.
+	RecipeCount = 10
+	// ExtractToolName is the name of the native extraction tool.
+	ExtractToolName = "lro_extract"
+)
 
 // OffloadHeader is line 1 of every offloaded file.
 type OffloadHeader struct {

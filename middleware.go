@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro/host"
 )
 
 // Middleware returns mcp-go tool middleware that offloads large results of
@@ -170,8 +171,8 @@ func (o *Offloader) serveMCPGo(ctx context.Context, req mcp.CallToolRequest, nex
 // [Offloader.TaskHandler]), which from and to translate. It runs under
 // policy when not nil, else under the tool's configured one.
 func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequest, policy *ToolPolicy,
-	next func(context.Context, mcp.CallToolRequest) (*R, error), from func(*R) Result, to func(*R, Result) *R) (*R, error) {
-	call := Call{
+	next func(context.Context, mcp.CallToolRequest) (*R, error), from func(*R) host.Result, to func(*R, host.Result) *R) (*R, error) {
+	call := host.Call{
 		Tool:      req.Params.Name,
 		Arguments: req.GetArguments(),
 		FromProxy: o.IsProxyClient(ctx, req),
@@ -181,7 +182,7 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 		call.Session = cs.SessionID()
 		if ci, ok := cs.(server.SessionWithClientInfo); ok {
 			info := ci.GetClientInfo()
-			call.Client = ClientInfo{Name: info.Name, Version: info.Version}
+			call.Client = host.ClientInfo{Name: info.Name, Version: info.Version}
 			if o.Host().WantsClientCapabilities() {
 				call.Client.Capabilities, _ = json.Marshal(ci.GetClientCapabilities())
 			}
@@ -198,16 +199,16 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 		call.NativeExtract = o.native.Load()
 	}
 	var orig *R
-	run := func(ctx context.Context) (Result, error) {
+	run := func(ctx context.Context) (host.Result, error) {
 		var err error
 		orig, err = next(ctx, req)
 		if err != nil || orig == nil {
-			return Result{}, err
+			return host.Result{}, err
 		}
 		return from(orig), nil
 	}
 	var (
-		res      Result
+		res      host.Result
 		replaced bool
 		err      error
 	)
@@ -223,7 +224,7 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 }
 
 // fromMCPGo views an mcp-go result in the host-neutral form.
-func fromMCPGo(r *mcp.CallToolResult) Result {
+func fromMCPGo(r *mcp.CallToolResult) host.Result {
 	res := fromMCPGoFields(r.Content, r.StructuredContent, r.IsError)
 	res.NeedsInput = r.NeedsInput()
 	if len(r.RawStructuredContent) > 0 {
@@ -234,20 +235,20 @@ func fromMCPGo(r *mcp.CallToolResult) Result {
 
 // fromMCPGoFields views the fields every mcp-go tool result has, a
 // tool's or a task tool's, in the host-neutral form.
-func fromMCPGoFields(content []mcp.Content, structured any, isError bool) Result {
-	res := Result{IsError: isError, Structured: structured, Content: make([]Content, len(content))}
+func fromMCPGoFields(content []mcp.Content, structured any, isError bool) host.Result {
+	res := host.Result{IsError: isError, Structured: structured, Content: make([]host.Content, len(content))}
 	for i, c := range content {
 		switch t := c.(type) {
 		case mcp.TextContent:
-			res.Content[i] = TextContent(t.Text)
+			res.Content[i] = host.TextContent(t.Text)
 		case *mcp.TextContent:
-			res.Content[i] = TextContent(t.Text)
+			res.Content[i] = host.TextContent(t.Text)
 		case mcp.EmbeddedResource:
 			res.Content[i] = embeddedMCPGo(t.Resource, c)
 		case *mcp.EmbeddedResource:
 			res.Content[i] = embeddedMCPGo(t.Resource, c)
 		default:
-			res.Content[i] = Content{Other: c}
+			res.Content[i] = host.Content{Other: c}
 		}
 	}
 	return res
@@ -255,19 +256,19 @@ func fromMCPGoFields(content []mcp.Content, structured any, isError bool) Result
 
 // embeddedMCPGo views an embedded resource: a text resource is text to
 // judge, a binary one an item kept as it is.
-func embeddedMCPGo(r mcp.ResourceContents, item mcp.Content) Content {
+func embeddedMCPGo(r mcp.ResourceContents, item mcp.Content) host.Content {
 	switch t := r.(type) {
 	case mcp.TextResourceContents:
-		return Content{Text: t.Text, URI: t.URI, Other: item}
+		return host.Content{Text: t.Text, URI: t.URI, Other: item}
 	case *mcp.TextResourceContents:
-		return Content{Text: t.Text, URI: t.URI, Other: item}
+		return host.Content{Text: t.Text, URI: t.URI, Other: item}
 	}
-	return Content{Other: item}
+	return host.Content{Other: item}
 }
 
 // toMCPGo builds the mcp-go result for a replaced result, keeping the
 // original's _meta.
-func toMCPGo(orig *mcp.CallToolResult, res Result) *mcp.CallToolResult {
+func toMCPGo(orig *mcp.CallToolResult, res host.Result) *mcp.CallToolResult {
 	r := &mcp.CallToolResult{IsError: res.IsError, Content: toMCPGoContent(res.Content), StructuredContent: res.Structured}
 	if orig != nil {
 		r.Result = orig.Result
@@ -276,7 +277,7 @@ func toMCPGo(orig *mcp.CallToolResult, res Result) *mcp.CallToolResult {
 }
 
 // toMCPGoContent builds the mcp-go content items of a replaced result.
-func toMCPGoContent(content []Content) []mcp.Content {
+func toMCPGoContent(content []host.Content) []mcp.Content {
 	out := make([]mcp.Content, len(content))
 	for i, c := range content {
 		if other, ok := c.Other.(mcp.Content); ok && c.Other != nil {

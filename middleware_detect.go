@@ -7,18 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/mcplro/lro/internal/proxywire"
+	"github.com/mcplro/lro/host"
 )
-
-// ProxyCapability is the key of the experimental client capability by
-// which an LRO proxy announces itself, besides clientInfo.proxy = true:
-// typed capabilities survive every SDK, where unknown clientInfo fields do
-// not. Its value is an object; {"structuredFromText": true} says the proxy
-// puts back structured content that a server leaves out because the
-// result's one text item repeats it, which the adapters of this module
-// then do (see package github.com/mcplro/lro/proxy).
-const ProxyCapability = proxywire.Capability
 
 // proxySessions remembers the sessions whose initialize request said
 // clientInfo.proxy = true (the only place an older client says it).
@@ -63,23 +53,23 @@ func initializeFromProxy(raw json.RawMessage) bool {
 	if json.Unmarshal(raw, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
 		return false
 	}
-	return ProxyAnnounced(msg.Params.ClientInfo, msg.Params.Capabilities.Experimental)
+	return host.ProxyAnnounced(msg.Params.ClientInfo, msg.Params.Capabilities.Experimental)
 }
 
 // IsProxyClient reports whether the client of the current request is an
 // LRO proxy, which offloads on its own side and so wants full results
 // inline. It looks at every channel a proxy may use: clientInfo.proxy in
 // the request's _meta (protocol 2026-07-28), the experimental capability
-// [ProxyCapability] in the request's _meta or the session, and the
+// [host.ProxyCapability] in the request's _meta or the session, and the
 // session's initialize request.
 func (o *Offloader) IsProxyClient(ctx context.Context, req mcp.CallToolRequest) bool {
 	if m := req.Params.Meta; m != nil {
-		if ci, ok := m.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok && ProxyAnnounced(ci, nil) {
+		if ci, ok := m.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok && host.ProxyAnnounced(ci, nil) {
 			return true
 		}
 	}
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
-		if ProxyAnnounced(nil, info.ClientCapabilities.Experimental) {
+		if host.ProxyAnnounced(nil, info.ClientCapabilities.Experimental) {
 			return true
 		}
 	}
@@ -87,7 +77,7 @@ func (o *Offloader) IsProxyClient(ctx context.Context, req mcp.CallToolRequest) 
 	if s == nil {
 		return false
 	}
-	if ws, ok := s.(server.SessionWithClientInfo); ok && ProxyAnnounced(nil, ws.GetClientCapabilities().Experimental) {
+	if ws, ok := s.(server.SessionWithClientInfo); ok && host.ProxyAnnounced(nil, ws.GetClientCapabilities().Experimental) {
 		return true
 	}
 	_, ok := o.proxies.ids.Load(s.SessionID())

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/proxywire"
 	"github.com/mcplro/lro/lrotest"
 )
@@ -51,7 +52,7 @@ func TestProxyDetectionChannels(t *testing.T) {
 			m["_meta"], _ = json.Marshal(meta)
 		}
 	}
-	capability := client.WithClientCapabilities(mcp.ClientCapabilities{Experimental: map[string]any{ProxyCapability: map[string]any{}}})
+	capability := client.WithClientCapabilities(mcp.ClientCapabilities{Experimental: map[string]any{host.ProxyCapability: map[string]any{}}})
 	none := func(string, map[string]json.RawMessage) {}
 
 	for _, tc := range []struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro/host"
 )
 
 // TaskHandler returns next, the handler of a task tool (registered with
@@ -58,13 +59,13 @@ func (o *Offloader) isTaskWrapped(tool string) bool {
 }
 
 // fromTaskResult views a task tool's result in the host-neutral form.
-func fromTaskResult(r *mcp.CreateTaskResult) Result {
+func fromTaskResult(r *mcp.CreateTaskResult) host.Result {
 	return fromMCPGoFields(r.Content, r.StructuredContent, r.IsError)
 }
 
 // toTaskResult builds the task result for a replaced result, keeping the
 // original's task and _meta.
-func toTaskResult(orig *mcp.CreateTaskResult, res Result) *mcp.CreateTaskResult {
+func toTaskResult(orig *mcp.CreateTaskResult, res host.Result) *mcp.CreateTaskResult {
 	r := &mcp.CreateTaskResult{IsError: res.IsError, Content: toMCPGoContent(res.Content), StructuredContent: res.Structured}
 	if orig != nil {
 		r.Result, r.Task = orig.Result, orig.Task

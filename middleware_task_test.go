@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/e2e"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,7 +173,7 @@ func TestTaskSeesClientAndServer(t *testing.T) {
 	o.AddExtractTool(native)
 
 	proxy := connectTasks(t, plain, client.WithClientCapabilities(mcp.ClientCapabilities{
-		Experimental: map[string]any{lro.ProxyCapability: map[string]any{}},
+		Experimental: map[string]any{host.ProxyCapability: map[string]any{}},
 	}))
 	plainClient, nativeClient := connectTasks(t, plain), connectTasks(t, native)
 	for _, name := range []string{"audit_log", "audit_task"} {

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/memstore"
 	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/mcplro/lro/lrotest"
@@ -349,7 +350,7 @@ func TestProxyClientGetsFullResults(t *testing.T) {
 	args := map[string]any{"query": "caching", "limit": 200}
 
 	byCapability := connect(t, s, client.WithClientCapabilities(mcp.ClientCapabilities{
-		Experimental: map[string]any{lro.ProxyCapability: map[string]any{}},
+		Experimental: map[string]any{host.ProxyCapability: map[string]any{}},
 	}))
 	res := callTool(t, byCapability, "recall_memories", args)
 	assert.False(t, isDescriptor(t, res), "a proxy offloads on its own side")

@@ -39,10 +39,6 @@ type RecipeParam struct {
 	Default string
 }
 
-// RecipeCount is the number of recipes in every descriptor, as the
-// specification requires: memory or generic.
-const RecipeCount = 10
-
 // Recipes returns the recipes of memory descriptors at detail d, numbered
 // from 1 in the order returned.
 func (o *Offloader) Recipes(d Detail) []Recipe { return slices.Clone(o.templates.recipes[d]) }

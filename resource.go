@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/textlines"
 	"github.com/oklog/ulid/v2"
 )
@@ -35,23 +36,6 @@ const (
 	maxResourceRead = 1 << 30 // the highest read limit: a range is built in memory
 )
 
-// A ResourceTemplate is an MCP resource template a host adapter registers
-// so that clients can read offloaded files: the same on every host.
-type ResourceTemplate struct {
-	URITemplate string // RFC 6570, e.g. lro://files/atlatl-{operation}-{id}.jsonl
-	Name        string
-	Description string
-	MIMEType    string // empty when files of either type match
-}
-
-// ResourceContents is what resources/read returns for one URI: one text
-// item.
-type ResourceContents struct {
-	URI      string // the URI read
-	MIMEType string // "application/jsonl", or "text/plain" for a file of text lines
-	Text     string
-}
-
 // ServeResources is for host adapters: it returns the resource templates
 // to register, whose reads [Offloader.ReadResource] answers, and marks the
 // Offloader as serving them, so that offloaded results carry a resource
@@ -61,7 +45,7 @@ type ResourceContents struct {
 // The templates' URIs hold the file prefix: Offloaders with different
 // prefixes can serve resources on one server without their templates
 // overlapping.
-func (h Host) ServeResources() []ResourceTemplate {
+func (h Host) ServeResources() []host.ResourceTemplate {
 	o := h.o
 	if o.opts.resourcesOff {
 		return nil
@@ -69,7 +53,7 @@ func (h Host) ServeResources() []ResourceTemplate {
 	o.resources.Store(true)
 	base := resourceRoot + o.cfg.FilePrefix + "-{operation}-{id}.jsonl"
 	limit := o.resourceMaxBytes()
-	return []ResourceTemplate{
+	return []host.ResourceTemplate{
 		{
 			URITemplate: base,
 			Name:        "offloaded_result",
@@ -101,15 +85,15 @@ func (h Host) ServeResources() []ResourceTemplate {
 // Errors are for the model and wrap [ErrResourceNotFound],
 // [ErrResourceTooLarge] or [ErrResourceBusy], or say why the file could
 // not be read.
-func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceContents, error) {
+func (o *Offloader) ReadResource(ctx context.Context, uri string) (host.ResourceContents, error) {
 	name, rng, ranged, err := o.parseResourceURI(uri)
 	if err != nil {
-		return ResourceContents{}, err
+		return host.ResourceContents{}, err
 	}
 	lim := o.opts.extractLimits.withDefaults()
 	ticket, err := extractCalls.enter(lim.MaxCalls, lim.Timeout+time.Second)
 	if err != nil {
-		return ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
+		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
 	defer extractCalls.leave(ticket)
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
@@ -119,16 +103,16 @@ func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceConte
 	if err != nil {
 		err = o.resourceOpenError(uri, name, err)
 		o.storeFailed(ctx, "resources/read", err)
-		return ResourceContents{}, err
+		return host.ResourceContents{}, err
 	}
 	defer f.Close()
 	// The size as the file system tells it, before a byte is read: a
 	// sparse file of 50 GB under a valid name is refused at once.
 	if f.size > lim.MaxFileBytes {
-		return ResourceContents{}, fmt.Errorf("%w: %s is %d bytes, more than the %d bytes this server reads of a file", ErrResourceTooLarge, uri, f.size, lim.MaxFileBytes)
+		return host.ResourceContents{}, fmt.Errorf("%w: %s is %d bytes, more than the %d bytes this server reads of a file", ErrResourceTooLarge, uri, f.size, lim.MaxFileBytes)
 	}
 	limit := o.resourceMaxBytes()
-	var c ResourceContents
+	var c host.ResourceContents
 	if !ranged {
 		c, err = o.readWhole(ctx, uri, name, f, limit, lim, ticket)
 	} else {
@@ -138,22 +122,22 @@ func (o *Offloader) ReadResource(ctx context.Context, uri string) (ResourceConte
 	switch {
 	case errors.As(err, &se):
 		o.storeFailed(ctx, "resources/read", err)
-		return ResourceContents{}, err
+		return host.ResourceContents{}, err
 	case errors.Is(err, context.DeadlineExceeded):
-		return ResourceContents{}, fmt.Errorf("lro: reading %s took longer than %s and was stopped; read fewer lines", uri, lim.Timeout)
+		return host.ResourceContents{}, fmt.Errorf("lro: reading %s took longer than %s and was stopped; read fewer lines", uri, lim.Timeout)
 	case errors.Is(err, context.Canceled):
-		return ResourceContents{}, fmt.Errorf("lro: reading %s: %w", uri, err)
+		return host.ResourceContents{}, fmt.Errorf("lro: reading %s: %w", uri, err)
 	}
 	return c, err
 }
 
 // readWhole returns the whole file f, of at most limit bytes.
-func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admitted) (ResourceContents, error) {
+func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
 	if f.size > limit {
-		return ResourceContents{}, o.tooLarge(ctx, uri, name, f.size, limit)
+		return host.ResourceContents{}, o.tooLarge(ctx, uri, name, f.size, limit)
 	}
 	if err := extractCalls.reserve(ticket, f.size+resourceChunk, lim.MaxCallBytes); err != nil {
-		return ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
+		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
 	// Read in chunks into the text itself, checking the deadline between
 	// them; a file that grew past its size (it should not) is refused.
@@ -162,28 +146,28 @@ func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadF
 	buf := make([]byte, resourceChunk)
 	for {
 		if err := ctx.Err(); err != nil {
-			return ResourceContents{}, err
+			return host.ResourceContents{}, err
 		}
 		n, err := f.f.Read(buf)
 		if int64(b.Len()+n) > limit {
-			return ResourceContents{}, o.tooLarge(ctx, uri, name, int64(b.Len()+n), limit)
+			return host.ResourceContents{}, o.tooLarge(ctx, uri, name, int64(b.Len()+n), limit)
 		}
 		b.Write(buf[:n])
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %w", uri, err)
+			return host.ResourceContents{}, fmt.Errorf("lro: cannot read %s: %w", uri, err)
 		}
 	}
 	text := b.String()
-	return ResourceContents{URI: uri, MIMEType: sniffMIME(text), Text: text}, nil
+	return host.ResourceContents{URI: uri, MIMEType: sniffMIME(text), Text: text}, nil
 }
 
 // readRange returns the lines of f in rng, at most limit bytes of them.
-func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admitted) (ResourceContents, error) {
+func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
 	if err := extractCalls.reserve(ticket, limit+textlines.BufSize, lim.MaxCallBytes); err != nil {
-		return ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
+		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
 	br := bufio.NewReaderSize(f.f, textlines.BufSize)
 	head, _ := br.Peek(textlines.BufSize) // what there is: the type shows in the first lines
@@ -191,14 +175,14 @@ func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, r
 	out, err := textlines.ReadLines(ctx, br, rng, false, textlines.Limits{Budget: int(limit), MaxLine: int(limit)})
 	if err != nil {
 		if ctx.Err() != nil {
-			return ResourceContents{}, err
+			return host.ResourceContents{}, err
 		}
-		return ResourceContents{}, fmt.Errorf("lro: cannot read %s: %w", uri, err)
+		return host.ResourceContents{}, fmt.Errorf("lro: cannot read %s: %w", uri, err)
 	}
 	if out.Shown == 0 {
-		return ResourceContents{}, fmt.Errorf("%w: %s: the file has %d lines; line %d is past its end", ErrResourceNotFound, uri, out.Lines, rng.From)
+		return host.ResourceContents{}, fmt.Errorf("%w: %s: the file has %d lines; line %d is past its end", ErrResourceNotFound, uri, out.Lines, rng.From)
 	}
-	return ResourceContents{URI: uri, MIMEType: mime, Text: out.Text}, nil
+	return host.ResourceContents{URI: uri, MIMEType: mime, Text: out.Text}, nil
 }
 
 // textLinePrefix starts each record of a file of text lines.
@@ -211,7 +195,7 @@ const resourceChunk = 256 << 10
 // resourceLink returns the link to the offloaded file at path, of size
 // bytes, holding lines of text when text is set; nil when this Offloader
 // does not serve resources (see [Host.ServeResources]).
-func (o *Offloader) resourceLink(path string, size int64, text bool) *ResourceLink {
+func (o *Offloader) resourceLink(path string, size int64, text bool) *host.ResourceLink {
 	if !o.Host().ServesResources() {
 		return nil
 	}
@@ -220,7 +204,7 @@ func (o *Offloader) resourceLink(path string, size int64, text bool) *ResourceLi
 		return nil
 	}
 	uri := resourceRoot + name
-	l := &ResourceLink{URI: uri, Name: name, MIMEType: mimeJSONL, Size: size}
+	l := &host.ResourceLink{URI: uri, Name: name, MIMEType: mimeJSONL, Size: size}
 	kind := "JSON Lines: a header line, then one record a line"
 	if text {
 		l.MIMEType = mimeText

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/textlines"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/oklog/ulid/v2"
@@ -128,7 +129,7 @@ func TestReadResource(t *testing.T) {
 
 	c, err := o.ReadResource(ctx, uri)
 	require.NoError(t, err)
-	assert.Equal(t, ResourceContents{URI: uri, MIMEType: "application/jsonl", Text: string(data)}, c)
+	assert.Equal(t, host.ResourceContents{URI: uri, MIMEType: "application/jsonl", Text: string(data)}, c)
 
 	lines := strings.SplitAfter(string(data), "\n")
 	c, err = o.ReadResource(ctx, uri+"/lines/2-4")

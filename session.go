@@ -3,6 +3,8 @@ package lro
 import (
 	"container/list"
 	"sync"
+
+	"github.com/mcplro/lro/host"
 )
 
 // maxSessions bounds the sessions whose inline tokens are counted. Past
@@ -80,7 +82,7 @@ func (o *Offloader) EndSession(session string) { o.sessions.end(session) }
 // must be offloaded instead, because the session's inline results would
 // pass Config.SessionBudgetTokens; otherwise it charges them.
 // delivery is the call's delivery (see deliveryOf).
-func (o *Offloader) mustOffload(call Call, tokens int, delivery func() DeliveryChoice) bool {
+func (o *Offloader) mustOffload(call host.Call, tokens int, delivery func() DeliveryChoice) bool {
 	budget := o.cfg.SessionBudgetTokens
 	if budget <= 0 || call.Session == "" || tokens <= 0 {
 		return false

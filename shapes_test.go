@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,10 +21,10 @@ import (
 
 // serve runs res through o.Serve as the result of tool, and returns what
 // goes out.
-func serve(t *testing.T, o *lro.Offloader, tool string, args map[string]any, res lro.Result) lro.Result {
+func serve(t *testing.T, o *lro.Offloader, tool string, args map[string]any, res host.Result) host.Result {
 	t.Helper()
-	out, replaced, err := o.Host().Serve(context.Background(), lro.Call{Tool: tool, Arguments: args},
-		func(context.Context) (lro.Result, error) { return res, nil })
+	out, replaced, err := o.Host().Serve(context.Background(), host.Call{Tool: tool, Arguments: args},
+		func(context.Context) (host.Result, error) { return res, nil })
 	require.NoError(t, err)
 	if !replaced {
 		return res
@@ -32,7 +33,7 @@ func serve(t *testing.T, o *lro.Offloader, tool string, args map[string]any, res
 }
 
 // descriptorIn returns the descriptor in content item i of res.
-func descriptorIn(t *testing.T, res lro.Result, i int) (lro.OffloadResponse, string) {
+func descriptorIn(t *testing.T, res host.Result, i int) (lro.OffloadResponse, string) {
 	t.Helper()
 	require.False(t, res.IsError)
 	require.Greater(t, len(res.Content), i)
@@ -81,9 +82,9 @@ func TestSeveralTextItems(t *testing.T) {
 	o := genericOffloader(t)
 
 	// A summary line beside the data: the data is offloaded, the summary stays.
-	res := serve(t, o, "tickets", nil, lro.Result{Content: []lro.Content{
-		lro.TextContent("Found 600 tickets."),
-		lro.TextContent(mustJSON(t, tickets(600))),
+	res := serve(t, o, "tickets", nil, host.Result{Content: []host.Content{
+		host.TextContent("Found 600 tickets."),
+		host.TextContent(mustJSON(t, tickets(600))),
 	}})
 	require.Len(t, res.Content, 2)
 	assert.Equal(t, "Found 600 tickets.", res.Content[0].Text)
@@ -94,11 +95,11 @@ func TestSeveralTextItems(t *testing.T) {
 	assert.JSONEq(t, mustJSON(t, ticket(599)), string(lines[599]))
 
 	// One item a record: every item is a line of the file, in order.
-	var items []lro.Content
+	var items []host.Content
 	for _, tk := range tickets(700) {
-		items = append(items, lro.TextContent(mustJSON(t, tk)))
+		items = append(items, host.TextContent(mustJSON(t, tk)))
 	}
-	res = serve(t, o, "tickets", nil, lro.Result{Content: items})
+	res = serve(t, o, "tickets", nil, host.Result{Content: items})
 	require.Len(t, res.Content, 1)
 	d, _ = descriptorIn(t, res, 0)
 	assert.Equal(t, 700, d.Summary.Count)
@@ -108,9 +109,9 @@ func TestSeveralTextItems(t *testing.T) {
 	// Items of prose: {"item", "text"} records.
 	items = items[:0]
 	for i := range 500 {
-		items = append(items, lro.TextContent(fmt.Sprintf("Paragraph %d. The cache was warmed before the deploy and kept warm.", i)))
+		items = append(items, host.TextContent(fmt.Sprintf("Paragraph %d. The cache was warmed before the deploy and kept warm.", i)))
 	}
-	d, _ = descriptorIn(t, serve(t, o, "notes", nil, lro.Result{Content: items}), 0)
+	d, _ = descriptorIn(t, serve(t, o, "notes", nil, host.Result{Content: items}), 0)
 	_, lines = fileRecords(t, d.FilePath)
 	require.Len(t, lines, 500)
 	assert.JSONEq(t, `{"item":3,"text":"Paragraph 2. The cache was warmed before the deploy and kept warm."}`, string(lines[2]))
@@ -119,7 +120,7 @@ func TestSeveralTextItems(t *testing.T) {
 func TestEmbeddedResourceAndOtherItems(t *testing.T) {
 	o := genericOffloader(t)
 	image := struct{ Data string }{"iVBORw0KGgo="}
-	res := serve(t, o, "export", nil, lro.Result{Content: []lro.Content{
+	res := serve(t, o, "export", nil, host.Result{Content: []host.Content{
 		{Other: image},
 		{URI: "file:///export.json", Text: mustJSON(t, tickets(400)), Other: "the host's resource item"},
 	}})
@@ -132,7 +133,7 @@ func TestEmbeddedResourceAndOtherItems(t *testing.T) {
 
 func TestStructuredContentAlone(t *testing.T) {
 	o := genericOffloader(t)
-	res := serve(t, o, "export", nil, lro.Result{Structured: map[string]any{"rows": tickets(400), "total": 1234}})
+	res := serve(t, o, "export", nil, host.Result{Structured: map[string]any{"rows": tickets(400), "total": 1234}})
 	require.Empty(t, res.Content, "no text went in, so no text comes out")
 	raw, ok := res.Structured.(json.RawMessage)
 	require.True(t, ok, "%T", res.Structured)
@@ -147,7 +148,7 @@ func TestStructuredContentAlone(t *testing.T) {
 func TestNestedRecords(t *testing.T) {
 	o := genericOffloader(t)
 	body := mustJSON(t, map[string]any{"data": map[string]any{"items": tickets(500), "total": 900}, "ok": true})
-	d, _ := descriptorIn(t, serve(t, o, "tickets", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}}), 0)
+	d, _ := descriptorIn(t, serve(t, o, "tickets", nil, host.Result{Content: []host.Content{host.TextContent(body)}}), 0)
 	assert.Equal(t, "data.items", d.Section)
 	assert.Equal(t, 500, d.Summary.Count)
 	assert.JSONEq(t, `{"data.total":900,"ok":true}`, mustJSON(t, d.Summary.Extra))
@@ -157,7 +158,7 @@ func TestNestedRecords(t *testing.T) {
 	// A path in the policy picks the records even beside a larger field.
 	o = newOffloader(t, nil, lro.WithTool("report", lro.ToolPolicy{Generic: true, RecordsField: "data.items"}))
 	body = mustJSON(t, map[string]any{"data": map[string]any{"items": tickets(100)}, "log": tickets(600)})
-	d, _ = descriptorIn(t, serve(t, o, "report", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}}), 0)
+	d, _ = descriptorIn(t, serve(t, o, "report", nil, host.Result{Content: []host.Content{host.TextContent(body)}}), 0)
 	assert.Equal(t, "data.items", d.Section)
 	assert.Equal(t, 100, d.Summary.Count)
 	require.Len(t, d.Sections, 1)
@@ -179,7 +180,7 @@ func graph(nodes, edges int) map[string]any {
 
 func TestSectionsOneFileEach(t *testing.T) {
 	o := genericOffloader(t)
-	res := serve(t, o, "memory_graph", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, graph(300, 900)))}})
+	res := serve(t, o, "memory_graph", nil, host.Result{Content: []host.Content{host.TextContent(mustJSON(t, graph(300, 900)))}})
 	d, text := descriptorIn(t, res, 0)
 	assert.Equal(t, "edges", d.Section, "the largest section is the descriptor's file")
 	assert.Equal(t, 900, d.Summary.Count)
@@ -219,7 +220,7 @@ func TestSectionsStayCompact(t *testing.T) {
 		wide[fmt.Sprintf("table_%02d", i)] = tickets(60 + i)
 	}
 	wide["note"] = strings.Repeat("a long note that is not a record set. ", 100)
-	d, text := descriptorIn(t, serve(t, o, "dump", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, wide))}}), 0)
+	d, text := descriptorIn(t, serve(t, o, "dump", nil, host.Result{Content: []host.Content{host.TextContent(mustJSON(t, wide))}}), 0)
 	assert.Len(t, d.Sections, 12, "eleven tables and the long note, besides the largest table")
 	total := d.Summary.Count
 	for _, s := range d.Sections {
@@ -241,7 +242,7 @@ func TestManySmallFieldsAreRecords(t *testing.T) {
 	for i := range 600 {
 		flat[fmt.Sprintf("setting_%03d", i)] = fmt.Sprintf("value %d", i)
 	}
-	d, text := descriptorIn(t, serve(t, o, "settings", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, flat))}}), 0)
+	d, text := descriptorIn(t, serve(t, o, "settings", nil, host.Result{Content: []host.Content{host.TextContent(mustJSON(t, flat))}}), 0)
 	assert.Empty(t, d.Section, "a map of small fields is the records themselves")
 	assert.Equal(t, 600, d.Summary.Count)
 	assert.Less(t, len(text)/4, 1000)
@@ -256,7 +257,7 @@ func TestPageWithCursorStaysInline(t *testing.T) {
 	o := genericOffloader(t, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	page := mustJSON(t, map[string]any{"items": tickets(500), "next_cursor": "500"})
 	for range 3 {
-		res := serve(t, o, "tickets", nil, lro.Result{Content: []lro.Content{lro.TextContent(page)}})
+		res := serve(t, o, "tickets", nil, host.Result{Content: []host.Content{host.TextContent(page)}})
 		assert.Equal(t, page, res.Content[0].Text, "the page and its cursor go out as they are")
 	}
 	assert.Equal(t, 1, strings.Count(logs.String(), "active cursor (next_cursor)"), logs.String())
@@ -264,7 +265,7 @@ func TestPageWithCursorStaysInline(t *testing.T) {
 
 	// The last page has no active cursor: offloaded.
 	last := mustJSON(t, map[string]any{"items": tickets(500), "next_cursor": nil, "has_more": false})
-	d, _ := descriptorIn(t, serve(t, o, "tickets", nil, lro.Result{Content: []lro.Content{lro.TextContent(last)}}), 0)
+	d, _ := descriptorIn(t, serve(t, o, "tickets", nil, host.Result{Content: []host.Content{host.TextContent(last)}}), 0)
 	assert.Equal(t, 500, d.Summary.Count)
 }
 
@@ -273,7 +274,7 @@ func TestSearchToolsJudgedByTheirRecords(t *testing.T) {
 	// A search tool of tickets under WithAnyTool: generic, and its own
 	// detail argument is the tool's business.
 	res := serve(t, o, "search_tickets", map[string]any{"query": "login", "detail": "brief"},
-		lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, tickets(500)))}})
+		host.Result{Content: []host.Content{host.TextContent(mustJSON(t, tickets(500)))}})
 	d, text := descriptorIn(t, res, 0)
 	assert.Equal(t, "search_tickets", d.Summary.Operation)
 	assert.NotContains(t, text, "top_namespaces")
@@ -286,7 +287,7 @@ func TestSearchToolsJudgedByTheirRecords(t *testing.T) {
 	// A search tool of memories: memory recipes and summary.
 	mems := memories(t, 300, lro.DetailLight)
 	res = serve(t, o, "search_memories", map[string]any{"query": "cache"},
-		lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, mems))}})
+		host.Result{Content: []host.Content{host.TextContent(mustJSON(t, mems))}})
 	d, text = descriptorIn(t, res, 0)
 	assert.Equal(t, "search", d.Summary.Operation)
 	assert.Equal(t, lro.DetailLight, d.Summary.Detail)
@@ -294,7 +295,7 @@ func TestSearchToolsJudgedByTheirRecords(t *testing.T) {
 	assert.Len(t, d.JQRecipes, lro.RecipeCount)
 
 	// The specification's tools still refuse a detail that is not a level.
-	res = serve(t, o, "recall_memories", map[string]any{"detail": "brief"}, lro.Result{})
+	res = serve(t, o, "recall_memories", map[string]any{"detail": "brief"}, host.Result{})
 	assert.True(t, res.IsError)
 }
 
@@ -304,7 +305,7 @@ func TestGenericDescriptorSpeaksOfLines(t *testing.T) {
 	for i := range 3000 {
 		fmt.Fprintf(&b, "2026-11-23T10:00:%02dZ worker-%d processed batch %d\n", i%60, i%4, i)
 	}
-	d, text := descriptorIn(t, serve(t, o, "tail_log", nil, lro.Result{Content: []lro.Content{lro.TextContent(b.String())}}), 0)
+	d, text := descriptorIn(t, serve(t, o, "tail_log", nil, host.Result{Content: []host.Content{host.TextContent(b.String())}}), 0)
 	assert.Contains(t, d.Guidance, "3000 lines")
 	assert.NotContains(t, text, "memor")
 	assert.NotContains(t, text, "top_namespaces")
@@ -315,7 +316,7 @@ func TestSectionsFallBackWhole(t *testing.T) {
 	var rec recorder
 	o := genericOffloader(t, lro.WithFS(mem), lro.WithHooks(rec.hooks()))
 	mem.FailCreate(syscall.ENOSPC)
-	res := serve(t, o, "memory_graph", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, graph(300, 900)))}})
+	res := serve(t, o, "memory_graph", nil, host.Result{Content: []host.Content{host.TextContent(mustJSON(t, graph(300, 900)))}})
 	require.Len(t, res.Content, 2)
 	var g struct {
 		Generated string `json:"generated"`
@@ -337,7 +338,7 @@ func TestSectionsFallBackWhole(t *testing.T) {
 	mem2 := lrotest.NewMemFS("/lro")
 	o = genericOffloader(t, lro.WithFS(mem2))
 	mem2.FailWrite(2, syscall.EIO) // the first file is one buffered write; the second fails
-	res = serve(t, o, "memory_graph", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, graph(300, 900)))}})
+	res = serve(t, o, "memory_graph", nil, host.Result{Content: []host.Content{host.TextContent(mustJSON(t, graph(300, 900)))}})
 	require.Len(t, res.Content, 2)
 	assert.Contains(t, res.Content[1].Text, "offloading failed")
 	assert.Empty(t, mem2.Names(), "all or none")
@@ -352,7 +353,7 @@ func TestKeyedObjectRecords(t *testing.T) {
 	}
 	body := mustJSON(t, map[string]any{"index": index, "version": 3})
 	o := newOffloader(t, nil, lro.WithTool("index", lro.ToolPolicy{Generic: true, RecordsField: "index"}))
-	d, _ := descriptorIn(t, serve(t, o, "index", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}}), 0)
+	d, _ := descriptorIn(t, serve(t, o, "index", nil, host.Result{Content: []host.Content{host.TextContent(body)}}), 0)
 	assert.Equal(t, "index", d.Section)
 	assert.Equal(t, 400, d.Summary.Count)
 	_, lines := fileRecords(t, d.FilePath)
@@ -367,7 +368,7 @@ func TestKeyedObjectRecords(t *testing.T) {
 	mem := lrotest.NewMemFS("/lro")
 	mem.FailCreate(syscall.EACCES)
 	o = newOffloader(t, nil, lro.WithFS(mem), lro.WithTool("index", lro.ToolPolicy{Generic: true, RecordsField: "index"}))
-	res := serve(t, o, "index", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}})
+	res := serve(t, o, "index", nil, host.Result{Content: []host.Content{host.TextContent(body)}})
 	require.Len(t, res.Content, 2)
 	var cut struct {
 		Index   map[string]map[string]any `json:"index"`
@@ -389,7 +390,7 @@ func TestLongStringField(t *testing.T) {
 	}
 	body := mustJSON(t, map[string]any{"log": b.String(), "status": "failed"})
 	o := genericOffloader(t)
-	d, _ := descriptorIn(t, serve(t, o, "build", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}}), 0)
+	d, _ := descriptorIn(t, serve(t, o, "build", nil, host.Result{Content: []host.Content{host.TextContent(body)}}), 0)
 	assert.Equal(t, "log", d.Section)
 	assert.Equal(t, 2000, d.Summary.Count)
 	assert.Contains(t, d.Guidance, "2000 lines")
@@ -399,7 +400,7 @@ func TestLongStringField(t *testing.T) {
 	mem := lrotest.NewMemFS("/lro")
 	mem.FailCreate(syscall.EACCES)
 	o = genericOffloader(t, lro.WithFS(mem))
-	res := serve(t, o, "build", nil, lro.Result{Content: []lro.Content{lro.TextContent(body)}})
+	res := serve(t, o, "build", nil, host.Result{Content: []host.Content{host.TextContent(body)}})
 	var cut struct{ Log, Status string }
 	require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &cut))
 	assert.Equal(t, "failed", cut.Status)
@@ -414,7 +415,7 @@ func TestLongStringField(t *testing.T) {
 func TestBlankLinesMakeNoRecords(t *testing.T) {
 	o := genericOffloader(t)
 	blank := strings.Repeat("\n", 9<<20)
-	d, _ := descriptorIn(t, serve(t, o, "dump", nil, lro.Result{Content: []lro.Content{lro.TextContent(blank + "last\n")}}), 0)
+	d, _ := descriptorIn(t, serve(t, o, "dump", nil, host.Result{Content: []host.Content{host.TextContent(blank + "last\n")}}), 0)
 	assert.Equal(t, 1, d.Summary.Count)
 	info, err := os.Stat(d.FilePath)
 	require.NoError(t, err)
@@ -427,7 +428,7 @@ func TestBlankLinesMakeNoRecords(t *testing.T) {
 	mem := lrotest.NewMemFS("/lro")
 	mem.FailCreate(syscall.EACCES)
 	o = genericOffloader(t, lro.WithFS(mem))
-	res := serve(t, o, "dump", nil, lro.Result{Content: []lro.Content{lro.TextContent(para)}})
+	res := serve(t, o, "dump", nil, host.Result{Content: []host.Content{host.TextContent(para)}})
 	require.NotEmpty(t, res.Content)
 	kept := res.Content[0].Text
 	assert.True(t, strings.HasPrefix(para, kept), "the fallback is the text's beginning, blank lines and all: %.200q", kept)
@@ -442,9 +443,9 @@ func TestGuidanceNamesAHugeRecord(t *testing.T) {
 	o := genericOffloader(t)
 	recs := tickets(300)
 	recs[7] = map[string]any{"id": "T-huge", "body": strings.Repeat("lorem ipsum ", 120_000)} // 1.4 MB
-	d, _ := descriptorIn(t, serve(t, o, "tickets", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, recs))}}), 0)
+	d, _ := descriptorIn(t, serve(t, o, "tickets", nil, host.Result{Content: []host.Content{host.TextContent(mustJSON(t, recs))}}), 0)
 	assert.Contains(t, d.Guidance, "Its largest record is 1.4 MB: select the fields you need")
 
-	d, _ = descriptorIn(t, serve(t, o, "tickets", nil, lro.Result{Content: []lro.Content{lro.TextContent(mustJSON(t, tickets(300)))}}), 0)
+	d, _ = descriptorIn(t, serve(t, o, "tickets", nil, host.Result{Content: []host.Content{host.TextContent(mustJSON(t, tickets(300)))}}), 0)
 	assert.NotContains(t, d.Guidance, "largest record")
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -46,20 +47,20 @@ func TestTreeShapes(t *testing.T) {
 	require.NoError(t, err)
 	compact := mustJSON(t, roots)
 	for name, tc := range map[string]struct {
-		content []lro.Content
+		content []host.Content
 		nodes   int
 	}{
-		"directory_tree, indented": {[]lro.Content{lro.TextContent(string(indented))}, nodes},
-		"preamble and an embedded repeat": {[]lro.Content{
-			lro.TextContent("Directory tree for /srv/project:\n" + compact),
+		"directory_tree, indented": {[]host.Content{host.TextContent(string(indented))}, nodes},
+		"preamble and an embedded repeat": {[]host.Content{
+			host.TextContent("Directory tree for /srv/project:\n" + compact),
 			{Text: compact, URI: "file:///srv/project"},
 		}, nodes},
-		"under a field": {[]lro.Content{lro.TextContent(`{"root":"/srv/project","tree":` + compact + `}`)}, nodes},
-		"one root node": {[]lro.Content{lro.TextContent(mustJSON(t, map[string]any{"name": "project", "type": "directory", "children": roots}))}, nodes + 1},
+		"under a field": {[]host.Content{host.TextContent(`{"root":"/srv/project","tree":` + compact + `}`)}, nodes},
+		"one root node": {[]host.Content{host.TextContent(mustJSON(t, map[string]any{"name": "project", "type": "directory", "children": roots}))}, nodes + 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := genericOffloader(t)
-			res := serve(t, o, "tree", nil, lro.Result{Content: tc.content})
+			res := serve(t, o, "tree", nil, host.Result{Content: tc.content})
 			require.Len(t, res.Content, 1, "one descriptor for the repeated document: %v", res.Content)
 			d, _ := descriptorIn(t, res, 0)
 			assert.Equal(t, tc.nodes, d.Summary.Count, "one record a node")
@@ -88,14 +89,14 @@ func TestTreeShapes(t *testing.T) {
 // JSON, is read as the JSON; text that merely holds JSON later is not.
 func TestPreambleThenJSON(t *testing.T) {
 	o := genericOffloader(t)
-	d, _ := descriptorIn(t, serve(t, o, "search", nil, lro.Result{Content: []lro.Content{
-		lro.TextContent("Found 600 tickets matching \"login\":\n" + mustJSON(t, tickets(600))),
+	d, _ := descriptorIn(t, serve(t, o, "search", nil, host.Result{Content: []host.Content{
+		host.TextContent("Found 600 tickets matching \"login\":\n" + mustJSON(t, tickets(600))),
 	}}), 0)
 	assert.Equal(t, 600, d.Summary.Count)
 	_, lines := fileRecords(t, d.FilePath)
 	assert.Contains(t, string(lines[0]), `"id":"T-0000"`)
 
 	long := strings.Repeat("A long log line that is not a preamble.\n", 40) + mustJSON(t, tickets(600))
-	d, _ = descriptorIn(t, serve(t, o, "search", nil, lro.Result{Content: []lro.Content{lro.TextContent(long)}}), 0)
+	d, _ = descriptorIn(t, serve(t, o, "search", nil, host.Result{Content: []host.Content{host.TextContent(long)}}), 0)
 	assert.Equal(t, 41, d.Summary.Count, "past 512 bytes it is text: its lines are the records")
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,7 +101,7 @@ func (a *adapter) session(ss *mcp.ServerSession) string {
 }
 
 func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
-	call := lro.Call{FromProxy: IsProxyClient(req), Resources: a.off.Host().ServesResources()}
+	call := host.Call{FromProxy: IsProxyClient(req), Resources: a.off.Host().ServesResources()}
 	if req.Params != nil {
 		call.Tool = req.Params.Name
 		if len(req.Params.Arguments) > 0 {
@@ -112,7 +113,7 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 	if ss := req.Session; ss != nil {
 		call.Session = a.session(ss)
 		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-			call.Client = lro.ClientInfo{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}
+			call.Client = host.ClientInfo{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}
 			if p.Capabilities != nil && a.off.Host().WantsClientCapabilities() {
 				call.Client.Capabilities, _ = json.Marshal(p.Capabilities)
 			}
@@ -120,14 +121,14 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 	}
 
 	var orig *mcp.CallToolResult
-	res, replaced, err := a.off.Host().Serve(ctx, call, func(ctx context.Context) (lro.Result, error) {
+	res, replaced, err := a.off.Host().Serve(ctx, call, func(ctx context.Context) (host.Result, error) {
 		r, err := next(ctx, "tools/call", req)
 		if err != nil {
-			return lro.Result{}, err
+			return host.Result{}, err
 		}
 		orig, _ = r.(*mcp.CallToolResult)
 		if orig == nil {
-			return lro.Result{}, nil
+			return host.Result{}, nil
 		}
 		return fromSDK(orig), nil
 	})
@@ -216,20 +217,20 @@ func widen(off *lro.Offloader, tools []*mcp.Tool) []*mcp.Tool {
 }
 
 // fromSDK views an SDK result in the host-neutral form.
-func fromSDK(r *mcp.CallToolResult) lro.Result {
-	res := lro.Result{IsError: r.IsError, NeedsInput: r.NeedsInput(), Structured: r.StructuredContent, Content: make([]lro.Content, len(r.Content))}
+func fromSDK(r *mcp.CallToolResult) host.Result {
+	res := host.Result{IsError: r.IsError, NeedsInput: r.NeedsInput(), Structured: r.StructuredContent, Content: make([]host.Content, len(r.Content))}
 	for i, c := range r.Content {
 		switch t := c.(type) {
 		case *mcp.TextContent:
-			res.Content[i] = lro.TextContent(t.Text)
+			res.Content[i] = host.TextContent(t.Text)
 		case *mcp.EmbeddedResource:
 			// A text resource is text to judge; a binary one is kept.
-			res.Content[i] = lro.Content{Other: c}
+			res.Content[i] = host.Content{Other: c}
 			if r := t.Resource; r != nil && r.Blob == nil && r.Text != "" {
-				res.Content[i] = lro.Content{Text: r.Text, URI: r.URI, Other: c}
+				res.Content[i] = host.Content{Text: r.Text, URI: r.URI, Other: c}
 			}
 		default:
-			res.Content[i] = lro.Content{Other: c}
+			res.Content[i] = host.Content{Other: c}
 		}
 	}
 	return res
@@ -238,7 +239,7 @@ func fromSDK(r *mcp.CallToolResult) lro.Result {
 // toSDK builds the SDK result for a replaced result. It starts from a copy
 // of the handler's result, so that what the SDK set on it (its resultType
 // under protocol 2026-07-28, its _meta) goes out too.
-func toSDK(req *mcp.CallToolRequest, orig *mcp.CallToolResult, res lro.Result) *mcp.CallToolResult {
+func toSDK(req *mcp.CallToolRequest, orig *mcp.CallToolResult, res host.Result) *mcp.CallToolResult {
 	var r mcp.CallToolResult
 	if orig != nil {
 		r = *orig

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/gosdk"
+	"github.com/mcplro/lro/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -185,7 +186,7 @@ func TestIsProxyClient(t *testing.T) {
 		mcp.MetaKeyClientInfo: map[string]any{"name": "lro-proxy", "version": "1", "proxy": true}})), "clientInfo.proxy in _meta")
 	assert.True(t, gosdk.IsProxyClient(withMeta(map[string]any{
 		mcp.MetaKeyProtocolVersion:    "2026-07-28",
-		mcp.MetaKeyClientCapabilities: map[string]any{"experimental": map[string]any{lro.ProxyCapability: map[string]any{}}}})), "the capability in _meta")
+		mcp.MetaKeyClientCapabilities: map[string]any{"experimental": map[string]any{host.ProxyCapability: map[string]any{}}}})), "the capability in _meta")
 	assert.False(t, gosdk.IsProxyClient(withMeta(map[string]any{
 		mcp.MetaKeyClientInfo: map[string]any{"name": "claude", "version": "1"}})))
 	assert.False(t, gosdk.IsProxyClient(withMeta(nil)))
@@ -199,7 +200,7 @@ func TestProxySessionGetsFullResults(t *testing.T) {
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer(off) }, nil))
 	t.Cleanup(srv.Close)
 	c := mcp.NewClient(&mcp.Implementation{Name: "lro-proxy", Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{Experimental: map[string]any{lro.ProxyCapability: map[string]any{}}},
+		Capabilities: &mcp.ClientCapabilities{Experimental: map[string]any{host.ProxyCapability: map[string]any{}}},
 	})
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

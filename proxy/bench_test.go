@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/proxy"
 )
 
@@ -124,7 +124,7 @@ func proxyClientB(b *testing.B, url string) *client.Client {
 		b.Fatal(err)
 	}
 	c := client.NewClient(tr, client.WithClientCapabilities(mcp.ClientCapabilities{
-		Experimental: map[string]any{lro.ProxyCapability: map[string]any{}},
+		Experimental: map[string]any{host.ProxyCapability: map[string]any{}},
 	}))
 	initClient(b, c)
 	return c

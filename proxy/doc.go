@@ -61,7 +61,7 @@
 // pages and cursors do not pass (a local server has them, see above).
 //
 // It announces itself as a proxy (clientInfo.proxy = true, and the
-// experimental capability lro.ProxyCapability), so a remote built on lro
+// experimental capability host.ProxyCapability), so a remote built on lro
 // returns full results instead of offloading them on its own disk.
 //
 // # What it trusts

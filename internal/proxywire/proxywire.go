@@ -17,7 +17,7 @@ package proxywire
 import "encoding/json"
 
 // Capability is the key of the experimental client capability by which an
-// LRO proxy announces itself (lro.ProxyCapability).
+// LRO proxy announces itself (host.ProxyCapability).
 const Capability = "io.github.mcplro/proxy"
 
 // Feature is the member of the proxy's capability object, set to true, by
