@@ -28,7 +28,7 @@ var (
 	// [WithMaxResultBytes]; nothing was written.
 	ErrResultTooLarge = errors.New("lro: the result is over the cap on results")
 
-	// The errors of [Offloader.ReadResource]. Host adapters answer the
+	// The errors of [Host.ReadResource]. Host adapters answer the
 	// first with their SDK's resource-not-found error.
 
 	// ErrResourceNotFound: the URI names no offloaded file of this

@@ -7,7 +7,7 @@ import (
 )
 
 // extractCalls admits the lro_extract calls of the process, and its
-// resources/read of offloaded files (see Offloader.ReadResource). Before it
+// resources/read of offloaded files (see Host.ReadResource). Before it
 // existed, every call decoded its file (several times the file's size)
 // before waiting for its turn, and 800 concurrent calls took 1.6 GiB; now
 // a call that does not fit the budget is refused at once, and told when

@@ -127,7 +127,7 @@ type ExtractLimits struct {
 	// (MaxHeapBytes is lowered to fit).
 	MemoryBudget uint64
 	// MaxCalls bounds the lro_extract calls and resources/read of
-	// offloaded files (see [Offloader.ReadResource]) the process admits at
+	// offloaded files (see [Host.ReadResource]) the process admits at
 	// once, running or waiting; default 16. The process's Offloaders share the
 	// count, each checking its own bound.
 	MaxCalls int

@@ -23,7 +23,7 @@ import (
 //
 // where {name} is the file's name ({prefix}-{operation}-{ULID}.jsonl) and
 // {range} is 100-200, 5 or 100-. The server answers resources/read for
-// these URIs with [Offloader.ReadResource], through the resource
+// these URIs with [Host.ReadResource], through the resource
 // templates of [Host.ServeResources], and offloaded results carry a
 // resource_link to their file.
 
@@ -37,7 +37,7 @@ const (
 )
 
 // ServeResources is for host adapters: it returns the resource templates
-// to register, whose reads [Offloader.ReadResource] answers, and marks the
+// to register, whose reads [Host.ReadResource] answers, and marks the
 // Offloader as serving them, so that offloaded results carry a resource
 // link to their file from then on. It returns nil, and links stay off,
 // when [WithoutResourceLinks] was given.
@@ -85,7 +85,8 @@ func (h Host) ServeResources() []host.ResourceTemplate {
 // Errors are for the model and wrap [ErrResourceNotFound],
 // [ErrResourceTooLarge] or [ErrResourceBusy], or say why the file could
 // not be read.
-func (o *Offloader) ReadResource(ctx context.Context, uri string) (host.ResourceContents, error) {
+func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceContents, error) {
+	o := h.o
 	name, rng, ranged, err := o.parseResourceURI(uri)
 	if err != nil {
 		return host.ResourceContents{}, err

@@ -32,7 +32,7 @@ func ExampleOffloader_AddResources() {
 		Records:   []json.RawMessage{json.RawMessage(`{"id":1,"title":"cold cache"}`), json.RawMessage(`{"id":2,"title":"slow disk"}`)},
 	})
 	uri := "lro://files/" + filepath.Base(out.Response.FilePath) + "/lines/2-3"
-	c, err := off.ReadResource(context.Background(), uri)
+	c, err := off.Host().ReadResource(context.Background(), uri)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -53,7 +53,7 @@ func FuzzReadResource(f *testing.F) {
 		for _, uri := range uris {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			start := time.Now()
-			c, err := o.ReadResource(ctx, uri)
+			c, err := o.Host().ReadResource(ctx, uri)
 			cancel()
 			if d := time.Since(start); d > 5*time.Second {
 				t.Fatalf("%.200q took %v", uri, d)

@@ -33,7 +33,7 @@ func TestReadResourceFileLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, uri := range []string{resourceRoot + name, resourceRoot + name + "/lines/1", resourceRoot + name + "/lines/2-"} {
-		_, err := o.ReadResource(ctx, uri)
+		_, err := o.Host().ReadResource(ctx, uri)
 		require.ErrorIs(t, err, ErrResourceTooLarge, uri)
 		assert.ErrorContains(t, err, "is 53687091200 bytes, more than the 268435456 bytes this server reads of a file")
 	}
@@ -52,19 +52,19 @@ func TestReadResourceAdmission(t *testing.T) {
 	require.NoError(t, err)
 	b, err := extractCalls.enter(2, time.Minute)
 	require.NoError(t, err)
-	_, err = o.ReadResource(context.Background(), uri)
+	_, err = o.Host().ReadResource(context.Background(), uri)
 	require.ErrorIs(t, err, ErrResourceBusy)
 	assert.Regexp(t, `busy: 2 lro_extract calls and resource reads are running or waiting; retry in \d+ s$`, err.Error())
 	extractCalls.leave(b)
 
 	// One call slot is free, but the running call holds the bytes.
 	require.NoError(t, extractCalls.reserve(a, 4<<20, 4<<20))
-	_, err = o.ReadResource(context.Background(), uri+"/lines/1-5")
+	_, err = o.Host().ReadResource(context.Background(), uri+"/lines/1-5")
 	require.ErrorIs(t, err, ErrResourceBusy)
 	assert.ErrorContains(t, err, "hold 4 MiB")
 	extractCalls.leave(a)
 
-	c, err := o.ReadResource(context.Background(), uri)
+	c, err := o.Host().ReadResource(context.Background(), uri)
 	require.NoError(t, err)
 	assert.Equal(t, string(data), c.Text)
 	extractCalls.mu.Lock()
@@ -100,7 +100,7 @@ func TestReadResourceDeadline(t *testing.T) {
 	m.WriteFile(name, []byte(strings.Repeat(`{"id":1,"title":"a record of about sixty bytes, to be read"}`+"\n", 16<<10))) // 1 MB: 64 slow reads
 	for _, uri := range []string{resourceRoot + name, resourceRoot + name + "/lines/10000-"} {
 		start := time.Now()
-		_, err := o.ReadResource(context.Background(), uri)
+		_, err := o.Host().ReadResource(context.Background(), uri)
 		require.Error(t, err, uri)
 		assert.Contains(t, err.Error(), "took longer than 200ms and was stopped", uri)
 		assert.Less(t, time.Since(start), 2*time.Second, uri)
@@ -120,7 +120,7 @@ func TestReadResourceRefusesHardLink(t *testing.T) {
 		t.Skipf("no hard links from the temporary directory: %v", err)
 	}
 	for _, uri := range []string{resourceRoot + name, resourceRoot + name + "/lines/1"} {
-		c, err := o.ReadResource(context.Background(), uri)
+		c, err := o.Host().ReadResource(context.Background(), uri)
 		require.Error(t, err, uri)
 		assert.NotContains(t, c.Text, "secret")
 		assert.ErrorContains(t, err, "has 2 links; an offloaded file has one")

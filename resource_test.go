@@ -127,23 +127,23 @@ func TestReadResource(t *testing.T) {
 	path, data := offloadTickets(t, o, 50)
 	uri := uriOf(path)
 
-	c, err := o.ReadResource(ctx, uri)
+	c, err := o.Host().ReadResource(ctx, uri)
 	require.NoError(t, err)
 	assert.Equal(t, host.ResourceContents{URI: uri, MIMEType: "application/jsonl", Text: string(data)}, c)
 
 	lines := strings.SplitAfter(string(data), "\n")
-	c, err = o.ReadResource(ctx, uri+"/lines/2-4")
+	c, err = o.Host().ReadResource(ctx, uri+"/lines/2-4")
 	require.NoError(t, err)
 	assert.Equal(t, strings.Join(lines[1:4], ""), c.Text)
 	assert.Equal(t, "application/jsonl", c.MIMEType)
-	c, err = o.ReadResource(ctx, uri+"/lines/51-")
+	c, err = o.Host().ReadResource(ctx, uri+"/lines/51-")
 	require.NoError(t, err)
 	assert.Equal(t, lines[50], c.Text)
-	c, err = o.ReadResource(ctx, uri+"/lines/1")
+	c, err = o.Host().ReadResource(ctx, uri+"/lines/1")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(c.Text, `{"type":"lro_header"`))
 
-	_, err = o.ReadResource(ctx, uri+"/lines/52-60")
+	_, err = o.Host().ReadResource(ctx, uri+"/lines/52-60")
 	assert.ErrorIs(t, err, ErrResourceNotFound)
 	assert.ErrorContains(t, err, "the file has 51 lines; line 52 is past its end")
 }
@@ -158,7 +158,7 @@ func TestReadResourceText(t *testing.T) {
 	out, err := o.Offload(context.Background(), ResultSet{Operation: "logs", src: f.src, Generic: true})
 	require.NoError(t, err)
 	require.Equal(t, Offloaded, out.Action)
-	c, err := o.ReadResource(context.Background(), uriOf(out.Response.FilePath)+"/lines/3")
+	c, err := o.Host().ReadResource(context.Background(), uriOf(out.Response.FilePath)+"/lines/3")
 	require.NoError(t, err)
 	assert.Equal(t, "text/plain", c.MIMEType)
 	assert.Equal(t, `{"line":2,"text":"2026-11-23T10:00:01Z level=info id=1"}`+"\n", c.Text)
@@ -174,19 +174,19 @@ func TestReadResourceTooLarge(t *testing.T) {
 	require.Greater(t, len(data), 4096)
 	uri := uriOf(path)
 
-	_, err := o.ReadResource(ctx, uri)
+	_, err := o.Host().ReadResource(ctx, uri)
 	require.ErrorIs(t, err, ErrResourceTooLarge)
 	msg := err.Error()
 	assert.Contains(t, msg, fmt.Sprintf("is %d bytes, more than the 4096", len(data)))
 	assert.Contains(t, msg, uri+"/lines/{range}")
 	assert.Contains(t, msg, ", or, if the server has the lro_extract tool, query it there (file_path \""+path+"\")", "unknown whether the server has lro_extract")
-	_, err = o.ReadResource(context.WithValue(ctx, nativeKey{}, true), uri)
+	_, err = o.Host().ReadResource(context.WithValue(ctx, nativeKey{}, true), uri)
 	assert.Contains(t, err.Error(), ", or query it with the lro_extract tool (file_path \""+path+"\")")
-	_, err = o.ReadResource(context.WithValue(ctx, nativeKey{}, false), uri)
+	_, err = o.Host().ReadResource(context.WithValue(ctx, nativeKey{}, false), uri)
 	assert.NotContains(t, err.Error(), "lro_extract", "the server has no lro_extract")
 
 	// A range is bounded by the same limit: whole lines, then a note.
-	c, err := o.ReadResource(ctx, uri+"/lines/1-")
+	c, err := o.Host().ReadResource(ctx, uri+"/lines/1-")
 	require.NoError(t, err)
 	body, note, found := strings.Cut(c.Text, "[lro: stopped before line ")
 	require.True(t, found)
@@ -199,7 +199,7 @@ func TestReadResourceTooLarge(t *testing.T) {
 	long := `{"id":1,"text":"` + strings.Repeat("z", 10000) + `"}`
 	out, err := o.Offload(ctx, ResultSet{Operation: "big", Records: []json.RawMessage{json.RawMessage(long)}, Generic: true})
 	require.NoError(t, err)
-	c, err = o.ReadResource(ctx, uriOf(out.Response.FilePath)+"/lines/2")
+	c, err = o.Host().ReadResource(ctx, uriOf(out.Response.FilePath)+"/lines/2")
 	require.NoError(t, err)
 	assert.Contains(t, c.Text, "[lro: line 2 is 10018 bytes long; only its first ")
 	assert.Less(t, len(c.Text), 4096+200)
@@ -217,12 +217,12 @@ func TestReadResourceRefuses(t *testing.T) {
 
 	// Gone, and expired.
 	gone := fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now()))
-	_, err := o.ReadResource(ctx, resourceRoot+gone)
+	_, err := o.Host().ReadResource(ctx, resourceRoot+gone)
 	assert.ErrorIs(t, err, ErrResourceNotFound)
 	assert.ErrorContains(t, err, "no longer exists")
 	old, err := idFor(tagOf(o.Name()), time.Now().Add(-48*time.Hour))
 	require.NoError(t, err)
-	_, err = o.ReadResource(ctx, resourceRoot+fileName(o.cfg.FilePrefix, "recall", old))
+	_, err = o.Host().ReadResource(ctx, resourceRoot+fileName(o.cfg.FilePrefix, "recall", old))
 	assert.ErrorIs(t, err, ErrResourceNotFound)
 	assert.ErrorContains(t, err, "has expired")
 
@@ -235,7 +235,7 @@ func TestReadResourceRefuses(t *testing.T) {
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Skipf("no symbolic links: %v", err)
 		}
-		_, err = o.ReadResource(ctx, resourceRoot+link)
+		_, err = o.Host().ReadResource(ctx, resourceRoot+link)
 		assert.Error(t, err, target)
 		assert.NotErrorIs(t, err, ErrResourceNotFound)
 		assert.ErrorContains(t, err, "not a regular file")
@@ -244,13 +244,13 @@ func TestReadResourceRefuses(t *testing.T) {
 	// A directory, and a FIFO, which must not hang the read.
 	d := fileName(o.cfg.FilePrefix, "dir", ourID(o, time.Now()))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o700))
-	_, err = o.ReadResource(ctx, resourceRoot+d)
+	_, err = o.Host().ReadResource(ctx, resourceRoot+d)
 	assert.ErrorContains(t, err, "not a regular file")
 	fifo := fileName(o.cfg.FilePrefix, "fifo", ourID(o, time.Now()))
 	if err := mkfifo(filepath.Join(dir, fifo)); !errors.Is(err, errors.ErrUnsupported) {
 		require.NoError(t, err)
 		done := make(chan error, 1)
-		go func() { _, err := o.ReadResource(ctx, resourceRoot+fifo); done <- err }()
+		go func() { _, err := o.Host().ReadResource(ctx, resourceRoot+fifo); done <- err }()
 		select {
 		case err := <-done:
 			assert.ErrorContains(t, err, "not a regular file")
@@ -266,7 +266,7 @@ func TestReadResourceRefuses(t *testing.T) {
 	require.NoError(t, err)
 	defer o2.Close()
 	otherPath, _ := offloadTickets(t, o2, 50)
-	_, err = o.ReadResource(ctx, uriOf(otherPath))
+	_, err = o.Host().ReadResource(ctx, uriOf(otherPath))
 	assert.ErrorIs(t, err, ErrResourceNotFound)
 	assert.ErrorContains(t, err, "does not name an offloaded file of this server")
 }
@@ -288,13 +288,13 @@ func TestReadResourceMemFS(t *testing.T) {
 	m := lrotest.NewMemFS("/mem")
 	o := resourceOffloader(t, WithFS(m))
 	path, data := offloadTickets(t, o, 50)
-	c, err := o.ReadResource(context.Background(), uriOf(path))
+	c, err := o.Host().ReadResource(context.Background(), uriOf(path))
 	require.NoError(t, err)
 	assert.Equal(t, string(data), c.Text)
 
 	link := fileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
 	m.Symlink(link)
-	_, err = o.ReadResource(context.Background(), resourceRoot+link)
+	_, err = o.Host().ReadResource(context.Background(), resourceRoot+link)
 	assert.ErrorContains(t, err, "not a regular file")
 }
 

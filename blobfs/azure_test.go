@@ -103,7 +103,7 @@ func TestStoreAzureBlobReplicas(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, text, "memory number 42 about deployment")
 	name := d.FilePath[strings.LastIndexByte(d.FilePath, '/')+1:]
-	rc, err := b.ReadResource(context.Background(), "lro://files/"+name+"/lines/2-2")
+	rc, err := b.Host().ReadResource(context.Background(), "lro://files/"+name+"/lines/2-2")
 	require.NoError(t, err)
 	assert.Contains(t, rc.Text, `"id":"m00000"`)
 

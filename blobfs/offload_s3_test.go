@@ -91,7 +91,7 @@ func TestOffloadSharedThroughS3(t *testing.T) {
 	assert.Contains(t, text, "memory number 42 about deployment")
 
 	name := d.FilePath[strings.LastIndexByte(d.FilePath, '/')+1:]
-	rc, err := b.ReadResource(context.Background(), "lro://files/"+name+"/lines/2-3")
+	rc, err := b.Host().ReadResource(context.Background(), "lro://files/"+name+"/lines/2-3")
 	require.NoError(t, err)
 	assert.Contains(t, rc.Text, `"id":"m00000"`)
 	assert.Contains(t, rc.Text, `"id":"m00001"`)
@@ -127,7 +127,7 @@ func TestExtractConfinedOnS3(t *testing.T) {
 	defer stranger.Close()
 	_, err = stranger.Extract(context.Background(), map[string]any{"file_path": d.FilePath, "recipe": 1})
 	assert.ErrorContains(t, err, "another server")
-	_, err = stranger.ReadResource(context.Background(), "lro://files/"+name)
+	_, err = stranger.Host().ReadResource(context.Background(), "lro://files/"+name)
 	assert.ErrorIs(t, err, lro.ErrResourceNotFound)
 }
 

@@ -117,7 +117,7 @@ func TestStoreReadErrorsArePlainCountedAndLogged(t *testing.T) {
 		require.Error(t, err)
 		assertNoInternals(t, s3, err.Error())
 		assert.Contains(t, err.Error(), "the file store could not be reached; try again later")
-		_, err = b.ReadResource(context.Background(), "lro://files/"+name)
+		_, err = b.Host().ReadResource(context.Background(), "lro://files/"+name)
 		require.Error(t, err)
 		assertNoInternals(t, s3, err.Error())
 		assert.NotErrorIs(t, err, lro.ErrResourceNotFound, "the file is not gone: the store is down")
