@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"os"
@@ -283,5 +284,64 @@ func TestOldestStreamWaitsForRoom(t *testing.T) {
 	outs := streamConcurrently(t, o, 2, 4000, 1000, 10*time.Second) // both spools are full before either file is written
 	assert.Equal(t, 1, c.check(t, outs, lro.ErrLowDiskSpace), "the older stream is offloaded")
 	assert.Zero(t, space.enospc.Load())
+	assert.Zero(t, lro.Reserved(o))
+}
+
+// holdFirstFS holds the first Create until release is closed, and then
+// fails it: a write in progress that holds its claim, and gives it back.
+type holdFirstFS struct {
+	*spaceFS
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (h *holdFirstFS) Create(name string) (lro.File, error) {
+	first := false
+	h.once.Do(func() {
+		first = true
+		h.entered <- struct{}{}
+		<-h.release
+	})
+	if first {
+		return nil, errors.New("the first write fails")
+	}
+	return h.spaceFS.Create(name)
+}
+
+// TestWriteWaitsForDiskAWriteInProgressHolds: a result that would fit the
+// disk but for what a write in progress may still put on it waits for
+// that write, instead of falling back at once; when the write fails and
+// gives its claim back, the result is offloaded.
+func TestWriteWaitsForDiskAWriteInProgressHolds(t *testing.T) {
+	space := &spaceFS{meterFS: newMeterFS(lrotest.NewMemFS("/lro")), capacity: 1300 << 10} // one 700 KB file fits, two do not
+	fsys := &holdFirstFS{spaceFS: space, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = -1 }, lro.WithFS(fsys), lro.WithoutJanitor())
+	recs := make([]json.RawMessage, 700)
+	for i := range recs {
+		recs[i] = json.RawMessage(fmt.Sprintf(`{"id":%d,"body":"%s"}`, i, strings.Repeat("y", 1000)))
+	}
+	set := lro.ResultSet{Operation: "logs", Generic: true, Records: recs, Validated: true}
+	offload := func() <-chan lro.Outcome {
+		c := make(chan lro.Outcome, 1)
+		go func() {
+			out, err := o.Offload(context.Background(), set)
+			assert.NoError(t, err)
+			c <- out
+		}()
+		return c
+	}
+
+	first := offload()
+	<-fsys.entered // it holds its claim, blocked in Create
+	second := offload()
+	select {
+	case out := <-second:
+		t.Fatalf("the second result came back (%v, %v) while the first write, whose claim it needs, was in progress", out.Action, out.Err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(fsys.release)
+	assert.Equal(t, lro.Truncated, (<-first).Action)
+	out := <-second
+	assert.Equal(t, lro.Offloaded, out.Action, "offloaded once the claim was given back: %v", out.Err)
 	assert.Zero(t, lro.Reserved(o))
 }
