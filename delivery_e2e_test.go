@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/internal/e2e"
+	"github.com/mcplro/lro/internal/memstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -225,6 +227,46 @@ func TestResourceLinkFollowed(t *testing.T) {
 			var rr struct{ Contents []struct{ Text string } }
 			require.NoError(t, json.Unmarshal(tsGot[2].Result, &rr))
 			assert.Equal(t, strings.Join(file[2:5], ""), rr.Contents[0].Text)
+		})
+	}
+}
+
+// TestTruncateFitsThreshold checks that a truncated result, the records
+// and the notice that rides with them, fits the threshold as a model
+// receives it: issue 27 found list_memories at 1,605 tokens against
+// 1,600, its records alone fitting (50 light memories of seed 3 are that
+// case). The records of each call run up to the threshold, so a notice
+// left out of the budget shows on most of them; at 150 tokens no full
+// memory fits, and the first one goes out cut, beside the notice.
+func TestTruncateFitsThreshold(t *testing.T) {
+	var est lro.HeuristicEstimator
+	for _, tc := range []struct {
+		corpus    int
+		seed      uint64
+		threshold int
+	}{{50, 3, 1600}, {200, 1, 1600}, {1000, 2, 1600}, {500, 7, 3000}, {500, 7, 300}, {500, 7, 150}} {
+		t.Run(fmt.Sprintf("corpus=%d/seed=%d/threshold=%d", tc.corpus, tc.seed, tc.threshold), func(t *testing.T) {
+			off := newOffloader(t, func(c *lro.Config) { c.Delivery = lro.DeliveryTruncate; c.ThresholdTokens = tc.threshold }, memserver.Policies()...)
+			c := connect(t, memserver.New(memstore.New(memstore.Generate(tc.corpus, tc.seed)), off))
+			for _, call := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"list_memories", map[string]any{"detail": "light"}},
+				{"list_memories", map[string]any{"detail": "full", "namespace": "_semantic"}},
+				{"recall_memories", map[string]any{"query": "cache", "limit": 500, "detail": "medium"}},
+				{"memory_graph", map[string]any{"limit": 500}}, // two sections
+			} {
+				res := callTool(t, c, call.tool, call.args)
+				require.False(t, res.IsError, textOf(t, res, 0))
+				tokens := 0
+				for i := range res.Content {
+					tokens += est.EstimateTokens([]byte(textOf(t, res, i)))
+				}
+				last := textOf(t, res, len(res.Content)-1)
+				require.Contains(t, textOf(t, res, 0)+last, "lro: ", "%s %v was truncated", call.tool, call.args)
+				assert.LessOrEqual(t, tokens, tc.threshold, "%s %v: the records and the notice", call.tool, call.args)
+			}
 		})
 	}
 }
