@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcplro/lro"
@@ -56,22 +57,64 @@ func BenchmarkOffload(b *testing.B) {
 			})
 		}
 		b.Run(fmt.Sprintf("records=%d/floor", n), func(b *testing.B) {
-			path := filepath.Join(benchDir(b), "floor.jsonl")
-			var est lro.HeuristicEstimator
+			floor := offloadFloor(b, data)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if est.EstimateTokens(data) == 0 {
-					b.Fatal("no tokens")
-				}
-				if err := os.WriteFile(path, data, 0o600); err != nil {
-					b.Fatal(err)
-				}
-				if err := os.Remove(path); err != nil {
-					b.Fatal(err)
-				}
+				floor()
 			}
 		})
+		// pair runs the floor, the offload and the checking offload in
+		// turn in every iteration and reports each one's time and the
+		// ratios, so that all three see the same load on a shared
+		// machine, where separate runs a few seconds apart differ by half.
+		b.Run(fmt.Sprintf("records=%d/pair", n), func(b *testing.B) {
+			floor := offloadFloor(b, data)
+			dir := benchDir(b)
+			o := newOffloader(b, func(c *lro.Config) { c.OutputDir = dir }, lro.WithoutJanitor())
+			set := lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: recs, Validated: true}
+			checking := set
+			checking.Validated = false
+			var t [3]time.Duration
+			iters := 0
+			b.SetBytes(3 * int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				floor()
+				t[0] += time.Since(start)
+				start = time.Now()
+				offloadOnce(b, o, set)
+				t[1] += time.Since(start)
+				start = time.Now()
+				offloadOnce(b, o, checking)
+				t[2] += time.Since(start)
+				iters++
+			}
+			b.ReportMetric(float64(t[0].Nanoseconds())/float64(iters), "floor-ns/op")
+			b.ReportMetric(float64(t[1].Nanoseconds())/float64(iters), "lro-ns/op")
+			b.ReportMetric(float64(t[2].Nanoseconds())/float64(iters), "checking-ns/op")
+			b.ReportMetric(t[1].Seconds()/t[0].Seconds(), "lro/floor")
+			b.ReportMetric(t[2].Seconds()/t[0].Seconds(), "checking/floor")
+		})
+	}
+}
+
+// offloadFloor returns BenchmarkOffload's floor over data: estimating it
+// with the library's estimator and writing it with one os.WriteFile.
+func offloadFloor(b *testing.B, data []byte) func() {
+	path := filepath.Join(benchDir(b), "floor.jsonl")
+	var est lro.HeuristicEstimator
+	return func() {
+		if est.EstimateTokens(data) == 0 {
+			b.Fatal("no tokens")
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Remove(path); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -79,26 +122,47 @@ func BenchmarkOffload(b *testing.B) {
 func benchOffload(b *testing.B, o *lro.Offloader, set lro.ResultSet) {
 	b.ReportAllocs()
 	for b.Loop() {
-		out, err := o.Offload(ctx, set)
-		if err != nil || out.Action != lro.Offloaded {
-			b.Fatal(err, out.Warning)
-		}
-		if err := os.Remove(out.Response.FilePath); err != nil {
-			b.Fatal(err)
-		}
+		offloadOnce(b, o, set)
+	}
+}
+
+// offloadOnce offloads set and removes its file.
+func offloadOnce(b *testing.B, o *lro.Offloader, set lro.ResultSet) {
+	out, err := o.Offload(ctx, set)
+	if err != nil || out.Action != lro.Offloaded {
+		b.Fatal(err, out.Warning)
+	}
+	if err := os.Remove(out.Response.FilePath); err != nil {
+		b.Fatal(err)
 	}
 }
 
 // BenchmarkEstimate compares the script-aware estimator with
-// utf8.RuneCount over the same bytes (10,000 full memories).
+// utf8.RuneCount over the same bytes (10,000 full memories), and with
+// itself called on each record, as an offload estimates a set: a record's
+// tail, shorter than a word, is where per-record calls lose.
 func BenchmarkEstimate(b *testing.B) {
-	data := jsonlBytes(memories(b, 10000, lro.DetailFull))
+	recs := memories(b, 10000, lro.DetailFull)
+	data := jsonlBytes(recs)
 	var est lro.HeuristicEstimator
 	b.Run("heuristic", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
 			if est.EstimateTokens(data) == 0 {
+				b.Fatal("zero")
+			}
+		}
+	})
+	b.Run("heuristic-each-record", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			for _, r := range recs {
+				n += est.EstimateTokens(r)
+			}
+			if n == 0 {
 				b.Fatal("zero")
 			}
 		}
