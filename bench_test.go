@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/benchdata"
+	"github.com/mcplro/lro/internal/jsonscan"
 )
 
 // jsonlBytes is what an offload of recs writes, header aside.
@@ -68,6 +69,10 @@ func BenchmarkOffload(b *testing.B) {
 		// turn in every iteration and reports each one's time and the
 		// ratios, so that all three see the same load on a shared
 		// machine, where separate runs a few seconds apart differ by half.
+		// It also times the floor with every record validated by the
+		// library's validator (jsonscan.Valid), the part of checking no
+		// offload that checks can skip: checking/valid-floor is what the
+		// checking offload costs beyond it.
 		b.Run(fmt.Sprintf("records=%d/pair", n), func(b *testing.B) {
 			floor := offloadFloor(b, data)
 			dir := benchDir(b)
@@ -75,9 +80,9 @@ func BenchmarkOffload(b *testing.B) {
 			set := lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: recs, Validated: true}
 			checking := set
 			checking.Validated = false
-			var t [3]time.Duration
+			var t [4]time.Duration
 			iters := 0
-			b.SetBytes(3 * int64(len(data)))
+			b.SetBytes(4 * int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
 				start := time.Now()
@@ -89,6 +94,14 @@ func BenchmarkOffload(b *testing.B) {
 				start = time.Now()
 				offloadOnce(b, o, checking)
 				t[2] += time.Since(start)
+				start = time.Now()
+				for _, r := range recs {
+					if !jsonscan.Valid(r) {
+						b.Fatal("invalid record")
+					}
+				}
+				floor()
+				t[3] += time.Since(start)
 				iters++
 			}
 			b.ReportMetric(float64(t[0].Nanoseconds())/float64(iters), "floor-ns/op")
@@ -96,6 +109,7 @@ func BenchmarkOffload(b *testing.B) {
 			b.ReportMetric(float64(t[2].Nanoseconds())/float64(iters), "checking-ns/op")
 			b.ReportMetric(t[1].Seconds()/t[0].Seconds(), "lro/floor")
 			b.ReportMetric(t[2].Seconds()/t[0].Seconds(), "checking/floor")
+			b.ReportMetric(t[2].Seconds()/t[3].Seconds(), "checking/valid-floor")
 		})
 	}
 }
