@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -66,13 +67,15 @@ func BenchmarkOffload(b *testing.B) {
 			}
 		})
 		// pair runs the floor, the offload and the checking offload in
-		// turn in every iteration and reports each one's time and the
-		// ratios, so that all three see the same load on a shared
-		// machine, where separate runs a few seconds apart differ by half.
-		// It also times the floor with every record validated by the
-		// library's validator (jsonscan.Valid), the part of checking no
-		// offload that checks can skip: checking/valid-floor is what the
-		// checking offload costs beyond it.
+		// turn in every iteration and reports the median of each one's
+		// times and the ratios of the medians, so that all three see the
+		// same load on a shared machine, where separate runs a few seconds
+		// apart differ by half, and a preempted iteration does not count
+		// (the ratios of the fastest iterations, -min, are the cost with
+		// no load at all). It also times the floor with every record
+		// validated by the library's validator (jsonscan.Valid), the part
+		// of checking no offload that checks can skip: checking/valid-floor
+		// is what the checking offload costs beyond it.
 		b.Run(fmt.Sprintf("records=%d/pair", n), func(b *testing.B) {
 			floor := offloadFloor(b, data)
 			dir := benchDir(b)
@@ -80,36 +83,40 @@ func BenchmarkOffload(b *testing.B) {
 			set := lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: recs, Validated: true}
 			checking := set
 			checking.Validated = false
-			var t [4]time.Duration
-			iters := 0
+			var t [4][]time.Duration // floor, lro, checking, valid-floor
+			timed := func(k int, f func()) {
+				start := time.Now()
+				f()
+				t[k] = append(t[k], time.Since(start))
+			}
 			b.SetBytes(4 * int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				start := time.Now()
-				floor()
-				t[0] += time.Since(start)
-				start = time.Now()
-				offloadOnce(b, o, set)
-				t[1] += time.Since(start)
-				start = time.Now()
-				offloadOnce(b, o, checking)
-				t[2] += time.Since(start)
-				start = time.Now()
-				for _, r := range recs {
-					if !jsonscan.Valid(r) {
-						b.Fatal("invalid record")
+				timed(0, floor)
+				timed(1, func() { offloadOnce(b, o, set) })
+				timed(2, func() { offloadOnce(b, o, checking) })
+				timed(3, func() {
+					for _, r := range recs {
+						if !jsonscan.Valid(r) {
+							b.Fatal("invalid record")
+						}
 					}
-				}
-				floor()
-				t[3] += time.Since(start)
-				iters++
+					floor()
+				})
 			}
-			b.ReportMetric(float64(t[0].Nanoseconds())/float64(iters), "floor-ns/op")
-			b.ReportMetric(float64(t[1].Nanoseconds())/float64(iters), "lro-ns/op")
-			b.ReportMetric(float64(t[2].Nanoseconds())/float64(iters), "checking-ns/op")
-			b.ReportMetric(t[1].Seconds()/t[0].Seconds(), "lro/floor")
-			b.ReportMetric(t[2].Seconds()/t[0].Seconds(), "checking/floor")
-			b.ReportMetric(t[2].Seconds()/t[3].Seconds(), "checking/valid-floor")
+			var med, low [4]float64
+			for k := range t {
+				slices.Sort(t[k])
+				med[k], low[k] = float64(t[k][len(t[k])/2]), float64(t[k][0])
+			}
+			b.ReportMetric(med[0], "floor-ns/op")
+			b.ReportMetric(med[1], "lro-ns/op")
+			b.ReportMetric(med[2], "checking-ns/op")
+			b.ReportMetric(med[1]/med[0], "lro/floor")
+			b.ReportMetric(med[2]/med[0], "checking/floor")
+			b.ReportMetric(med[2]/med[3], "checking/valid-floor")
+			b.ReportMetric(low[1]/low[0], "lro/floor-min")
+			b.ReportMetric(low[2]/low[0], "checking/floor-min")
 		})
 	}
 }
