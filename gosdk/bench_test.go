@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -86,10 +88,11 @@ func BenchmarkMiddlewareInline(b *testing.B) {
 	mreq.Params.Name = "recall_memories"
 	mreq.Params.Arguments = map[string]any{"query": "q", "detail": "full"}
 	handler := func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) { return mres, nil }
+	wrapped := off.Middleware()(handler)
 	for _, bc := range []struct {
 		name string
 		h    mcpserver.ToolHandlerFunc
-	}{{"mcp-go/bare", handler}, {"mcp-go/wrapped", off.Middleware()(handler)}} {
+	}{{"mcp-go/bare", handler}, {"mcp-go/wrapped", wrapped}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(payload)))
 			b.ReportAllocs()
@@ -101,6 +104,41 @@ func BenchmarkMiddlewareInline(b *testing.B) {
 			}
 		})
 	}
+
+	// pair alternates batches of calls through both wrapped handlers and
+	// reports the median time of a call through each, and their ratio:
+	// the bare handlers take a few nanoseconds, so the wrapped times are
+	// the middlewares' overheads, measured under the same load.
+	b.Run("pair", func(b *testing.B) {
+		const batch = 64
+		sdk := gosdk.Middleware(off)(server(res))
+		var t [2][]time.Duration
+		b.ReportAllocs()
+		for b.Loop() {
+			start := time.Now()
+			for range batch {
+				if out, err := sdk(context.Background(), "tools/call", req); err != nil || out != res {
+					b.Fatal("not passed through", err)
+				}
+			}
+			t[0] = append(t[0], time.Since(start)/batch)
+			start = time.Now()
+			for range batch {
+				if out, err := wrapped(context.Background(), mreq); err != nil || out != mres {
+					b.Fatal("not passed through", err)
+				}
+			}
+			t[1] = append(t[1], time.Since(start)/batch)
+		}
+		var med [2]float64
+		for k := range t {
+			slices.Sort(t[k])
+			med[k] = float64(t[k][len(t[k])/2])
+		}
+		b.ReportMetric(med[0], "gosdk-ns/call")
+		b.ReportMetric(med[1], "mcp-go-ns/call")
+		b.ReportMetric(med[0]/med[1], "gosdk/mcp-go")
+	})
 }
 
 // BenchmarkMiddlewareOffload measures the offload path for 200 and 10,000
