@@ -237,16 +237,25 @@ func TestResourceLinkFollowed(t *testing.T) {
 // 1,600, its records alone fitting (50 light memories of seed 3 are that
 // case). The records of each call run up to the threshold, so a notice
 // left out of the budget shows on most of them; at 150 tokens no full
-// memory fits, and the first one goes out cut, beside the notice.
+// memory fits, and the first one goes out cut, beside the notice. A
+// result truncated because its file could not be written (here, over
+// the directory's quota) keeps to the same budget with its warning.
 func TestTruncateFitsThreshold(t *testing.T) {
 	var est lro.HeuristicEstimator
 	for _, tc := range []struct {
 		corpus    int
 		seed      uint64
 		threshold int
-	}{{50, 3, 1600}, {200, 1, 1600}, {1000, 2, 1600}, {500, 7, 3000}, {500, 7, 300}, {500, 7, 150}} {
-		t.Run(fmt.Sprintf("corpus=%d/seed=%d/threshold=%d", tc.corpus, tc.seed, tc.threshold), func(t *testing.T) {
-			off := newOffloader(t, func(c *lro.Config) { c.Delivery = lro.DeliveryTruncate; c.ThresholdTokens = tc.threshold }, memserver.Policies()...)
+		failed    bool // delivered as a descriptor, the write failing
+	}{{50, 3, 1600, false}, {200, 1, 1600, false}, {1000, 2, 1600, false}, {500, 7, 3000, false}, {500, 7, 300, false}, {500, 7, 150, false},
+		{50, 3, 1600, true}, {200, 1, 1600, true}, {500, 7, 150, true}} {
+		t.Run(fmt.Sprintf("corpus=%d/seed=%d/threshold=%d/failed=%v", tc.corpus, tc.seed, tc.threshold, tc.failed), func(t *testing.T) {
+			off := newOffloader(t, func(c *lro.Config) {
+				c.Delivery, c.ThresholdTokens = lro.DeliveryTruncate, tc.threshold
+				if tc.failed {
+					c.Delivery, c.MaxDirBytes = lro.DeliveryDescriptor, 2000 // no file fits
+				}
+			}, memserver.Policies()...)
 			c := connect(t, memserver.New(memstore.New(memstore.Generate(tc.corpus, tc.seed)), off))
 			for _, call := range []struct {
 				tool string
@@ -259,12 +268,12 @@ func TestTruncateFitsThreshold(t *testing.T) {
 			} {
 				res := callTool(t, c, call.tool, call.args)
 				require.False(t, res.IsError, textOf(t, res, 0))
-				tokens := 0
+				tokens, all := 0, ""
 				for i := range res.Content {
 					tokens += est.EstimateTokens([]byte(textOf(t, res, i)))
+					all += textOf(t, res, i)
 				}
-				last := textOf(t, res, len(res.Content)-1)
-				require.Contains(t, textOf(t, res, 0)+last, "lro: ", "%s %v was truncated", call.tool, call.args)
+				require.Contains(t, all, "lro: ", "%s %v was truncated", call.tool, call.args)
 				assert.LessOrEqual(t, tokens, tc.threshold, "%s %v: the records and the notice", call.tool, call.args)
 			}
 		})

@@ -400,9 +400,12 @@ func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
 // fallback keeps as many whole records as fit the threshold.
 func (o *Offloader) fallback(ctx context.Context, set ResultSet, tokens int, path string, err error) Outcome {
 	// What is sent inline may wrap each record (a search hit adds its
-	// score) and carry other fields; the budget covers all of it.
-	kept := o.leading(set.source(), o.cfg.ThresholdTokens-o.overhead(set))
+	// score) and carry other fields, and the warning goes with it; the
+	// budget covers all of it (the warning sized with count in place of
+	// the number kept, which has no more digits).
 	count := set.count()
+	warn := o.EstimateTokens([]byte(o.fallbackWarning(err, count, count)))
+	kept := o.leading(set.source(), o.cfg.ThresholdTokens-o.overhead(set)-warn)
 	warning := o.fallbackWarning(err, kept, count)
 	o.emitWriteFailed(ctx, WriteFailedEvent{
 		Operation: set.Operation,

@@ -166,7 +166,8 @@ func (o *Offloader) refuse(ctx context.Context, sets []ResultSet, l *layout, bes
 // fallbackSections keeps, of each section, as many leading records as fit
 // the threshold together.
 func (o *Offloader) fallbackSections(ctx context.Context, sets []ResultSet, l *layout, beside, tokens, count int, path string, err error) Outcome {
-	kept := o.fit(l, beside)
+	// The warning goes with the records: sized as in fallback.
+	kept := o.fit(l, beside+o.EstimateTokens([]byte(o.fallbackWarning(err, count, count))))
 	n := 0
 	for _, k := range kept {
 		n += k
