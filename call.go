@@ -291,7 +291,7 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 		if out.Kept == 0 && rp.first.count() > 0 {
 			// Not even the first record fits: show it cut rather than
 			// nothing at all.
-			after = append(after, host.TextContent(o.cutFirst(rp.first)))
+			after = append(after, host.TextContent(o.cutFirst(rp.first, o.EstimateTokens(bytesOf(out.Warning)))))
 		}
 	}
 	placed := false
@@ -318,10 +318,11 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 }
 
 // cutFirst returns the first record of set as the result sends it, cut to
-// what fits the threshold, and says so: what a truncated result shows
-// when its first record alone is larger than the threshold.
-func (o *Offloader) cutFirst(set ResultSet) string {
-	budget := max(o.cfg.ThresholdTokens-o.overhead(set)-40, 16) // and this note
+// what fits the threshold beside a notice of notice tokens, and says so:
+// what a truncated result shows when its first record alone is larger
+// than the threshold.
+func (o *Offloader) cutFirst(set ResultSet, notice int) string {
+	budget := max(o.cfg.ThresholdTokens-o.overhead(set)-notice-40, 16) // and this note
 	var out string
 	_ = set.source().each(func(_ int, r *record) bool {
 		n := len(r.sent)

@@ -105,22 +105,34 @@ func (o *Offloader) preview(set ResultSet, budget int) string {
 // records as fit the threshold, of each section, and a notice. No file
 // is written.
 func (o *Offloader) truncateInline(sets []ResultSet, l *layout, beside int) Outcome {
-	var kept []int
-	if len(sets) == 1 {
-		s := sets[0]
-		kept = []int{o.leading(s.source(), o.cfg.ThresholdTokens-o.overhead(s))}
-	} else {
-		kept = o.fit(l, beside)
-	}
-	n, count, tokens := 0, 0, 0
-	for i, s := range sets {
-		n += kept[i]
+	count, tokens := 0, 0
+	for _, s := range sets {
 		count += s.count()
 		tokens += s.Tokens
 	}
-	notice := fmt.Sprintf("lro: this result is cut to its first %d of %d records (about %d tokens in all) to fit the context; "+
+	// The notice goes out with the records, so its tokens come out of
+	// their budget: sized with count in place of the number kept, which
+	// has no more digits, it is never smaller than the notice sent.
+	reserve := o.EstimateTokens([]byte(truncateNotice(count, count, tokens)))
+	var kept []int
+	if len(sets) == 1 {
+		s := sets[0]
+		kept = []int{o.leading(s.source(), o.cfg.ThresholdTokens-o.overhead(s)-reserve)}
+	} else {
+		kept = o.fit(l, beside+reserve)
+	}
+	n := 0
+	for _, k := range kept {
+		n += k
+	}
+	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: truncateNotice(n, count, tokens), kept: kept}
+}
+
+// truncateNotice is the notice of a result cut to its first n of count
+// records.
+func truncateNotice(n, count, tokens int) string {
+	return fmt.Sprintf("lro: this result is cut to its first %d of %d records (about %d tokens in all) to fit the context; "+
 		"narrow the call (a filter, a smaller limit or a lower detail level) to see the others.", n, count, tokens)
-	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: notice, kept: kept}
 }
 
 // isLines reports whether set holds the lines of a text result.

@@ -18,9 +18,10 @@ const (
 	// DeliveryCompact sends a bare pointer and what a model needs to act
 	// on it (a [CompactResponse]), with a short preview of the records.
 	DeliveryCompact Delivery = "compact"
-	// DeliveryTruncate writes no file: whole records up to the threshold
-	// go inline, with a notice of how many were left out and how to
-	// narrow the call. It is for clients that can follow nothing.
+	// DeliveryTruncate writes no file: whole records go inline, with a
+	// notice of how many were left out and how to narrow the call, as
+	// many as fit the threshold together with the notice. It is for
+	// clients that can follow nothing.
 	DeliveryTruncate Delivery = "truncate"
 )
 

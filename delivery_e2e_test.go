@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/internal/e2e"
+	"github.com/mcplro/lro/internal/memstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -225,6 +227,55 @@ func TestResourceLinkFollowed(t *testing.T) {
 			var rr struct{ Contents []struct{ Text string } }
 			require.NoError(t, json.Unmarshal(tsGot[2].Result, &rr))
 			assert.Equal(t, strings.Join(file[2:5], ""), rr.Contents[0].Text)
+		})
+	}
+}
+
+// TestTruncateFitsThreshold checks that a truncated result, the records
+// and the notice that rides with them, fits the threshold as a model
+// receives it: issue 27 found list_memories at 1,605 tokens against
+// 1,600, its records alone fitting (50 light memories of seed 3 are that
+// case). The records of each call run up to the threshold, so a notice
+// left out of the budget shows on most of them; at 150 tokens no full
+// memory fits, and the first one goes out cut, beside the notice. A
+// result truncated because its file could not be written (here, over
+// the directory's quota) keeps to the same budget with its warning.
+func TestTruncateFitsThreshold(t *testing.T) {
+	var est lro.HeuristicEstimator
+	for _, tc := range []struct {
+		corpus    int
+		seed      uint64
+		threshold int
+		failed    bool // delivered as a descriptor, the write failing
+	}{{50, 3, 1600, false}, {200, 1, 1600, false}, {1000, 2, 1600, false}, {500, 7, 3000, false}, {500, 7, 300, false}, {500, 7, 150, false},
+		{50, 3, 1600, true}, {200, 1, 1600, true}, {500, 7, 150, true}} {
+		t.Run(fmt.Sprintf("corpus=%d/seed=%d/threshold=%d/failed=%v", tc.corpus, tc.seed, tc.threshold, tc.failed), func(t *testing.T) {
+			off := newOffloader(t, func(c *lro.Config) {
+				c.Delivery, c.ThresholdTokens = lro.DeliveryTruncate, tc.threshold
+				if tc.failed {
+					c.Delivery, c.MaxDirBytes = lro.DeliveryDescriptor, 2000 // no file fits
+				}
+			}, memserver.Policies()...)
+			c := connect(t, memserver.New(memstore.New(memstore.Generate(tc.corpus, tc.seed)), off))
+			for _, call := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"list_memories", map[string]any{"detail": "light"}},
+				{"list_memories", map[string]any{"detail": "full", "namespace": "_semantic"}},
+				{"recall_memories", map[string]any{"query": "cache", "limit": 500, "detail": "medium"}},
+				{"memory_graph", map[string]any{"limit": 500}}, // two sections
+			} {
+				res := callTool(t, c, call.tool, call.args)
+				require.False(t, res.IsError, textOf(t, res, 0))
+				tokens, all := 0, ""
+				for i := range res.Content {
+					tokens += est.EstimateTokens([]byte(textOf(t, res, i)))
+					all += textOf(t, res, i)
+				}
+				require.Contains(t, all, "lro: ", "%s %v was truncated", call.tool, call.args)
+				assert.LessOrEqual(t, tokens, tc.threshold, "%s %v: the records and the notice", call.tool, call.args)
+			}
 		})
 	}
 }

@@ -73,8 +73,10 @@ func quarterTokens(p []byte) int {
 }
 
 // asciiWords returns the length of the ASCII text that p starts with,
-// rounded down to eight bytes: most results are ASCII JSON, read here 32
-// bytes at a time, then eight.
+// rounded down to eight bytes unless it runs to the end of p: most results
+// are ASCII JSON, read here 32 bytes at a time, then eight, then the last
+// eight, overlapping those read already, so that the tail of a record of
+// many costs one load, not a call a byte.
 func asciiWords(p []byte) int {
 	n := 0
 	for ; len(p)-n >= 32; n += 32 {
@@ -87,8 +89,11 @@ func asciiWords(p []byte) int {
 	}
 	for ; len(p)-n >= 8; n += 8 {
 		if binary.LittleEndian.Uint64(p[n:])&asciiMask != 0 {
-			break
+			return n
 		}
+	}
+	if n >= 8 && binary.LittleEndian.Uint64(p[len(p)-8:])&asciiMask == 0 {
+		return len(p)
 	}
 	return n
 }

@@ -38,7 +38,7 @@ func BenchmarkExtract(b *testing.B) {
 		// A 4 GiB budget: workers of 1.8 GiB. Within the default 1 GiB
 		// (two workers of 384 MiB), recipes 8 and 9 at 100,000 records
 		// take 4.5-7.3 s, their collector working near the limit.
-		o := newOffloader(b, nil, lro.WithExtractLimits(lro.ExtractLimits{MaxHeapBytes: 4 << 30, MemoryBudget: 4 << 30}))
+		o := newOffloader(b, func(c *lro.Config) { c.OutputDir = benchDir(b) }, lro.WithExtractLimits(lro.ExtractLimits{MaxHeapBytes: 4 << 30, MemoryBudget: 4 << 30}))
 		cold := newOffloader(b, func(c *lro.Config) { c.OutputDir = o.Config().OutputDir },
 			lro.WithExtractLimits(lro.ExtractLimits{MaxHeapBytes: 4 << 30, CacheBytes: -1, MemoryBudget: 4 << 30}))
 		recs := memories(b, n, lro.DetailFull)

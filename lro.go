@@ -444,19 +444,25 @@ func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
 // records of each as fit the threshold together, sent inline, and a
 // warning. l and beside are as for offload.
 func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error) Outcome {
-	var kept []int
-	if l != nil {
-		kept = o.fit(l, beside)
-	} else {
-		// What is sent inline may wrap each record (a search hit adds
-		// its score) and carry other fields; the budget covers all of it.
-		kept = []int{o.leading(sets[0].source(), o.cfg.ThresholdTokens-o.overhead(sets[0]))}
-	}
-	tokens, count, n := 0, 0, 0
-	for i, s := range sets {
+	tokens, count := 0, 0
+	for _, s := range sets {
 		tokens += s.Tokens
 		count += s.count()
-		n += kept[i]
+	}
+	// What is sent inline may wrap each record (a search hit adds its
+	// score) and carry other fields, and the warning goes with it; the
+	// budget covers all of it (the warning sized with count in place of
+	// the number kept, which has no more digits).
+	warn := o.EstimateTokens([]byte(o.fallbackWarning(err, count, count)))
+	var kept []int
+	if l != nil {
+		kept = o.fit(l, beside+warn)
+	} else {
+		kept = []int{o.leading(sets[0].source(), o.cfg.ThresholdTokens-o.overhead(sets[0])-warn)}
+	}
+	n := 0
+	for _, k := range kept {
+		n += k
 	}
 	o.emitWriteFailed(ctx, WriteFailedEvent{
 		Operation: sets[0].Operation,

@@ -24,6 +24,9 @@ func TestOffloadCheckingRecords(t *testing.T) {
 	pretty, err := json.MarshalIndent(recs[7], "", "\t")
 	require.NoError(t, err)
 	recs[7] = pretty
+	// A break of '\r' alone, after a non-ASCII rune: both ways compact
+	// it.
+	recs[11] = json.RawMessage(strings.Replace(string(recs[11]), `"title":`, "\r \"é\":1,\r\"title\":", 1))
 	for _, generic := range []bool{false, true} {
 		var outs [2]lro.Outcome
 		var lines [2][][]byte
@@ -38,6 +41,8 @@ func TestOffloadCheckingRecords(t *testing.T) {
 		assert.Equal(t, outs[0].Tokens, outs[1].Tokens, "generic: %v", generic)
 		assert.Equal(t, outs[0].Response.Summary, outs[1].Response.Summary, "generic: %v", generic)
 		assert.Equal(t, lines[0], lines[1], "generic: %v", generic)
+		require.Len(t, lines[0], len(recs))
+		assert.NotContains(t, string(lines[0][11]), "\r", "compacted")
 	}
 
 	o := newOffloader(t, nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -104,10 +105,7 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 	call := host.Call{FromProxy: IsProxyClient(req), Resources: a.off.Host().ServesResources()}
 	if req.Params != nil {
 		call.Tool = req.Params.Name
-		if len(req.Params.Arguments) > 0 {
-			// Arguments that are not an object are the handler's to refuse.
-			_ = json.Unmarshal(req.Params.Arguments, &call.Arguments)
-		}
+		call.Arguments = arguments(req.Params.Arguments)
 	}
 	call.OutputSchema, call.NativeExtract = a.tool(ctx, req, next, call.Tool)
 	if ss := req.Session; ss != nil {
@@ -142,6 +140,48 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 		return orig, nil
 	}
 	return toSDK(req, orig, res), nil
+}
+
+// readArguments are the arguments the engine reads (see host.Call).
+var readArguments = [...]string{"detail", "query"}
+
+// arguments decodes the members of a call's arguments that the engine
+// reads, as json.Unmarshal into a map would decode them (escaped keys
+// decoded, the last of duplicate keys winning); nil when the arguments
+// are not a JSON object, which is the handler's to refuse. Decoding
+// every member, to read two, was half the time the middleware added to
+// a call whose result stays inline.
+func arguments(raw json.RawMessage) map[string]any {
+	if len(raw) == 0 || !jsonscan.Valid(raw) {
+		return nil
+	}
+	var args map[string]any
+	_ = jsonscan.Fields(raw, func(f jsonscan.Field) bool {
+		key := f.Key
+		if bytes.IndexByte(key, '\\') >= 0 {
+			k, _ := jsonscan.Unquote(append(append([]byte{'"'}, key...), '"'))
+			key = []byte(k)
+		}
+		for _, name := range readArguments {
+			if string(key) != name {
+				continue
+			}
+			// Most are strings: unquoted as encoding/json would, without
+			// its reflection.
+			var v any
+			if str, ok := jsonscan.Unquote(f.Value); ok {
+				v = str
+			} else if json.Unmarshal(f.Value, &v) != nil {
+				continue
+			}
+			if args == nil {
+				args = make(map[string]any, len(readArguments))
+			}
+			args[name] = v
+		}
+		return true
+	})
+	return args
 }
 
 // tool reports whether the tool declares an output schema and whether the

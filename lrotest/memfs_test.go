@@ -30,6 +30,6 @@ func ExampleMemFS() {
 	fmt.Println(out.Action, out.Kept, "of 200 kept;", len(mem.Names()), "files left")
 	fmt.Println(errors.Is(out.Err, syscall.ENOSPC), strings.HasPrefix(out.Warning, "lro: offloading failed"))
 	// Output:
-	// truncated 32 of 200 kept; 0 files left
+	// truncated 31 of 200 kept; 0 files left
 	// true true
 }

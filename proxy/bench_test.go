@@ -10,7 +10,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/benchdata"
 	"github.com/mcplro/lro/proxy"
 )
 
@@ -34,7 +36,7 @@ func BenchmarkProxy(b *testing.B) {
 	}
 	initClient(b, direct)
 	asProxy := proxyClientB(b, rem.http.URL) // sees what the proxy gets
-	off := newOffloader(b, nil)
+	off := newOffloader(b, func(c *lro.Config) { c.OutputDir = benchdata.Dir(b) })
 	p, err := proxy.New(off, proxy.Config{Remote: rem.http.URL})
 	if err != nil {
 		b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
+	"github.com/mcplro/lro/internal/benchdata"
 	"github.com/mcplro/lro/proxy"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -34,7 +35,11 @@ func startRemote(t *testing.T) *remote { return startRemoteB(t) }
 
 func startRemoteB(t testing.TB) *remote {
 	t.Helper()
-	r := &remote{off: newOffloader(t, nil)}
+	r := &remote{off: newOffloader(t, func(c *lro.Config) {
+		if b, ok := t.(*testing.B); ok { // BenchmarkProxy: honour LRO_BENCH_DIR
+			c.OutputDir = benchdata.Dir(b)
+		}
+	})}
 	r.mcp = memserver.New(testStore, r.off)
 	h := server.NewStreamableHTTPServer(r.mcp)
 	r.auth.Store("")
