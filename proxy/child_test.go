@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,6 +130,12 @@ func startChild(t *testing.T, mode string, cfg Config) *childClient {
 }
 
 func startChildTB(t testing.TB, mode string, cfg Config) *childClient {
+	return startChildOut(t, mode, cfg, nil)
+}
+
+// startChildOut is startChildTB with the proxy's output to the client
+// going through wrap, when not nil.
+func startChildOut(t testing.TB, mode string, cfg Config, wrap func(io.Writer) io.Writer) *childClient {
 	t.Setenv("LRO_PROXY_FAKE_SERVER", mode)
 	lcfg := lro.DefaultConfig()
 	lcfg.OutputDir = t.TempDir()
@@ -145,8 +152,12 @@ func startChildTB(t testing.TB, mode string, cfg Config) *childClient {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &childClient{t: t, in: inW, lines: make(chan map[string]json.RawMessage, 100), done: make(chan error, 1)}
+	var out io.Writer = outW
+	if wrap != nil {
+		out = wrap(outW)
+	}
 	go func() {
-		err := p.Serve(context.Background(), inR, outW)
+		err := p.Serve(context.Background(), inR, out)
 		outW.Close()
 		c.done <- err
 	}()
@@ -459,4 +470,86 @@ func FuzzPeekHeader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// writeLog records each Write to w.
+type writeLog struct {
+	w      io.Writer
+	mu     sync.Mutex
+	writes []string
+}
+
+func (l *writeLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.writes = append(l.writes, string(p))
+	l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestChildOneWriteAMessage: each message reaches the client in one
+// write, its newline included (a reader of the line alone would wake
+// again for the newline).
+func TestChildOneWriteAMessage(t *testing.T) {
+	log := &writeLog{}
+	c := startChildOut(t, "bench", Config{}, func(w io.Writer) io.Writer { log.w = w; return log })
+	for i := range 5 {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"small","arguments":{}}}`, 10+i))
+		c.wait(fmt.Sprint(10+i), 10*time.Second)
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 20+i)) // relayed as it came
+		c.wait(fmt.Sprint(20+i), 10*time.Second)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	require.GreaterOrEqual(t, len(log.writes), 11)
+	for _, w := range log.writes {
+		assert.True(t, strings.HasSuffix(w, "\n") && strings.Count(w, "\n") == 1 && json.Valid([]byte(w)), "a write that is not one whole message: %.200q", w)
+	}
+}
+
+func TestWriteLine(t *testing.T) {
+	var out bytes.Buffer
+	buf, err := writeLine(&out, nil, []byte(`{"a":1}`))
+	require.NoError(t, err)
+	buf, err = writeLine(&out, buf, []byte(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, "{\"a\":1}\n{}\n", out.String())
+	assert.NotNil(t, buf, "a small buffer is kept for the next line")
+	buf, err = writeLine(&out, buf, bytes.Repeat([]byte("x"), maxKeptLine+1))
+	require.NoError(t, err)
+	assert.Nil(t, buf, "a large buffer is not kept")
+}
+
+// TestChildWorkersKept: requests the proxy handles one after another run
+// on the workers it keeps, not on a new goroutine each (whose stack grew
+// again for each call).
+func TestChildWorkersKept(t *testing.T) {
+	t.Setenv("LRO_PROXY_FAKE_SERVER", "bench")
+	lcfg := lro.DefaultConfig()
+	lcfg.OutputDir = t.TempDir()
+	off, err := lro.New(lcfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { off.Close() })
+	p, err := New(off, Config{Command: []string{os.Args[0]}, Extract: true, Stderr: io.Discard})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	outR, outW := io.Pipe()
+	r := newRelay(p, outW)
+	lines := bufio.NewScanner(outR)
+	ctx := context.Background()
+	for i := range 50 {
+		id := fmt.Sprint(100 + i)
+		line := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"lro_extract","arguments":{}}}`)
+		hid, method, params, ok := peekHeader(line)
+		require.True(t, ok)
+		r.clientRequest(ctx, &header{ID: hid, Method: methodName(method), Params: params}, line)
+		require.True(t, lines.Scan())
+		require.Contains(t, lines.Text(), `"id":`+id)
+	}
+	r.mu.Lock()
+	workers := r.workers
+	r.mu.Unlock()
+	assert.LessOrEqual(t, workers, 3, "workers started for 50 requests, one at a time")
+	assert.GreaterOrEqual(t, workers, 1)
+	r.wg.Wait()
+	close(r.quit)
 }
