@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,34 @@ import (
 
 // fakeServerEnv makes the test binary a stdio MCP server (fakeStdioServer).
 const fakeServerEnv = "LRO_PROXY_BENCH_SERVER"
+
+// nullRelayEnv makes the test binary a relay that does nothing but copy
+// bytes (nullRelay): the floor of any proxy process between a client and
+// a stdio server.
+const nullRelayEnv = "LRO_PROXY_BENCH_RELAY"
+
+// nullRelay runs the command in its arguments and copies its stdin to the
+// command's and the command's stdout to its own, byte for byte, until
+// its stdin ends.
+func nullRelay() {
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, nullRelayEnv+"=") })
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		panic(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		panic(err)
+	}
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	go func() { _, _ = io.Copy(os.Stdout, out) }()
+	_, _ = io.Copy(in, os.Stdin)
+	in.Close()
+	_ = cmd.Wait()
+}
 
 // fakeStdioServer serves two tools on stdio: "small" answers "ok";
 // "records" answers 200 memory-like records (about 120 KB) as one JSON
@@ -69,9 +98,9 @@ type lineClient struct {
 	id  int
 }
 
-func startLineClient(b *testing.B, name string, args ...string) *lineClient {
+func startLineClient(b *testing.B, env []string, name string, args ...string) *lineClient {
 	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), fakeServerEnv+"=1", "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+b.TempDir())
+	cmd.Env = append(append(os.Environ(), fakeServerEnv+"=1", "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+b.TempDir()), env...)
 	in, err := cmd.StdinPipe() // stderr discarded: the servers' banners
 	if err != nil {
 		b.Fatal(err)
@@ -109,10 +138,15 @@ func (c *lineClient) call(b *testing.B, method, params string) []byte {
 	}
 }
 
-// BenchmarkStdioProxy calls a stdio server directly and through the
-// lro-proxy process, alternating in one loop so both see the same load:
-// a small call, and 200 records (inline directly, offloaded through the
-// proxy). It reports each side's time per call and their ratio.
+// BenchmarkStdioProxy calls a stdio server directly, through a relay
+// process that only copies bytes (nullRelay: the floor of any proxy
+// process, its two extra pipe hops), and through the lro-proxy process,
+// in turn in one loop so that all three see the same load: a small call,
+// and 200 records (inline directly and through the relay, offloaded
+// through the proxy). It reports each one's time per call and the ratios
+// to the direct call. SetBytes is the size of the direct answer.
+//
+//	go test -run '^$' -bench 'BenchmarkStdioProxy/go' -benchtime 2000x -count 5 ./cmd/lro-proxy
 func BenchmarkStdioProxy(b *testing.B) {
 	self, err := os.Executable()
 	if err != nil {
@@ -143,26 +177,34 @@ func BenchmarkStdioProxy(b *testing.B) {
 			if tc.node {
 				server = []string{e2e.NodeBin(b, "mcp-server-filesystem"), root}
 			}
-			direct := startLineClient(b, server[0], server[1:]...)
-			proxied := startLineClient(b, proxyBin, append([]string{"--"}, server...)...)
+			direct := startLineClient(b, nil, server[0], server[1:]...)
+			relay := startLineClient(b, []string{nullRelayEnv + "=1"}, self, server...)
+			proxied := startLineClient(b, nil, proxyBin, append([]string{"--"}, server...)...)
 			params := fmt.Sprintf(`{"name":%q,"arguments":%s}`, tc.tool, tc.args)
 			if got := proxied.call(b, "tools/call", params); !strings.Contains(string(got), tc.want) {
 				b.Fatalf("through the proxy: %.300s", got)
 			}
-			var dt, pt time.Duration
+			b.SetBytes(int64(len(direct.call(b, "tools/call", params))))
+			b.ReportAllocs()
+			var dt, rt, pt time.Duration
 			var bytes int
 			for b.Loop() {
 				t0 := time.Now()
 				bytes = len(direct.call(b, "tools/call", params))
 				t1 := time.Now()
+				relay.call(b, "tools/call", params)
+				t2 := time.Now()
 				proxied.call(b, "tools/call", params)
 				dt += t1.Sub(t0)
-				pt += time.Since(t1)
+				rt += t2.Sub(t1)
+				pt += time.Since(t2)
 			}
 			n := float64(b.N)
 			b.ReportMetric(float64(dt.Microseconds())/n, "direct-µs/call")
+			b.ReportMetric(float64(rt.Microseconds())/n, "relay-µs/call")
 			b.ReportMetric(float64(pt.Microseconds())/n, "proxy-µs/call")
 			b.ReportMetric(float64(pt)/float64(dt), "proxy/direct")
+			b.ReportMetric(float64(rt)/float64(dt), "relay/direct")
 			b.ReportMetric(float64(bytes), "direct-bytes")
 		})
 	}
