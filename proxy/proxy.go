@@ -213,6 +213,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	}
 	p.forwardSetLevel()
 	p.trackClient()
+	p.declareCapabilities()
 	// A client lists the tools as soon as it starts: have them by then
 	// when the remote is up, and follow them later when it is not.
 	if _, err := p.connect(p.ctx); err != nil {

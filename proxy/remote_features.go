@@ -19,7 +19,10 @@ import (
 // the remote's list-changed notifications, paced with the tool listing;
 // its log messages and resource updates go to the clients as they come.
 // Progress notifications of a call reach the client (its progress token
-// goes with the call), and its logging/setLevel reaches the remote. The
+// goes with the call), its logging/setLevel reaches the remote, and so
+// does its cancellation of a call (see proxyTransport.cancelled). The
+// client is told of the remote's prompts, resources, completions and
+// logging as the remote declares them (see declareCapabilities). The
 // remote's requests to the client (sampling/createMessage,
 // elicitation/create, roots/list) go to the client connected to the
 // proxy: the proxy declares the three capabilities to the remote, and a
@@ -40,6 +43,58 @@ func (p *Proxy) remoteOptions() []server.ServerOption {
 	}
 }
 
+// declareCapabilities has the proxy declare to its client the remote's
+// prompts, resources, completions and logging as the remote declares
+// them. The local server is built with all four, since the remote may
+// not be reached before the client starts; each is taken out of the
+// client's initialize (or server/discover) result when the connected
+// remote does not declare it. Resources stay when the Offloader serves
+// its own (the lro:// templates). A client that starts while the remote
+// is down is told all four, as before the remote was known.
+func (p *Proxy) declareCapabilities() {
+	h := p.hooks()
+	h.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		p.asRemote(&res.Capabilities)
+	})
+	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		p.asRemote(&res.Capabilities)
+	})
+}
+
+// asRemote takes out of caps what the connected remote does not declare
+// (see declareCapabilities).
+func (p *Proxy) asRemote(caps *mcp.ServerCapabilities) {
+	p.mu.Lock()
+	c := p.up
+	p.mu.Unlock()
+	if c == nil {
+		return
+	}
+	remote := c.GetServerCapabilities()
+	if remote.Prompts == nil {
+		caps.Prompts = nil
+	}
+	if remote.Resources == nil && !p.off.Host().ServesResources() {
+		caps.Resources = nil
+	}
+	if remote.Completions == nil {
+		caps.Completions = nil
+	}
+	if remote.Logging == nil {
+		caps.Logging = nil
+	}
+}
+
+// hooks returns the local server's hooks, adding them when it has none.
+func (p *Proxy) hooks() *server.Hooks {
+	h := p.front.GetHooks()
+	if h == nil {
+		h = &server.Hooks{}
+		server.WithHooks(h)(p.front)
+	}
+	return h
+}
+
 // remoteNotification passes a notification of the remote on: log messages
 // and resource updates to the clients, list changes to a new listing.
 func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
@@ -56,11 +111,7 @@ func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
 // trackClient keeps the local server's client session, which answers the
 // remote's requests.
 func (p *Proxy) trackClient() {
-	h := p.front.GetHooks()
-	if h == nil {
-		h = &server.Hooks{}
-		server.WithHooks(h)(p.front)
-	}
+	h := p.hooks()
 	h.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
 		p.sessMu.Lock()
 		p.sess = s
@@ -120,11 +171,7 @@ func (r remoteRequests) ListRoots(ctx context.Context, req mcp.ListRootsRequest)
 
 // forwardSetLevel passes the client's logging/setLevel on to the remote.
 func (p *Proxy) forwardSetLevel() {
-	h := p.front.GetHooks()
-	if h == nil {
-		h = &server.Hooks{}
-		server.WithHooks(h)(p.front)
-	}
+	h := p.hooks()
 	h.AddAfterSetLevel(func(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
 		c, ctx, cancel, err := p.upstreamClient(context.WithoutCancel(ctx))
 		if err != nil {

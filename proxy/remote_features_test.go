@@ -1,9 +1,14 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,6 +217,118 @@ func TestRemoteRequestsToTheClient(t *testing.T) {
 			res := callTool(t, c, "ask", nil)
 			require.False(t, res.IsError, "%v", res.Content)
 			assert.Equal(t, "sampled hello / accept / file:///root-of-the-client", res.Content[0].(mcp.TextContent).Text)
+		})
+	}
+}
+
+// bodyLog is an http.Handler that records the bodies of the POSTs to h.
+type bodyLog struct {
+	h      http.Handler
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (l *bodyLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		b, _ := io.ReadAll(r.Body)
+		l.mu.Lock()
+		l.bodies = append(l.bodies, string(b))
+		l.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	l.h.ServeHTTP(w, r)
+}
+
+// has reports whether a POST body held s.
+func (l *bodyLog) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.bodies, func(b string) bool { return strings.Contains(b, s) })
+}
+
+// TestRemoteCancellation: a call that the client cancels, or that times
+// out, is cancelled on the remote too (protocol 2025-11-25, where the end
+// of the HTTP request does not say so).
+func TestRemoteCancellation(t *testing.T) {
+	stopped := make(chan string, 4)
+	s := server.NewMCPServer("cancel", "1.0.0")
+	s.AddTool(mcp.NewTool("wait"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-ctx.Done():
+			stopped <- req.GetString("who", "")
+			return nil, ctx.Err()
+		case <-time.After(30 * time.Second):
+			return mcp.NewToolResultText("waited"), nil
+		}
+	})
+	log := &bodyLog{h: server.NewStreamableHTTPServer(s)}
+	h := httptest.NewServer(log)
+	t.Cleanup(h.Close)
+	p, err := proxy.New(newOffloader(t, nil), proxy.Config{Remote: h.URL, ProtocolVersion: "2025-11-25", CallTimeout: 500 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	c := connect(t, p.Server())
+
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "wait"
+	req.Params.Arguments = map[string]any{"who": "client"}
+	_, _ = c.CallTool(ctx, req)
+	req.Params.Arguments = map[string]any{"who": "timeout"}
+	res, err := c.CallTool(t.Context(), req)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	got := map[string]bool{}
+	for deadline := time.After(5 * time.Second); len(got) < 2; {
+		select {
+		case who := <-stopped:
+			got[who] = true
+		case <-deadline:
+			t.Fatalf("the remote's calls stopped: %v; want the client's and the timed out one", got)
+		}
+	}
+	assert.True(t, log.has(`"notifications/cancelled"`), "no notifications/cancelled reached the remote")
+}
+
+// TestRemoteCapabilities: the proxy declares the remote's prompts,
+// resources, completions and logging only when the remote does
+// (resources also when the Offloader serves its own).
+func TestRemoteCapabilities(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []server.ServerOption
+		want []string
+	}{
+		{"tools only", nil, nil},
+		{"all", []server.ServerOption{server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true), server.WithCompletions(), server.WithLogging()},
+			[]string{"prompts", "resources", "completions", "logging"}},
+		{"prompts and logging", []server.ServerOption{server.WithPromptCapabilities(false), server.WithLogging()}, []string{"prompts", "logging"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := server.NewMCPServer("caps", "1.0.0", tc.opts...)
+			s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("echo"), nil
+			})
+			h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+			t.Cleanup(h.Close)
+			for _, version := range []string{"2025-11-25", ""} {
+				p, off := startProxy(t, h.URL, proxy.Config{ProtocolVersion: version})
+				c, err := client.NewInProcessClientWithOptions(p.Server(), client.WithProtocolVersion("2025-11-25"))
+				require.NoError(t, err)
+				require.NoError(t, c.Start(t.Context()))
+				t.Cleanup(func() { c.Close() })
+				init, err := c.Initialize(t.Context(), mcp.InitializeRequest{})
+				require.NoError(t, err)
+				caps := init.Capabilities
+				declared := map[string]bool{"prompts": caps.Prompts != nil, "resources": caps.Resources != nil, "completions": caps.Completions != nil, "logging": caps.Logging != nil}
+				want := map[string]bool{"prompts": false, "resources": off.Host().ServesResources(), "completions": false, "logging": false}
+				for _, name := range tc.want {
+					want[name] = true
+				}
+				assert.Equal(t, want, declared, "remote protocol %q", version)
+				assert.NotNil(t, caps.Tools)
+			}
 		})
 	}
 }

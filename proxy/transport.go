@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -41,6 +43,7 @@ type proxyTransport struct {
 	retired    bool             // no new calls; closed when calls end
 	gone       chan struct{}    // closed when retired
 	close      func()           // closes the client (set by dialVersion)
+	version    atomic.Value     // string: the protocol version in effect
 }
 
 func newProxyTransport(t *transport.StreamableHTTP) *proxyTransport {
@@ -124,6 +127,9 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	}
 	resp, err := p.StreamableHTTP.SendRequest(withRemoteCall(ctx, call), req)
 	if err = call.outcome(err); err != nil {
+		if ctx.Err() != nil {
+			p.cancelled(ctx, req)
+		}
 		return nil, err
 	}
 	if resp == nil || resp.Error != nil {
@@ -142,6 +148,41 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 		}
 	}
 	return resp, err
+}
+
+// SetProtocolVersion notes the protocol version in effect (mcp-go's client
+// sets it once negotiated), and passes it on.
+func (p *proxyTransport) SetProtocolVersion(version string) {
+	p.version.Store(version)
+	p.StreamableHTTP.SetProtocolVersion(version)
+}
+
+// cancelTimeout bounds the sending of a notifications/cancelled.
+const cancelTimeout = 5 * time.Second
+
+// cancelled tells the remote that req, whose context ended before its
+// answer came (the client cancelled it, or it timed out), is cancelled.
+// mcp-go's client sends nothing over HTTP: on protocol 2026-07-28 the end
+// of the request's stream is the cancellation, but before it the remote
+// goes on working for nobody unless told. The notification is sent off
+// the caller's path and is best effort.
+func (p *proxyTransport) cancelled(ctx context.Context, req transport.JSONRPCRequest) {
+	v, _ := p.version.Load().(string)
+	switch {
+	case v == "" || v >= mcp.ProtocolVersion20260728:
+		return // not negotiated yet (initialize is never cancelled), or the stream's end says it
+	case req.Method == string(mcp.MethodInitialize), req.Method == string(mcp.MethodSubscriptionsListen):
+		return
+	}
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationCancelled),
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": req.ID, "reason": "lro-proxy: " + context.Cause(ctx).Error()}},
+	}}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+		defer cancel()
+		_ = p.StreamableHTTP.SendNotification(ctx, n)
+	}()
 }
 
 // markProxy returns params with proxy: true in every client info it holds.
