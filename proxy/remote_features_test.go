@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -331,4 +332,114 @@ func TestRemoteCapabilities(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRemotePages: the client's listings of the remote's prompts,
+// resources and resource templates come page by page, the remote's pages
+// with its cursors, and the proxy's own templates on the last page.
+func TestRemotePages(t *testing.T) {
+	s := server.NewMCPServer("pages", "1.0.0", server.WithPaginationLimit(2), server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
+	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo"), nil
+	})
+	s.AddTool(mcp.NewTool("echo2"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo"), nil
+	})
+	s.AddTool(mcp.NewTool("echo3"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo"), nil
+	})
+	for i := range 5 {
+		s.AddPrompt(mcp.NewPrompt(fmt.Sprintf("prompt-%d", i)), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("p", nil), nil
+		})
+		s.AddResource(mcp.NewResource(fmt.Sprintf("doc://%d", i), fmt.Sprintf("doc-%d", i)), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "d"}}, nil
+		})
+		s.AddResourceTemplate(mcp.NewResourceTemplate(fmt.Sprintf("doc://t%d/{n}", i), fmt.Sprintf("tpl-%d", i)), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "t"}}, nil
+		})
+	}
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+	p, off := startProxy(t, h.URL, proxy.Config{Extract: true})
+	c := connect(t, p.Server())
+	ctx := t.Context()
+
+	// pages follows the cursors of a listing and returns its pages' items.
+	pages := func(list func(cursor mcp.Cursor) ([]string, mcp.Cursor, error)) [][]string {
+		var out [][]string
+		var cursor mcp.Cursor
+		for range 10 {
+			items, next, err := list(cursor)
+			require.NoError(t, err)
+			out = append(out, items)
+			if next == "" {
+				return out
+			}
+			cursor = next
+		}
+		t.Fatalf("more than 10 pages: %v", out)
+		return nil
+	}
+	prompts := pages(func(cursor mcp.Cursor) ([]string, mcp.Cursor, error) {
+		req := mcp.ListPromptsRequest{}
+		req.Params.Cursor = cursor
+		res, err := c.ListPromptsByPage(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		var names []string
+		for _, pr := range res.Prompts {
+			names = append(names, pr.Name)
+		}
+		return names, res.NextCursor, nil
+	})
+	assert.Equal(t, [][]string{{"prompt-0", "prompt-1"}, {"prompt-2", "prompt-3"}, {"prompt-4"}}, prompts)
+
+	resources := pages(func(cursor mcp.Cursor) ([]string, mcp.Cursor, error) {
+		req := mcp.ListResourcesRequest{}
+		req.Params.Cursor = cursor
+		res, err := c.ListResourcesByPage(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		var uris []string
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+		return uris, res.NextCursor, nil
+	})
+	assert.Equal(t, [][]string{{"doc://0", "doc://1"}, {"doc://2", "doc://3"}, {"doc://4"}}, resources)
+
+	templates := pages(func(cursor mcp.Cursor) ([]string, mcp.Cursor, error) {
+		req := mcp.ListResourceTemplatesRequest{}
+		req.Params.Cursor = cursor
+		res, err := c.ListResourceTemplatesByPage(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		var uris []string
+		for _, tpl := range res.ResourceTemplates {
+			uris = append(uris, tpl.URITemplate.Raw())
+		}
+		return uris, res.NextCursor, nil
+	})
+	require.Len(t, templates, 3, "%v", templates)
+	assert.Equal(t, []string{"doc://t0/{n}", "doc://t1/{n}"}, templates[0])
+	assert.Equal(t, []string{"doc://t2/{n}", "doc://t3/{n}"}, templates[1])
+	require.NotEmpty(t, templates[2])
+	assert.Equal(t, "doc://t4/{n}", templates[2][0])
+	own := templates[2][1:]
+	if off.Host().ServesResources() {
+		require.NotEmpty(t, own, "the proxy's own templates on the last page")
+	}
+	for _, u := range own {
+		assert.True(t, strings.HasPrefix(u, "lro://"), "%s on the last page", u)
+	}
+
+	// The prompts of every page are served.
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = "prompt-4"
+	_, err := c.GetPrompt(ctx, req)
+	require.NoError(t, err)
 }
