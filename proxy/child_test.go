@@ -316,7 +316,12 @@ func TestChildTimeout(t *testing.T) {
 // no longer than its timeout.
 func TestChildNotReading(t *testing.T) {
 	c := startChild(t, "deaf", Config{CallTimeout: 500 * time.Millisecond})
-	big := strings.Repeat("z", 4<<20) // more than a pipe holds
+	// More than a pipe holds (64 KiB on Linux, less elsewhere), and no
+	// more: the time allowed below is the server's, but each MiB of the
+	// request costs the proxy's decoding (mcp-go reads it four times)
+	// about 0.4 s under -race, and 4 MiB took more than 5 s on two loaded
+	// cores (2 runs in 9 failed).
+	big := strings.Repeat("z", 1<<20)
 	start := time.Now()
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"small","arguments":{"pad":"` + big + `"}}}`)
 	text, isErr := toolText(t, c.wait(`2`, 10*time.Second))
