@@ -138,6 +138,11 @@ func (c *lineClient) call(b *testing.B, method, params string) []byte {
 	}
 }
 
+// baseProxyEnv names another lro-proxy binary (say, one built from an
+// earlier commit) that BenchmarkStdioProxy then calls too, in the same
+// loop, for a comparison in one run: base-µs/call, base/direct.
+const baseProxyEnv = "LRO_PROXY_BENCH_BASE"
+
 // BenchmarkStdioProxy calls a stdio server directly, through a relay
 // process that only copies bytes (nullRelay: the floor of any proxy
 // process, its two extra pipe hops), and through the lro-proxy process,
@@ -147,6 +152,8 @@ func (c *lineClient) call(b *testing.B, method, params string) []byte {
 // to the direct call. SetBytes is the size of the direct answer.
 //
 //	go test -run '^$' -bench 'BenchmarkStdioProxy/go' -benchtime 2000x -count 5 ./cmd/lro-proxy
+//	git archive BASE | tar -x -C /tmp/base && (cd /tmp/base && go build -o /tmp/lro-proxy-base ./cmd/lro-proxy)
+//	LRO_PROXY_BENCH_BASE=/tmp/lro-proxy-base go test -run '^$' -bench 'BenchmarkStdioProxy/go' ./cmd/lro-proxy
 func BenchmarkStdioProxy(b *testing.B) {
 	self, err := os.Executable()
 	if err != nil {
@@ -180,13 +187,17 @@ func BenchmarkStdioProxy(b *testing.B) {
 			direct := startLineClient(b, nil, server[0], server[1:]...)
 			relay := startLineClient(b, []string{nullRelayEnv + "=1"}, self, server...)
 			proxied := startLineClient(b, nil, proxyBin, append([]string{"--"}, server...)...)
+			var base *lineClient
+			if bin := os.Getenv(baseProxyEnv); bin != "" {
+				base = startLineClient(b, nil, bin, append([]string{"--"}, server...)...)
+			}
 			params := fmt.Sprintf(`{"name":%q,"arguments":%s}`, tc.tool, tc.args)
 			if got := proxied.call(b, "tools/call", params); !strings.Contains(string(got), tc.want) {
 				b.Fatalf("through the proxy: %.300s", got)
 			}
 			b.SetBytes(int64(len(direct.call(b, "tools/call", params))))
 			b.ReportAllocs()
-			var dt, rt, pt time.Duration
+			var dt, rt, pt, bt time.Duration
 			var bytes int
 			for b.Loop() {
 				t0 := time.Now()
@@ -195,9 +206,18 @@ func BenchmarkStdioProxy(b *testing.B) {
 				relay.call(b, "tools/call", params)
 				t2 := time.Now()
 				proxied.call(b, "tools/call", params)
+				t3 := time.Now()
+				if base != nil {
+					base.call(b, "tools/call", params)
+				}
 				dt += t1.Sub(t0)
 				rt += t2.Sub(t1)
-				pt += time.Since(t2)
+				pt += t3.Sub(t2)
+				bt += time.Since(t3)
+			}
+			if base != nil {
+				b.ReportMetric(float64(bt.Microseconds())/float64(b.N), "base-µs/call")
+				b.ReportMetric(float64(bt)/float64(dt), "base/direct")
 			}
 			n := float64(b.N)
 			b.ReportMetric(float64(dt.Microseconds())/n, "direct-µs/call")
