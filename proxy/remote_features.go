@@ -362,9 +362,10 @@ func (p *Proxy) passPages() {
 		take(req, &req.Params.Cursor)
 	})
 	h.AddOnError(func(_ context.Context, _ any, _ mcp.MCPMethod, req any, _ error) {
-		p.pagesMu.Lock()
-		delete(p.cursors, req)
-		p.pagesMu.Unlock()
+		switch req.(type) {
+		case *mcp.ListPromptsRequest, *mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest:
+			p.cursorOf(req) // forgotten; other requests may not be map keys at all
+		}
 	})
 
 	h.AddAfterListPrompts(func(ctx context.Context, _ any, req *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {

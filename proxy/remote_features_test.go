@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -442,4 +443,22 @@ func TestRemotePages(t *testing.T) {
 	req.Params.Name = "prompt-4"
 	_, err := c.GetPrompt(ctx, req)
 	require.NoError(t, err)
+}
+
+// TestRemoteHooksTakeAnyMessage: the proxy's hooks on the local server
+// take the errors of every method, whatever its message (mcp-go passes a
+// map for a notification it could not deliver).
+func TestRemoteHooksTakeAnyMessage(t *testing.T) {
+	s := server.NewMCPServer("hooks", "1.0.0")
+	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo"), nil
+	})
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+	p, _ := startProxy(t, h.URL, proxy.Config{})
+	for _, f := range p.Server().GetHooks().OnError {
+		assert.NotPanics(t, func() {
+			f(t.Context(), nil, "notifications/message", map[string]any{"level": "info"}, errors.New("blocked"))
+		})
+	}
 }
