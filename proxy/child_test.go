@@ -173,9 +173,18 @@ func startChildOut(t testing.TB, mode string, cfg Config, wrap func(io.Writer) i
 		close(c.lines)
 	}()
 	t.Cleanup(func() { inW.Close() })
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	init := c.wait(`1`, 10*time.Second)
-	require.Contains(t, string(init["result"]), `"tools"`)
+	// A short CallTimeout (TestChildTimeout's 300 ms) bounds initialize
+	// too, which waits for the server to start: a race-instrumented test
+	// binary on a loaded machine took longer once. The client asks again,
+	// with ids no test uses.
+	var init map[string]json.RawMessage
+	for _, id := range []string{"1", "-2", "-3"} {
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		if init = c.wait(id, 10*time.Second); !strings.Contains(string(init["error"]), "did not answer initialize") {
+			break
+		}
+	}
+	require.Contains(t, string(init["result"]), `"tools"`, "initialize: %s", init["error"])
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
