@@ -63,7 +63,10 @@
 // protocol 2026-07-28 the end of the call's stream says it), follows the
 // remote's list changes, and passes the remote's requests (sampling,
 // elicitation, roots) to the client, declaring the three capabilities to
-// the remote. The remote's tools are listed to the client whole, in one
+// the remote. When the remote cancels one of its requests, the proxy's
+// request to the client ends: a client in the same process sees its
+// context end, but a stdio client is not told, as mcp-go's stdio server
+// sends no notifications/cancelled of its own requests. The remote's tools are listed to the client whole, in one
 // page: the proxy holds them all, bounded by [Config.MaxToolsBytes], to
 // route the calls.
 //

@@ -475,6 +475,8 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 			// Changes made before the subscription took effect were not
 			// announced: list once more now that they will be.
 			p.requestResync()
+		case string(mcp.MethodNotificationCancelled):
+			tr.cancelIncoming(n.Params.AdditionalFields["requestId"])
 		default:
 			p.remoteNotification(n)
 		}

@@ -26,7 +26,8 @@ import (
 // logging as the remote declares them (see declareCapabilities). The
 // remote's requests to the client (sampling/createMessage,
 // elicitation/create, roots/list) go to the client connected to the
-// proxy: the proxy declares the three capabilities to the remote, and a
+// proxy (until the remote cancels it: see proxyTransport.SetRequestHandler):
+// the proxy declares the three capabilities to the remote, and a
 // request the client cannot answer gets the client's error, or one that
 // says no client is connected.
 

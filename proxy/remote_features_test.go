@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -460,5 +461,54 @@ func TestRemoteHooksTakeAnyMessage(t *testing.T) {
 		assert.NotPanics(t, func() {
 			f(t.Context(), nil, "notifications/message", map[string]any{"level": "info"}, errors.New("blocked"))
 		})
+	}
+}
+
+// waitingSampler is a client whose sampling handler waits until its
+// request is cancelled, and says so.
+type waitingSampler struct{ cancelled chan struct{} }
+
+func (s waitingSampler) CreateMessage(ctx context.Context, _ mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	select {
+	case <-ctx.Done():
+		close(s.cancelled)
+		return nil, ctx.Err()
+	case <-time.After(20 * time.Second):
+		return nil, errors.New("never cancelled")
+	}
+}
+
+// TestRemoteCancelsItsRequest: when the remote cancels a request it sent
+// to the client (the official SDK sends notifications/cancelled when the
+// context of its sampling call ends), the proxy's request to the client is
+// cancelled too.
+func TestRemoteCancelsItsRequest(t *testing.T) {
+	s := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "asking", Version: "1"}, nil)
+	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "ask"}, func(ctx context.Context, req *sdkmcp.CallToolRequest, _ struct{}) (*sdkmcp.CallToolResult, any, error) {
+		ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		_, err := req.Session.CreateMessage(ctx, &sdkmcp.CreateMessageParams{MaxTokens: 5, Messages: []*sdkmcp.SamplingMessage{{Role: "user", Content: &sdkmcp.TextContent{Text: "hi"}}}})
+		// The call goes on: only the notification can tell the proxy, not
+		// the end of the call's stream.
+		time.Sleep(3 * time.Second)
+		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: fmt.Sprint("sampling: ", err)}}}, nil, nil
+	})
+	h := httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s }, nil))
+	t.Cleanup(h.Close)
+	p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: "2025-11-25"})
+	sampler := waitingSampler{cancelled: make(chan struct{})}
+	c := connect(t, p.Server(), client.WithProtocolVersion("2025-11-25"), client.WithSamplingHandler(sampler))
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() { done <- callTool(t, c, "ask", nil) }()
+	select {
+	case <-sampler.cancelled:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the client's sampling request was not cancelled when the remote cancelled its own")
+	}
+	select {
+	case res := <-done:
+		assert.Contains(t, res.Content[0].(mcp.TextContent).Text, "sampling: ")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not end")
 	}
 }

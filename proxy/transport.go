@@ -44,10 +44,13 @@ type proxyTransport struct {
 	gone       chan struct{}    // closed when retired
 	close      func()           // closes the client (set by dialVersion)
 	version    atomic.Value     // string: the protocol version in effect
+
+	incomingMu sync.Mutex
+	incoming   map[string]context.CancelFunc // the remote's requests being answered, by the JSON of their ids
 }
 
 func newProxyTransport(t *transport.StreamableHTTP) *proxyTransport {
-	return &proxyTransport{StreamableHTTP: t, known: map[string]int64{}, gone: make(chan struct{})}
+	return &proxyTransport{StreamableHTTP: t, known: map[string]int64{}, gone: make(chan struct{}), incoming: map[string]context.CancelFunc{}}
 }
 
 // knownToolOverhead is what mcp-go's client keeps of a tool besides its
@@ -183,6 +186,47 @@ func (p *proxyTransport) cancelled(ctx context.Context, req transport.JSONRPCReq
 		defer cancel()
 		_ = p.StreamableHTTP.SendNotification(ctx, n)
 	}()
+}
+
+// SetRequestHandler sets the handler of the remote's requests (sampling,
+// elicitation, roots), each with a context that the remote's
+// notifications/cancelled of it ends (see cancelIncoming): mcp-go's
+// client ends it only with the stream it came on, which the remote's call
+// may keep open long after.
+func (p *proxyTransport) SetRequestHandler(h transport.RequestHandler) {
+	p.StreamableHTTP.SetRequestHandler(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		key, err := json.Marshal(req.ID)
+		if err != nil {
+			return h(ctx, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		p.incomingMu.Lock()
+		p.incoming[string(key)] = cancel
+		p.incomingMu.Unlock()
+		defer func() {
+			p.incomingMu.Lock()
+			delete(p.incoming, string(key))
+			p.incomingMu.Unlock()
+		}()
+		return h(ctx, req)
+	})
+}
+
+// cancelIncoming ends the context of the remote's request id (as its
+// notifications/cancelled names it), if it is being answered: the proxy's
+// request to its client ends with it.
+func (p *proxyTransport) cancelIncoming(id any) {
+	key, err := json.Marshal(id)
+	if err != nil {
+		return
+	}
+	p.incomingMu.Lock()
+	cancel := p.incoming[string(key)]
+	p.incomingMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // markProxy returns params with proxy: true in every client info it holds.
