@@ -660,7 +660,8 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 // goroutine a request: a tools/call runs deep (mcp-go's handler, its
 // middleware, the Offloader), and each new goroutine grew its stack to
 // that depth by copying it, again and again, which cost a small call a
-// quarter of the proxy's CPU.
+// quarter of the proxy's CPU. An idle worker holds nothing of its last
+// job (job is dead while it waits; TestChildIdleWorkersKeepNoRequest).
 func (r *relay) worker(job func()) {
 	for {
 		job()

@@ -567,3 +567,26 @@ func TestChildWorkersKept(t *testing.T) {
 	r.wg.Wait()
 	close(r.quit)
 }
+
+// TestChildIdleWorkersKeepNoRequest: a worker waiting for the next request
+// does not hold the last one (a line of up to MaxResponseBytes).
+func TestChildIdleWorkersKeepNoRequest(t *testing.T) {
+	c := startChild(t, "bench", Config{Extract: true})
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"small","arguments":{}}}`)
+	c.wait(`2`, 10*time.Second)
+	before := heap()
+	pad := strings.Repeat("p", 16<<20)
+	// Answered by the proxy (lro_extract, with an argument it refuses):
+	// the fake server reads lines of 1 MiB at most.
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"lro_extract","arguments":{"pad":"` + pad + `"}}}`)
+	pad = ""
+	c.wait(`3`, 30*time.Second)
+	after := heap()
+	assert.Less(t, int64(after)-int64(before), int64(4<<20), "heap held after a request of 16 MiB: %d MiB more", (int64(after)-int64(before))>>20)
+}
