@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -590,4 +591,26 @@ func TestChildIdleWorkersKeepNoRequest(t *testing.T) {
 	after := heap()
 	t.Logf("heap after a request of 2 MiB: %+d KiB", (int64(after)-int64(before))>>10)
 	assert.Less(t, int64(after)-int64(before), int64(1<<20), "heap held after a request of 2 MiB: %d KiB more", (int64(after)-int64(before))>>10)
+}
+
+// TestMarshalMessage: the envelope written by hand is what json.Marshal
+// writes, byte for byte.
+func TestMarshalMessage(t *testing.T) {
+	structured := mcp.NewToolResultStructured(map[string]any{"n": 1, "s": "<a & b>"}, `{"n":1}`)
+	withMeta := mcp.NewToolResultText("with meta")
+	withMeta.Meta = &mcp.Meta{AdditionalFields: map[string]any{"k": "v"}}
+	for _, m := range []mcp.JSONRPCMessage{
+		mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(7)), *mcp.NewToolResultText("ok <&>")),
+		mcp.NewJSONRPCResultResponse(mcp.NewRequestId("abc"), *mcp.NewToolResultError("failed")),
+		mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(8)), *structured),
+		mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(9)), *withMeta),
+		mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(10)), mcp.EmptyResult{}),
+		mcp.NewJSONRPCError(mcp.NewRequestId(int64(11)), mcp.INTERNAL_ERROR, "no", nil),
+	} {
+		want, err := json.Marshal(m)
+		require.NoError(t, err)
+		got, err := marshalMessage(m)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
 }
