@@ -125,26 +125,29 @@ func startLineClient(b *testing.B, env []string, name string, args ...string) *l
 }
 
 // cpu returns the CPU time (user and system) the client's process has
-// used so far, from /proc (0 where there is none): the proxy's own, not
-// its server's.
-func (c *lineClient) cpu() time.Duration {
+// used so far, from /proc (false where there is none): the proxy's own,
+// not its server's.
+func (c *lineClient) cpu() (time.Duration, bool) {
+	if c == nil {
+		return 0, false
+	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	// After the command name, in parentheses: state is field 3, utime
 	// and stime fields 14 and 15, in clock ticks (100 a second on Linux).
 	_, rest, ok := strings.Cut(string(stat), ") ")
 	fields := strings.Fields(rest)
 	if !ok || len(fields) < 13 {
-		return 0
+		return 0, false
 	}
 	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
 	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0
+		return 0, false
 	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
 // call sends a request and returns its answer's line.
@@ -226,10 +229,10 @@ func BenchmarkStdioProxy(b *testing.B) {
 			b.ReportAllocs()
 			var dt, rt, pt, bt time.Duration
 			var bytes int
-			cpu0 := map[*lineClient]time.Duration{}
+			cpu0 := map[*lineClient]time.Duration{} // the processes /proc tells of
 			for _, c := range []*lineClient{relay, proxied, base} {
-				if c != nil {
-					cpu0[c] = c.cpu()
+				if t, ok := c.cpu(); ok {
+					cpu0[c] = t
 				}
 			}
 			for b.Loop() {
@@ -251,17 +254,18 @@ func BenchmarkStdioProxy(b *testing.B) {
 			n := float64(b.N)
 			// The CPU each process spent a call, which the load of a
 			// shared machine does not inflate as it does the wall time.
-			cpu := func(c *lineClient) float64 { return float64((c.cpu() - cpu0[c]).Microseconds()) / n }
-			if cpu0[proxied] > 0 {
-				b.ReportMetric(cpu(proxied), "proxy-cpu-µs/call")
-				b.ReportMetric(cpu(relay), "relay-cpu-µs/call")
+			cpu := func(c *lineClient, unit string) {
+				if t0, ok := cpu0[c]; ok {
+					t, _ := c.cpu()
+					b.ReportMetric(float64((t-t0).Microseconds())/n, unit)
+				}
 			}
+			cpu(proxied, "proxy-cpu-µs/call")
+			cpu(relay, "relay-cpu-µs/call")
 			if base != nil {
 				b.ReportMetric(float64(bt.Microseconds())/n, "base-µs/call")
 				b.ReportMetric(float64(bt)/float64(dt), "base/direct")
-				if cpu0[base] > 0 {
-					b.ReportMetric(cpu(base), "base-cpu-µs/call")
-				}
+				cpu(base, "base-cpu-µs/call")
 			}
 			b.ReportMetric(float64(dt.Microseconds())/n, "direct-µs/call")
 			b.ReportMetric(float64(rt.Microseconds())/n, "relay-µs/call")
