@@ -29,6 +29,10 @@ import (
 //   - the result of a forwarded tools/call, decoded once and without maps
 //     by its HTTP client, in place of the typed client's decodes (see
 //     proxy_raw.go);
+//   - cancellation both ways: a notifications/cancelled of a call whose
+//     context ended (before protocol 2026-07-28, see cancelled), and a
+//     context for each of the remote's requests that its
+//     notifications/cancelled ends (see SetRequestHandler);
 //   - what its HTTP client saw of each request (see proxy_limits.go): the
 //     limit that stopped a response, which mcp-go does not report for an
 //     event stream, and the HTTP status or content type of a failure,
