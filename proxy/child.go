@@ -183,6 +183,10 @@ type relay struct {
 	sess *relaySession
 	sem  chan struct{}
 	wg   sync.WaitGroup
+	work chan func()   // hands a request to an idle worker (see worker)
+	quit chan struct{} // closed when run ends: the idle workers exit
+	sbuf []byte        // the message being written to in, held with inMu
+	obuf []byte        // the message being written to out, held with outMu
 
 	mu        sync.Mutex
 	pending   map[string]*pending        // the client's requests sent to the server, by id
@@ -190,6 +194,7 @@ type relay struct {
 	dead      error                      // set once the server is gone: no more requests
 	caps      map[string]json.RawMessage // the server's capabilities, once initialized
 	toolsSeen map[string]string          // tools served by the front: name -> listed JSON
+	workers   int                        // workers started (see worker)
 }
 
 // pending is a request of the client sent to the server.
@@ -218,6 +223,8 @@ func newRelay(p *Proxy, out io.Writer) *relay {
 		exited:    make(chan struct{}),
 		eof:       make(chan struct{}),
 		sem:       make(chan struct{}, maxLocalRequests),
+		work:      make(chan func()),
+		quit:      make(chan struct{}),
 		pending:   map[string]*pending{},
 		localReqs: map[string]*localRequest{},
 		toolsSeen: map[string]string{},
@@ -309,6 +316,7 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 	}
 	r.pr.Close()
 	r.wg.Wait()
+	close(r.quit)
 	return err
 }
 
@@ -365,10 +373,8 @@ func (r *relay) send(ctx context.Context, line []byte) error {
 	defer func() { <-r.inMu }()
 	deadline, _ := ctx.Deadline() // zero: none
 	_ = r.in.SetWriteDeadline(deadline)
-	_, err := r.in.Write(line)
-	if err == nil {
-		_, err = r.in.Write([]byte{'\n'})
-	}
+	var err error
+	r.sbuf, err = writeLine(r.in, r.sbuf, line)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return context.DeadlineExceeded
 	}
@@ -387,9 +393,26 @@ func (r *relay) send(ctx context.Context, line []byte) error {
 func (r *relay) write(line []byte) {
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
-	if _, err := r.out.Write(line); err == nil {
-		_, _ = r.out.Write([]byte{'\n'})
+	r.obuf, _ = writeLine(r.out, r.obuf, line)
+}
+
+// maxKeptLine is the largest line buffer writeLine keeps for the next
+// message: a rare large message does not hold its memory for good.
+const maxKeptLine = 64 << 10
+
+// writeLine writes line and its newline to w in one Write, by way of buf,
+// and returns buf to keep for the next line. One write a message, not
+// two: each write to a pipe may wake its reader, and the reader of the
+// line alone (mcp-go's, Node's readline) wakes again for the newline,
+// which cost a small call through the proxy a system call and a context
+// switch at each of its two hops.
+func writeLine(w io.Writer, buf, line []byte) ([]byte, error) {
+	buf = append(append(buf[:0], line...), '\n')
+	_, err := w.Write(buf)
+	if cap(buf) > maxKeptLine {
+		buf = nil
 	}
+	return buf, err
 }
 
 // writeError answers the request id (JSON) with a JSON-RPC error.
@@ -599,7 +622,7 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	r.localReqs[string(h.ID)] = lr
 	r.wg.Add(1)
 	r.mu.Unlock()
-	go func() {
+	job := func() {
 		defer r.wg.Done()
 		defer func() { <-r.sem }()
 		defer cancel()
@@ -611,7 +634,43 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 		if resp != nil && !cancelled {
 			r.write(resp)
 		}
-	}()
+	}
+	select {
+	case r.work <- job:
+		return
+	default:
+	}
+	r.mu.Lock()
+	spawn := r.workers < maxLocalRequests
+	if spawn {
+		r.workers++
+	}
+	r.mu.Unlock()
+	if spawn {
+		go r.worker(job)
+		return
+	}
+	// As many workers as requests may be in flight (sem): one is done,
+	// or about to take a job.
+	r.work <- job
+}
+
+// worker runs job, then each job handed to it while it is idle, until
+// the relay ends. The proxy keeps its workers rather than start a
+// goroutine a request: a tools/call runs deep (mcp-go's handler, its
+// middleware, the Offloader), and each new goroutine grew its stack to
+// that depth by copying it, again and again, which cost a small call a
+// quarter of the proxy's CPU. An idle worker holds nothing of its last
+// job (job is dead while it waits; TestChildIdleWorkersKeepNoRequest).
+func (r *relay) worker(job func()) {
+	for {
+		job()
+		select {
+		case job = <-r.work:
+		case <-r.quit:
+			return
+		}
+	}
 }
 
 // forward sends a request of the client to the server; the answer goes

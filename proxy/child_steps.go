@@ -57,11 +57,41 @@ func (r *relay) local(sctx context.Context, line []byte) []byte {
 	if resp == nil {
 		return nil
 	}
-	b, err := json.Marshal(resp)
+	b, err := marshalMessage(resp)
 	if err != nil {
 		return nil
 	}
 	return b
+}
+
+// marshalMessage is json.Marshal of m, a message of the local server, but
+// that it writes the envelope of a tools/call result itself: encoding/json
+// reflects over the envelope, then compacts the JSON that the result
+// (mcp.CallToolResult marshals itself) has just written compact, again,
+// which cost a small call through the proxy 2.4 µs of its 70.
+func marshalMessage(m mcp.JSONRPCMessage) ([]byte, error) {
+	resp, ok := m.(mcp.JSONRPCResponse)
+	if !ok {
+		return json.Marshal(m)
+	}
+	res, ok := resp.Result.(mcp.CallToolResult)
+	if !ok || resp.JSONRPC != mcp.JSONRPC_VERSION {
+		return json.Marshal(m)
+	}
+	id, err := json.Marshal(resp.ID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := res.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(id)+len(body)+len(`{"jsonrpc":"2.0","id":,"result":}`))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, body...)
+	return append(b, '}'), nil
 }
 
 // localItems returns the items under key of the local server's answer to

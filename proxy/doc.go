@@ -51,14 +51,24 @@
 // [Config.MemoryToolsOnly] narrows this to the tools the Offloader has a
 // policy for.
 //
-// It also serves the remote's prompts, resources and resource templates
-// as the remote lists them (all pages together), forwards prompts/get,
+// It declares to its client the remote's prompts, resources, completions
+// and logging as the remote declares them (all four while the remote has
+// not been reached yet), and serves the remote's prompts, resources and
+// resource templates as the remote lists them, page by page with its
+// cursors, forwards prompts/get,
 // resources/read and completion/complete, passes the remote's progress
 // notifications, log messages and resource updates to the client and the
-// client's logging/setLevel to the remote, follows the remote's list
-// changes, and passes the remote's requests (sampling, elicitation, roots)
-// to the client, declaring the three capabilities to the remote. Listing
-// pages and cursors do not pass (a local server has them, see above).
+// client's logging/setLevel to the remote, tells the remote of a call the
+// client cancelled or that timed out (notifications/cancelled; on
+// protocol 2026-07-28 the end of the call's stream says it), follows the
+// remote's list changes, and passes the remote's requests (sampling,
+// elicitation, roots) to the client, declaring the three capabilities to
+// the remote. When the remote cancels one of its requests, the proxy's
+// request to the client ends: a client in the same process sees its
+// context end, but a stdio client is not told, as mcp-go's stdio server
+// sends no notifications/cancelled of its own requests. The remote's tools are listed to the client whole, in one
+// page: the proxy holds them all, bounded by [Config.MaxToolsBytes], to
+// route the calls.
 //
 // It announces itself as a proxy (clientInfo.proxy = true, and the
 // experimental capability host.ProxyCapability), so a remote built on lro

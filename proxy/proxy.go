@@ -130,8 +130,12 @@ type Proxy struct {
 	lastSync time.Time         // when the last listing started
 	refused  error             // why the last listing was refused, or nil
 	features listings          // the remote's prompts, resources, templates served
-	retired  int               // connections retired for what their client kept
-	resync   chan struct{}
+
+	pagesMu   sync.Mutex
+	cursors   map[any]mcp.Cursor         // the client's cursor of a listing in progress, by request (see passPages)
+	remoteFor map[string]map[string]bool // the resources and templates served for the remote, by kind: URI -> true
+	retired   int                        // connections retired for what their client kept
+	resync    chan struct{}
 
 	child *childConfig // set when the upstream is a Command
 
@@ -213,6 +217,8 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	}
 	p.forwardSetLevel()
 	p.trackClient()
+	p.declareCapabilities()
+	p.passPages()
 	// A client lists the tools as soon as it starts: have them by then
 	// when the remote is up, and follow them later when it is not.
 	if _, err := p.connect(p.ctx); err != nil {
@@ -469,6 +475,8 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 			// Changes made before the subscription took effect were not
 			// announced: list once more now that they will be.
 			p.requestResync()
+		case string(mcp.MethodNotificationCancelled):
+			tr.cancelIncoming(n.Params.AdditionalFields["requestId"])
 		default:
 			p.remoteNotification(n)
 		}

@@ -30,7 +30,7 @@ func scanRemoteMessage(data []byte) (json.RawMessage, *mcp.CallToolResult, bool)
 		return nil, nil, false // not an object, or one of hundreds of members
 	}
 	var id, result []byte
-	ok = readMembers(nil, top, messageKeys, func(k int, v []byte) bool {
+	ok = readMembers(top, messageKeys, func(k int, v []byte) bool {
 		switch k {
 		case 0:
 			id = v
@@ -45,60 +45,88 @@ func scanRemoteMessage(data []byte) (json.RawMessage, *mcp.CallToolResult, bool)
 		return nil, nil, false
 	}
 	var r remoteResult
-	var content []byte
-	ok = readMembers(result, nil, resultKeys, func(k int, v []byte) bool {
+	var items []mcp.Content
+	content := false
+	_, ok = eachMember(result, 0, resultKeys, func(k, at int) (int, bool) {
+		if k == 2 {
+			end, its, ok := textItems(result, at)
+			items, content = its, ok
+			return end, ok
+		}
+		end := jsonscan.SkipValue(result, at)
+		v := result[at:end]
 		var err error
 		switch k {
 		case 0:
 			err = decodeInto(v, &r.Meta)
 		case 1:
 			err = decodeInto(v, &r.ResultType)
-		case 2:
-			content = v
 		case 3:
 			r.Structured = bytes.Clone(v)
 		case 4:
 			err = decodeInto(v, &r.IsError)
 		case 5:
-			return false // a multi-round-trip step, whatever its value
+			return end, false // a multi-round-trip step, whatever its value
 		case 6:
 			err = decodeInto(v, &r.RequestState)
 		}
-		return err == nil
+		return end, err == nil
 	})
-	if !ok || content == nil || content[0] != '[' || r.ResultType == mcp.ResultTypeInputRequired {
-		return nil, nil, false
-	}
-	var items []mcp.Content
-	_ = jsonscan.EachElement(content, func(el []byte) bool {
-		var t mcp.TextContent
-		if t, ok = textItem(el); ok {
-			items = append(items, t)
-		}
-		return ok
-	})
-	if !ok {
+	if !ok || !content || r.ResultType == mcp.ResultTypeInputRequired {
 		return nil, nil, false
 	}
 	return id, r.build(items), true
 }
 
-// The members the fast path reads, by the index readMembers passes on:
-// the JSON names of remoteMessage, remoteResult and mcp.TextContent.
+// The members the fast path reads, by the index readMembers and
+// eachMember pass on: the JSON names of remoteMessage, remoteResult and
+// mcp.TextContent.
 var (
 	messageKeys = []string{"id", "result", "method", "error"}
 	resultKeys  = []string{"_meta", "resultType", "content", "structuredContent", "isError", "inputRequests", "requestState"}
 	itemKeys    = []string{"type", "text", "annotations", "_meta"}
 )
 
-// textItem reads el, an item of the content, as mcp.UnmarshalContent reads
-// a text item; false for any other item.
-func textItem(el []byte) (mcp.TextContent, bool) {
-	var t mcp.TextContent
-	if el[0] != '{' {
-		return t, false
+// textItems reads the content array at data[at] as mcp.UnmarshalContent
+// reads each of its items, when all are text items: it returns the index
+// past the array and the items; false for any other item. It reads each
+// item where it is, rather than find the array's end and then each item's
+// (jsonscan.SkipValue), then each member's: a text of 100 KB was walked
+// three times to be read once.
+func textItems(data []byte, at int) (int, []mcp.Content, bool) {
+	if data[at] != '[' {
+		return 0, nil, false
 	}
-	ok := readMembers(el, nil, itemKeys, func(k int, v []byte) bool {
+	var items []mcp.Content
+	i := jsonscan.SkipSpace(data, at+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1, items, true
+	}
+	for i < len(data) {
+		t, end, ok := textItem(data, i)
+		if !ok {
+			return 0, nil, false
+		}
+		items = append(items, t)
+		if i = jsonscan.SkipSpace(data, end); i < len(data) && data[i] == ']' {
+			return i + 1, items, true
+		}
+		i = jsonscan.SkipSpace(data, i+1) // past ','
+	}
+	return 0, nil, false
+}
+
+// textItem reads the item at data[i] as mcp.UnmarshalContent reads a
+// text item, and returns it with the index past it; false for any other
+// item.
+func textItem(data []byte, i int) (mcp.TextContent, int, bool) {
+	var t mcp.TextContent
+	if data[i] != '{' {
+		return t, 0, false
+	}
+	end, ok := eachMember(data, i, itemKeys, func(k, at int) (int, bool) {
+		end := jsonscan.SkipValue(data, at)
+		v := data[at:end]
 		var err error
 		str := true
 		switch k {
@@ -111,46 +139,83 @@ func textItem(el []byte) (mcp.TextContent, bool) {
 		case 3:
 			err = decodeInto(v, &t.Meta)
 		}
-		return str && err == nil
+		return end, str && err == nil
 	})
-	return t, ok && t.Type == mcp.ContentTypeText
+	return t, end, ok && t.Type == mcp.ContentTypeText
 }
 
-// readMembers calls f with each of the members of obj, an object of the
-// message, that encoding/json would decode into the struct field
-// names[k]: k and the member's value. fields, when not nil, are obj's
-// members, already found. It reports false, for encoding/json to decode
-// the message instead, when f does, and when the fast path cannot be sure
-// to read the object as encoding/json does: a key that names a field a
+// readMembers calls f with each of fields, the members of an object of
+// the message, that encoding/json would decode into the struct field
+// names[k]: k and the member's value. It reports false, for encoding/json
+// to decode the message instead, when f does, and when the fast path
+// cannot be sure to read the object as encoding/json does (see
+// memberIndex).
+func readMembers(fields []jsonscan.Field, names []string, f func(k int, v []byte) bool) bool {
+	var seen uint
+	for _, m := range fields {
+		k, ok := memberIndex(m.Key, names, &seen)
+		if !ok || k >= 0 && !f(k, m.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// eachMember is readMembers over the object at data[i], part of a valid
+// text, which it reads where it is: f is called with k and the index of
+// the member's value, and returns the index past it. Other members are
+// skipped. It returns the index past the object.
+func eachMember(data []byte, i int, names []string, f func(k, at int) (int, bool)) (int, bool) {
+	var seen uint
+	i = jsonscan.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1, true
+	}
+	for i < len(data) && data[i] == '"' {
+		ke := jsonscan.SkipString(data, i)
+		k, ok := memberIndex(data[i+1:ke-1], names, &seen)
+		if !ok {
+			return 0, false
+		}
+		at := jsonscan.SkipSpace(data, jsonscan.SkipSpace(data, ke)+1) // past ':'
+		if at >= len(data) {
+			return 0, false
+		}
+		var end int
+		if k < 0 {
+			end = jsonscan.SkipValue(data, at)
+		} else if end, ok = f(k, at); !ok {
+			return 0, false
+		}
+		if i = jsonscan.SkipSpace(data, end); i < len(data) && data[i] == '}' {
+			return i + 1, true
+		}
+		i = jsonscan.SkipSpace(data, i+1) // past ','
+	}
+	return 0, false
+}
+
+// memberIndex returns the index in names of the struct field that
+// encoding/json would decode the member key into, or -1 for none, and
+// notes it in seen. It reports false when the fast path cannot be sure to
+// read the object as encoding/json does: a key that names a field a
 // second time (encoding/json decodes into it twice), a key that is not
 // plain ASCII (encoding/json matches escapes and some non-ASCII letters
 // to ASCII names). (Nesting needs no check: jsonscan.Valid refuses what
 // encoding/json would.)
-func readMembers(obj []byte, fields []jsonscan.Field, names []string, f func(k int, v []byte) bool) bool {
-	var seen uint
-	ok := true
-	read := func(m jsonscan.Field) bool {
-		k := slices.IndexFunc(names, func(name string) bool { return bytes.EqualFold(m.Key, []byte(name)) })
-		switch {
-		case !plainKey(m.Key):
-			ok = false
-		case k < 0:
-		case seen&(1<<k) != 0 || !f(k, m.Value):
-			ok = false
-		default:
-			seen |= 1 << k
-		}
-		return ok
+func memberIndex(key []byte, names []string, seen *uint) (int, bool) {
+	if !plainKey(key) {
+		return 0, false
 	}
-	if fields == nil {
-		_ = jsonscan.Fields(obj, read)
+	k := slices.IndexFunc(names, func(name string) bool { return bytes.EqualFold(key, []byte(name)) })
+	switch {
+	case k < 0:
+		return -1, true
+	case *seen&(1<<k) != 0:
+		return 0, false
 	}
-	for _, m := range fields {
-		if !read(m) {
-			break
-		}
-	}
-	return ok
+	*seen |= 1 << k
+	return k, true
 }
 
 // decodeInto decodes v into *dst with encoding/json, by way of a copy, so

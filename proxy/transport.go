@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -27,6 +29,10 @@ import (
 //   - the result of a forwarded tools/call, decoded once and without maps
 //     by its HTTP client, in place of the typed client's decodes (see
 //     proxy_raw.go);
+//   - cancellation both ways: a notifications/cancelled of a call whose
+//     context ended (before protocol 2026-07-28, see cancelled), and a
+//     context for each of the remote's requests that its
+//     notifications/cancelled ends (see SetRequestHandler);
 //   - what its HTTP client saw of each request (see proxy_limits.go): the
 //     limit that stopped a response, which mcp-go does not report for an
 //     event stream, and the HTTP status or content type of a failure,
@@ -41,10 +47,14 @@ type proxyTransport struct {
 	retired    bool             // no new calls; closed when calls end
 	gone       chan struct{}    // closed when retired
 	close      func()           // closes the client (set by dialVersion)
+	version    atomic.Value     // string: the protocol version in effect
+
+	incomingMu sync.Mutex
+	incoming   map[string]context.CancelFunc // the remote's requests being answered, by the JSON of their ids
 }
 
 func newProxyTransport(t *transport.StreamableHTTP) *proxyTransport {
-	return &proxyTransport{StreamableHTTP: t, known: map[string]int64{}, gone: make(chan struct{})}
+	return &proxyTransport{StreamableHTTP: t, known: map[string]int64{}, gone: make(chan struct{}), incoming: map[string]context.CancelFunc{}}
 }
 
 // knownToolOverhead is what mcp-go's client keeps of a tool besides its
@@ -124,6 +134,9 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	}
 	resp, err := p.StreamableHTTP.SendRequest(withRemoteCall(ctx, call), req)
 	if err = call.outcome(err); err != nil {
+		if ctx.Err() != nil {
+			p.cancelled(ctx, req)
+		}
 		return nil, err
 	}
 	if resp == nil || resp.Error != nil {
@@ -142,6 +155,82 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 		}
 	}
 	return resp, err
+}
+
+// SetProtocolVersion notes the protocol version in effect (mcp-go's client
+// sets it once negotiated), and passes it on.
+func (p *proxyTransport) SetProtocolVersion(version string) {
+	p.version.Store(version)
+	p.StreamableHTTP.SetProtocolVersion(version)
+}
+
+// cancelTimeout bounds the sending of a notifications/cancelled.
+const cancelTimeout = 5 * time.Second
+
+// cancelled tells the remote that req, whose context ended before its
+// answer came (the client cancelled it, or it timed out), is cancelled.
+// mcp-go's client sends nothing over HTTP: on protocol 2026-07-28 the end
+// of the request's stream is the cancellation, but before it the remote
+// goes on working for nobody unless told. The notification is sent off
+// the caller's path and is best effort.
+func (p *proxyTransport) cancelled(ctx context.Context, req transport.JSONRPCRequest) {
+	v, _ := p.version.Load().(string)
+	switch {
+	case v == "" || v >= mcp.ProtocolVersion20260728:
+		return // not negotiated yet (initialize is never cancelled), or the stream's end says it
+	case req.Method == string(mcp.MethodInitialize), req.Method == string(mcp.MethodSubscriptionsListen):
+		return
+	}
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationCancelled),
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": req.ID, "reason": "lro-proxy: " + context.Cause(ctx).Error()}},
+	}}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+		defer cancel()
+		_ = p.StreamableHTTP.SendNotification(ctx, n)
+	}()
+}
+
+// SetRequestHandler sets the handler of the remote's requests (sampling,
+// elicitation, roots), each with a context that the remote's
+// notifications/cancelled of it ends (see cancelIncoming): mcp-go's
+// client ends it only with the stream it came on, which the remote's call
+// may keep open long after.
+func (p *proxyTransport) SetRequestHandler(h transport.RequestHandler) {
+	p.StreamableHTTP.SetRequestHandler(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		key, err := json.Marshal(req.ID)
+		if err != nil {
+			return h(ctx, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		p.incomingMu.Lock()
+		p.incoming[string(key)] = cancel
+		p.incomingMu.Unlock()
+		defer func() {
+			p.incomingMu.Lock()
+			delete(p.incoming, string(key))
+			p.incomingMu.Unlock()
+		}()
+		return h(ctx, req)
+	})
+}
+
+// cancelIncoming ends the context of the remote's request id (as its
+// notifications/cancelled names it), if it is being answered: the proxy's
+// request to its client ends with it.
+func (p *proxyTransport) cancelIncoming(id any) {
+	key, err := json.Marshal(id)
+	if err != nil {
+		return
+	}
+	p.incomingMu.Lock()
+	cancel := p.incoming[string(key)]
+	p.incomingMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // markProxy returns params with proxy: true in every client info it holds.

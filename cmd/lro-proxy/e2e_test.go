@@ -27,6 +27,10 @@ import (
 var proxyBin, serverBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(nullRelayEnv) != "" {
+		nullRelay() // the test binary as a relay that copies bytes (stdio_bench_test.go)
+		os.Exit(0)
+	}
 	if os.Getenv(fakeServerEnv) != "" {
 		fakeStdioServer() // the test binary as a stdio server (stdio_bench_test.go)
 		os.Exit(0)

@@ -7,15 +7,46 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/benchdata"
 	"github.com/mcplro/lro/internal/e2e"
 )
 
 // fakeServerEnv makes the test binary a stdio MCP server (fakeStdioServer).
 const fakeServerEnv = "LRO_PROXY_BENCH_SERVER"
+
+// nullRelayEnv makes the test binary a relay that does nothing but copy
+// bytes (nullRelay): the floor of any proxy process between a client and
+// a stdio server.
+const nullRelayEnv = "LRO_PROXY_BENCH_RELAY"
+
+// nullRelay runs the command in its arguments and copies its stdin to the
+// command's and the command's stdout to its own, byte for byte, until
+// its stdin ends.
+func nullRelay() {
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, nullRelayEnv+"=") })
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		panic(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		panic(err)
+	}
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	go func() { _, _ = io.Copy(os.Stdout, out) }()
+	_, _ = io.Copy(in, os.Stdin)
+	in.Close()
+	_ = cmd.Wait()
+}
 
 // fakeStdioServer serves two tools on stdio: "small" answers "ok";
 // "records" answers 200 memory-like records (about 120 KB) as one JSON
@@ -69,9 +100,11 @@ type lineClient struct {
 	id  int
 }
 
-func startLineClient(b *testing.B, name string, args ...string) *lineClient {
+func startLineClient(b *testing.B, env []string, name string, args ...string) *lineClient {
 	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), fakeServerEnv+"=1", "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+b.TempDir())
+	// The proxy's files under $LRO_BENCH_DIR when set (/dev/shm: a file
+	// created on this machine's disk alone took 0.15-0.5 ms).
+	cmd.Env = append(append(os.Environ(), fakeServerEnv+"=1", "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+benchdata.Dir(b)), env...)
 	in, err := cmd.StdinPipe() // stderr discarded: the servers' banners
 	if err != nil {
 		b.Fatal(err)
@@ -89,6 +122,32 @@ func startLineClient(b *testing.B, name string, args ...string) *lineClient {
 	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	c.call(b, "tools/list", `{}`)
 	return c
+}
+
+// cpu returns the CPU time (user and system) the client's process has
+// used so far, from /proc (false where there is none): the proxy's own,
+// not its server's.
+func (c *lineClient) cpu() (time.Duration, bool) {
+	if c == nil {
+		return 0, false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	// After the command name, in parentheses: state is field 3, utime
+	// and stime fields 14 and 15, in clock ticks (100 a second on Linux).
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
 // call sends a request and returns its answer's line.
@@ -109,10 +168,22 @@ func (c *lineClient) call(b *testing.B, method, params string) []byte {
 	}
 }
 
-// BenchmarkStdioProxy calls a stdio server directly and through the
-// lro-proxy process, alternating in one loop so both see the same load:
-// a small call, and 200 records (inline directly, offloaded through the
-// proxy). It reports each side's time per call and their ratio.
+// baseProxyEnv names another lro-proxy binary (say, one built from an
+// earlier commit) that BenchmarkStdioProxy then calls too, in the same
+// loop, for a comparison in one run: base-µs/call, base/direct.
+const baseProxyEnv = "LRO_PROXY_BENCH_BASE"
+
+// BenchmarkStdioProxy calls a stdio server directly, through a relay
+// process that only copies bytes (nullRelay: the floor of any proxy
+// process, its two extra pipe hops), and through the lro-proxy process,
+// in turn in one loop so that all three see the same load: a small call,
+// and 200 records (inline directly and through the relay, offloaded
+// through the proxy). It reports each one's time per call and the ratios
+// to the direct call. SetBytes is the size of the direct answer.
+//
+//	LRO_BENCH_DIR=/dev/shm go test -run '^$' -bench 'BenchmarkStdioProxy/go' -benchtime 2000x -count 5 ./cmd/lro-proxy
+//	git archive BASE | tar -x -C /tmp/base && (cd /tmp/base && go build -o /tmp/lro-proxy-base ./cmd/lro-proxy)
+//	LRO_PROXY_BENCH_BASE=/tmp/lro-proxy-base LRO_BENCH_DIR=/dev/shm go test -run '^$' -bench 'BenchmarkStdioProxy/go' ./cmd/lro-proxy
 func BenchmarkStdioProxy(b *testing.B) {
 	self, err := os.Executable()
 	if err != nil {
@@ -143,26 +214,64 @@ func BenchmarkStdioProxy(b *testing.B) {
 			if tc.node {
 				server = []string{e2e.NodeBin(b, "mcp-server-filesystem"), root}
 			}
-			direct := startLineClient(b, server[0], server[1:]...)
-			proxied := startLineClient(b, proxyBin, append([]string{"--"}, server...)...)
+			direct := startLineClient(b, nil, server[0], server[1:]...)
+			relay := startLineClient(b, []string{nullRelayEnv + "=1"}, self, server...)
+			proxied := startLineClient(b, nil, proxyBin, append([]string{"--"}, server...)...)
+			var base *lineClient
+			if bin := os.Getenv(baseProxyEnv); bin != "" {
+				base = startLineClient(b, nil, bin, append([]string{"--"}, server...)...)
+			}
 			params := fmt.Sprintf(`{"name":%q,"arguments":%s}`, tc.tool, tc.args)
 			if got := proxied.call(b, "tools/call", params); !strings.Contains(string(got), tc.want) {
 				b.Fatalf("through the proxy: %.300s", got)
 			}
-			var dt, pt time.Duration
+			b.SetBytes(int64(len(direct.call(b, "tools/call", params))))
+			b.ReportAllocs()
+			var dt, rt, pt, bt time.Duration
 			var bytes int
+			cpu0 := map[*lineClient]time.Duration{} // the processes /proc tells of
+			for _, c := range []*lineClient{relay, proxied, base} {
+				if t, ok := c.cpu(); ok {
+					cpu0[c] = t
+				}
+			}
 			for b.Loop() {
 				t0 := time.Now()
 				bytes = len(direct.call(b, "tools/call", params))
 				t1 := time.Now()
+				relay.call(b, "tools/call", params)
+				t2 := time.Now()
 				proxied.call(b, "tools/call", params)
+				t3 := time.Now()
+				if base != nil {
+					base.call(b, "tools/call", params)
+				}
 				dt += t1.Sub(t0)
-				pt += time.Since(t1)
+				rt += t2.Sub(t1)
+				pt += t3.Sub(t2)
+				bt += time.Since(t3)
 			}
 			n := float64(b.N)
+			// The CPU each process spent a call, which the load of a
+			// shared machine does not inflate as it does the wall time.
+			cpu := func(c *lineClient, unit string) {
+				if t0, ok := cpu0[c]; ok {
+					t, _ := c.cpu()
+					b.ReportMetric(float64((t-t0).Microseconds())/n, unit)
+				}
+			}
+			cpu(proxied, "proxy-cpu-µs/call")
+			cpu(relay, "relay-cpu-µs/call")
+			if base != nil {
+				b.ReportMetric(float64(bt.Microseconds())/n, "base-µs/call")
+				b.ReportMetric(float64(bt)/float64(dt), "base/direct")
+				cpu(base, "base-cpu-µs/call")
+			}
 			b.ReportMetric(float64(dt.Microseconds())/n, "direct-µs/call")
+			b.ReportMetric(float64(rt.Microseconds())/n, "relay-µs/call")
 			b.ReportMetric(float64(pt.Microseconds())/n, "proxy-µs/call")
 			b.ReportMetric(float64(pt)/float64(dt), "proxy/direct")
+			b.ReportMetric(float64(rt)/float64(dt), "relay/direct")
 			b.ReportMetric(float64(bytes), "direct-bytes")
 		})
 	}
