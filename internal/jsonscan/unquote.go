@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Unquote decodes the JSON string v, quotes included and no white space
@@ -49,7 +50,10 @@ func Unquote(v []byte) (string, bool) {
 		j := plainRun(s, i)
 		b = append(b, s[i:j]...)
 		if i = j; i == len(s) {
-			return string(b), true
+			// b is not used again: the string may own its bytes, as
+			// strings.Builder's does, rather than copy a text that may
+			// be megabytes long a second time.
+			return unsafe.String(unsafe.SliceData(b), len(b)), true
 		}
 	}
 }
