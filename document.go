@@ -268,3 +268,26 @@ func clipPreamble(p []byte) []byte {
 func validIndex(data []byte) (jsonscan.Index, bool) {
 	return jsonscan.ValidIndex(data, "score", "memory")
 }
+
+// PassesUnchanged reports whether a result of tool whose items take size
+// bytes in all (as JSON, escapes included) surely leaves [Host.Serve]
+// unchanged, whatever it holds and whatever the call's arguments: when
+// offloading is off, or when the result is under the threshold and
+// nothing else is judged (no session budget, and no detail argument to
+// check: the tool's policy is generic, or it has none and the host judges
+// it under a generic one). A host may then send such a result without
+// calling Serve; the proxy does, to spare a small call its round through
+// an SDK's server.
+func (h Host) PassesUnchanged(tool string, size int) bool {
+	o := h.o
+	if !o.cfg.IsEnabled() {
+		return true
+	}
+	if _, heuristic := o.opts.estimator.(HeuristicEstimator); !heuristic || o.cfg.SessionBudgetTokens > 0 {
+		return false
+	}
+	if p, ok := o.policyFor(tool); ok && !p.Generic {
+		return false
+	}
+	return size <= 3*o.cfg.ThresholdTokens // no rune costs more than a token per three bytes
+}

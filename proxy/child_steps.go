@@ -82,6 +82,11 @@ func marshalMessage(m mcp.JSONRPCMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return toolAnswer(id, &res)
+}
+
+// toolAnswer is the message that answers the tools/call id with res.
+func toolAnswer(id json.RawMessage, res *mcp.CallToolResult) ([]byte, error) {
 	body, err := res.MarshalJSON()
 	if err != nil {
 		return nil, err
@@ -292,9 +297,12 @@ type childCallKey struct{}
 
 // childCall is a tools/call of the client on its way to the server.
 type childCall struct {
-	id   json.RawMessage
-	line []byte
-	raw  []byte // the server's answer, when it goes to the client as it came
+	id      json.RawMessage
+	line    []byte
+	raw     []byte // the server's answer, when it goes to the client as it came
+	fetched bool   // the server has answered already: answer, err
+	answer  []byte
+	err     error
 }
 
 // toolCall answers tools/call: lro_extract locally, the server's tools
@@ -312,11 +320,49 @@ func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []by
 	}
 	r.serveTool(params.Name, nil) // called without being listed
 	cc := &childCall{id: h.ID, line: line}
+	if r.p.front.GetTool(params.Name) != nil && validCall(h.Params) {
+		// The server answers first: a small answer, which the Offloader
+		// would pass unchanged, needs no round through the local server
+		// (its decoding, hooks and middleware were most of what the
+		// proxy added to a small call); a larger one goes through it.
+		cc.fetched = true
+		cc.answer, cc.err = r.call(ctx, h.ID, string(mcp.MethodToolsCall), line)
+		if cc.err == nil && r.p.off.Host().PassesUnchanged(params.Name, len(cc.answer)) {
+			if b := r.passSmall(h.ID, params.Name, cc.answer); b != nil {
+				return b
+			}
+		}
+	}
 	resp := r.local(context.WithValue(sctx, childCallKey{}, cc), line)
 	if cc.raw != nil {
 		return cc.raw
 	}
 	return resp
+}
+
+// validCall reports whether params are those of a tools/call that the
+// local server hands to a tool's handler, decoded as it decodes them. The
+// server is asked first only then, so that a call the local server
+// refuses never reaches it.
+func validCall(params json.RawMessage) bool {
+	var p mcp.CallToolParams
+	return json.Unmarshal(params, &p) == nil && p.Name != ""
+}
+
+// passSmall returns the message that answers the client's call id of
+// tool with answer, the server's small answer, judged as the tool's
+// handler judges it (a look-alike of a descriptor, an overlong error), or
+// nil when it cannot be written.
+func (r *relay) passSmall(id json.RawMessage, tool string, answer []byte) []byte {
+	_, res, ok := decodeRemoteMessage(answer)
+	if !ok {
+		return answer // an error, or a result the proxy does not read: as it came
+	}
+	b, err := toolAnswer(id, r.p.judge(tool, res))
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // forwardTool returns the local server's handler of the server's tool
@@ -329,7 +375,10 @@ func (r *relay) forwardTool(name string) server.ToolHandlerFunc {
 		if cc == nil {
 			return mcp.NewToolResultError("lro proxy: no call to forward"), nil
 		}
-		resp, err := r.call(ctx, cc.id, string(mcp.MethodToolsCall), cc.line)
+		resp, err := cc.answer, cc.err
+		if !cc.fetched {
+			resp, err = r.call(ctx, cc.id, string(mcp.MethodToolsCall), cc.line)
+		}
 		if err != nil {
 			return mcp.NewToolResultError(r.failure("tools/call "+name, err)), nil
 		}
