@@ -308,10 +308,10 @@ type childCall struct {
 // toolCall answers tools/call: lro_extract locally, the server's tools
 // through the local server, which judges their results.
 func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []byte {
-	var params struct {
-		Name string `json:"name"`
-	}
-	_ = json.Unmarshal(h.Params, &params)
+	// Decoded as the local server decodes it: when it cannot be, the
+	// local server answers with its error, and the server never sees it.
+	var params mcp.CallToolParams
+	valid := json.Unmarshal(h.Params, &params) == nil
 	if params.Name == lro.ExtractToolName && r.p.cfg.Extract {
 		return r.local(sctx, line)
 	}
@@ -320,7 +320,7 @@ func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []by
 	}
 	r.serveTool(params.Name, nil) // called without being listed
 	cc := &childCall{id: h.ID, line: line}
-	if r.p.front.GetTool(params.Name) != nil && validCall(h.Params) {
+	if valid && r.p.front.GetTool(params.Name) != nil {
 		// The server answers first: a small answer, which the Offloader
 		// would pass unchanged, needs no round through the local server
 		// (its decoding, hooks and middleware were most of what the
@@ -338,15 +338,6 @@ func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []by
 		return cc.raw
 	}
 	return resp
-}
-
-// validCall reports whether params are those of a tools/call that the
-// local server hands to a tool's handler, decoded as it decodes them. The
-// server is asked first only then, so that a call the local server
-// refuses never reaches it.
-func validCall(params json.RawMessage) bool {
-	var p mcp.CallToolParams
-	return json.Unmarshal(params, &p) == nil && p.Name != ""
 }
 
 // passSmall returns the message that answers the client's call id of
