@@ -93,7 +93,7 @@ func findLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) layou
 	case '[':
 		return layout{root: p, sections: []section{{found: fromArray(p, ix.Root), bytes: len(p)}}}
 	case '{':
-		if want == "" && isTree(p) {
+		if want == "" && isTreeObject(p, ix.Fields) {
 			return layout{sections: []section{{found: fromTree(p), bytes: len(p)}}}
 		}
 		if want == "" && allSmall(p, ix.Fields) {
