@@ -83,7 +83,7 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		// The file is small enough for its records to be kept: decode them
 		// with what this query needs, or what the cache has and this query
 		// needs, and keep them.
-		recs, err = e.Files.Load(in.Key, q.Projection(mode), func(p jqsandbox.Projection) (*jqsandbox.Records, error) {
+		recs, err = e.Files.Load(in.Key, q.CacheProjection(mode), func(p jqsandbox.Projection) (*jqsandbox.Records, error) {
 			r, done, err := in.Open()
 			if err != nil {
 				return nil, err

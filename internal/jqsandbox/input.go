@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -242,10 +243,35 @@ type source interface {
 	keyOrders() *jsonvalue.KeyOrders
 }
 
-// sliceSource holds records decoded beforehand, the i-th on line i+1.
+// sliceSource holds records decoded beforehand, the i-th on line i+1;
+// lines and ends, when set, hold the lines of the projected records, for a
+// lazy select (see Records).
 type sliceSource struct {
 	records []any
 	orders  *jsonvalue.KeyOrders
+	lines   []byte
+	ends    []int
+}
+
+// rawLine returns the line of records[i] when it is kept (the record was
+// projected), else nil.
+func (s *sliceSource) rawLine(i int) []byte { return lineAt(s.lines, s.ends, i) }
+
+// lineAt returns the i-th of the lines held one after the other in lines,
+// each ending at its ends[i], or nil when it is empty (its record was
+// decoded whole).
+func lineAt(lines []byte, ends []int, i int) []byte {
+	if len(ends) == 0 {
+		return nil
+	}
+	start := 0
+	if i > 0 {
+		start = ends[i-1]
+	}
+	if start == ends[i] {
+		return nil
+	}
+	return lines[start:ends[i]]
 }
 
 func (s *sliceSource) keyOrders() *jsonvalue.KeyOrders { return s.orders }
@@ -266,11 +292,19 @@ func readerSource(r io.Reader, lim Limits, mode Mode, p Projection, lazy bool) s
 // their objects, which the decoded values (Go maps) do not keep: results
 // print keys in that order, as jq does. They are immutable and may be
 // shared by concurrent runs.
+//
+// Records decoded with a projection that keeps lines (see
+// Query.CacheProjection) hold, beside each projected record, its line:
+// lines holds them one after the other, that of values[i] ending at
+// ends[i] (empty for a record that could not be projected, decoded
+// whole).
 type Records struct {
 	values []any
 	orders *jsonvalue.KeyOrders
 	proj   Projection
 	bytes  int64
+	lines  []byte
+	ends   []int
 }
 
 // Projection returns what was kept of each record.
@@ -295,20 +329,32 @@ func DecodeRecords(r io.Reader, lim Limits) (*Records, error) {
 }
 
 // DecodeProjected is DecodeRecords keeping of each record what p keeps:
-// the records answer the queries whose projection p covers.
+// the records answer the queries whose projection p covers (see
+// Query.CacheProjection).
 func DecodeProjected(r io.Reader, lim Limits, p Projection) (*Records, error) {
 	recs := newRecords(r, lim.withDefaults(), p)
 	defer recs.release()
-	out := []any{}
+	recs.lazy = p.lines && recs.proj != nil
+	out := &Records{values: []any{}, orders: recs.keyOrders(), proj: p}
 	for {
 		v, _, err := recs.next()
 		if errors.Is(err, io.EOF) {
-			return &Records{values: out, orders: recs.keyOrders(), proj: p, bytes: recs.bytes}, nil
+			if cap(out.lines) > len(out.lines)+len(out.lines)/8 {
+				// Kept for as long as the records: not the room to grow.
+				out.lines = slices.Clone(out.lines)
+			}
+			out.bytes = recs.bytes + int64(cap(out.lines)) + 8*int64(cap(out.ends))
+			return out, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		out.values = append(out.values, v)
+		if recs.lazy {
+			// recs.raw is valid until the next line is read.
+			out.lines = append(out.lines, recs.raw...)
+			out.ends = append(out.ends, len(out.lines))
+		}
 	}
 }
 

@@ -147,6 +147,12 @@ func TestProjectionRecords(t *testing.T) {
 		got, gerr := q.RunRecords(context.Background(), part, tc.mode, nil, testLimits())
 		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), tc.q)
 		require.Equal(t, want, got, tc.q)
+		// So do records decoded for the cache: a select's keep its lines.
+		cached, err := DecodeProjected(strings.NewReader(projInput), testLimits(), q.CacheProjection(tc.mode))
+		require.NoError(t, err)
+		got, gerr = q.RunRecords(context.Background(), cached, tc.mode, nil, testLimits())
+		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), tc.q)
+		require.Equal(t, want, got, tc.q)
 	}
 	q, err := Compile(`.title`, nil, testLimits())
 	require.NoError(t, err)
@@ -157,6 +163,67 @@ func TestProjectionRecords(t *testing.T) {
 	_, err = q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
 	require.ErrorContains(t, err, "does not cover")
 	require.True(t, other.Projection(Stream).Union(q.Projection(Stream)).Covers(q.Projection(Stream)))
+}
+
+// runCached runs query in Stream mode over the records of input decoded
+// as a cache keeps them for it (Query.CacheProjection), as runBoth shows
+// results.
+func runCached(t *testing.T, query, input string) string {
+	t.Helper()
+	q, err := Compile(query, nil, testLimits())
+	if err != nil {
+		return ""
+	}
+	recs, err := DecodeProjected(strings.NewReader(input), testLimits(), q.CacheProjection(Stream))
+	require.NoError(t, err)
+	res, err := q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
+	var b strings.Builder
+	for _, v := range res.Values {
+		b.Write(v)
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "truncated=%v omitted=%d err=%v", res.Truncated, res.Omitted, err)
+	return b.String()
+}
+
+func TestCacheProjectionOfSelect(t *testing.T) {
+	// A select keeps what its condition reads, and the lines: several
+	// times smaller than the records decoded whole.
+	input := strings.Repeat(sampleJSONL, 20)
+	q, err := Compile(`select(.title|test("cach";"i"))`, nil, testLimits())
+	require.NoError(t, err)
+	p := q.CacheProjection(Stream)
+	require.Equal(t, "{title:*}+lines", p.String())
+	require.Equal(t, "*", q.CacheProjection(Slurp).String())
+	whole, err := DecodeRecords(strings.NewReader(input), testLimits())
+	require.NoError(t, err)
+	recs, err := DecodeProjected(strings.NewReader(input), testLimits(), p)
+	require.NoError(t, err)
+	require.Less(t, recs.Bytes(), whole.Bytes()/2)
+	want, err := q.RunRecords(context.Background(), whole, Stream, nil, testLimits())
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Values)
+	got, err := q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	// Lines are part of what a projection keeps.
+	plain := q.selectProj
+	require.True(t, p.Covers(plain))
+	require.False(t, plain.Covers(p))
+	require.True(t, plain.Union(p).Covers(p))
+	require.True(t, Projection{}.Covers(p))
+	// Records without lines do not answer the select, which outputs
+	// whole records.
+	_, err = q.RunRecords(context.Background(), &Records{proj: plain}, Stream, nil, testLimits())
+	require.ErrorContains(t, err, "does not cover")
+	// Nor do records with the lines of another condition's fields.
+	other, err := Compile(`select(.id == "x")`, nil, testLimits())
+	require.NoError(t, err)
+	recs, err = DecodeProjected(strings.NewReader(input), testLimits(), other.CacheProjection(Stream))
+	require.NoError(t, err)
+	_, err = q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
+	require.ErrorContains(t, err, "does not cover")
 }
 
 // TestProjectionRandom composes random queries from fragments and checks
@@ -187,6 +254,7 @@ func TestProjectionRandom(t *testing.T) {
 		query := gen()
 		got, want := runBoth(t, query, projInput, Stream)
 		require.Equal(t, want, got, query)
+		require.Equal(t, want, runCached(t, query, projInput), "cached %s", query)
 		slurped := "map(" + query + ")"
 		got, want = runBoth(t, slurped, projInput, Slurp)
 		require.Equal(t, want, got, slurped)

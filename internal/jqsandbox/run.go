@@ -96,15 +96,21 @@ func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim
 // RunRecords is Run over records already decoded (see DecodeRecords), for
 // callers that query the same file again and again: decoding is most of
 // the cost of a query. The records are only read, never modified. Their
-// projection must cover the query's in mode (see Query.Projection).
+// projection must cover the query's in mode (see Query.Projection), or
+// its CacheProjection.
 func (q *Query) RunRecords(ctx context.Context, recs *Records, mode Mode, vars []any, lim Limits) (Result, error) {
 	if recs == nil {
 		recs = &Records{} // no records
 	}
+	src := &sliceSource{records: recs.values, orders: recs.orders}
 	if !recs.proj.Covers(q.Projection(mode)) {
-		return Result{}, fmt.Errorf("jqsandbox: the records were decoded with %v, which does not cover the query's %v", recs.proj, q.Projection(mode))
+		// A select decodes its outputs whole from their lines.
+		if want := q.CacheProjection(mode); !want.lines || !recs.proj.Covers(want) {
+			return Result{}, fmt.Errorf("jqsandbox: the records were decoded with %v, which does not cover the query's %v", recs.proj, want)
+		}
+		src.lines, src.ends = recs.lines, recs.ends
 	}
-	return q.run(ctx, &sliceSource{records: recs.values, orders: recs.orders}, mode, vars, lim.withDefaults())
+	return q.run(ctx, src, mode, vars, lim.withDefaults())
 }
 
 // run binds the variables, waits for the run slot and evaluates.
@@ -232,7 +238,11 @@ func (e *evaluation) run(src source, mode Mode) {
 		e.runBatches(s)
 	case *sliceSource:
 		if mode == Stream {
-			e.evalBatch(s.records, func(i int) int { return i + 1 }, nil)
+			var raw func(int) []byte
+			if s.ends != nil {
+				raw = s.rawLine
+			}
+			e.evalBatch(s.records, func(i int) int { return i + 1 }, raw)
 			return
 		}
 		// The records are the slurped array already; no need to gather
