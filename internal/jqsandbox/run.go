@@ -48,9 +48,12 @@ type Result struct {
 	// Truncated reports that MaxOutputs or MaxOutputBytes was reached;
 	// Values holds the results that fit, in order.
 	Truncated bool
-	// Omitted counts the results produced but not kept. After truncation
-	// the query keeps running for at most 100ms to count them, so this is
-	// a lower bound.
+	// Omitted counts the results produced but not kept; after truncation
+	// it is a lower bound. Counting them costs as much as producing them,
+	// so it goes only as far as is cheap: over records read from a file,
+	// to the end of the records decoded already (a batch); over records
+	// in memory (cached or slurped), for as long as it took to fill the
+	// output, at least minCountFor and at most countFor.
 	Omitted int
 }
 
@@ -59,8 +62,12 @@ const (
 	// before returning anyway (a builtin may be busy in native code, which
 	// the context cannot interrupt; the guards keep that short).
 	abandonAfter = time.Second
-	// countFor bounds the evaluation after truncation that counts Omitted.
-	countFor = 100 * time.Millisecond
+	// countFor and minCountFor bound the evaluation of records in memory
+	// after truncation, which counts Omitted: a small file's results are
+	// all counted, and a large one's second query is not ten times slower
+	// than the first, which stopped when the output was full.
+	countFor    = 100 * time.Millisecond
+	minCountFor = 5 * time.Millisecond
 )
 
 // errStopCounting ends the evaluation that counts omitted results.
@@ -170,7 +177,7 @@ func (q *Query) start(ctx context.Context, src source, mode Mode, vars []any, li
 	st := newRunState(ctx, lim, cancel)
 	st.order = newKeyOrder(src.keyOrders(), q.objects)
 	active = st
-	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}}
+	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}, begin: time.Now()}
 	e.enc.order = st.order
 	done = make(chan struct{})
 	go func() {
@@ -222,7 +229,8 @@ type evaluation struct {
 	vm   *vmContext
 	vars []any
 
-	enc encoder // of the results; used by the evaluating goroutine only
+	enc   encoder   // of the results; used by the evaluating goroutine only
+	begin time.Time // when the evaluation started
 
 	mu       sync.Mutex
 	res      Result
@@ -296,6 +304,13 @@ func (e *evaluation) runBatches(p *prefetcher) {
 			return
 		}
 		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, b.rawLine) {
+			return
+		}
+		if e.counting() {
+			// The output is full: decoding more records only to count
+			// their results would cost as much as the whole query (a
+			// file of 100,000 records, where the model sees a few
+			// hundred). The count is a lower bound.
 			return
 		}
 		switch {
@@ -462,11 +477,13 @@ func (e *evaluation) add(v any) bool {
 	return true
 }
 
-// truncate starts counting the omitted results, for a short while.
+// truncate starts counting the omitted results, for a short while: as
+// long as the output took to fill, within [minCountFor, countFor].
 func (e *evaluation) truncate() {
 	e.res.Truncated = true
 	e.res.Omitted++
-	e.counter = time.AfterFunc(countFor, func() { e.st.cancel(errStopCounting) })
+	d := min(max(time.Since(e.begin), minCountFor), countFor)
+	e.counter = time.AfterFunc(d, func() { e.st.cancel(errStopCounting) })
 }
 
 func (e *evaluation) counting() bool {

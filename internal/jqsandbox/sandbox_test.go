@@ -186,6 +186,45 @@ func TestOutputCaps(t *testing.T) {
 	require.True(t, res.Truncated)
 }
 
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+func TestFullOutputStopsReading(t *testing.T) {
+	// A stream over a file stops decoding once the output is full: the
+	// count of the rest is a lower bound, of what was decoded already.
+	input := benchJSONL(20000)
+	lim := testLimits()
+	lim.MaxOutputs = 3
+	q, err := Compile(`.id`, nil, lim)
+	require.NoError(t, err)
+	cr := &countReader{r: strings.NewReader(input)}
+	res, err := q.Run(context.Background(), cr, Stream, nil, lim)
+	require.NoError(t, err)
+	require.Len(t, res.Values, 3)
+	require.True(t, res.Truncated)
+	require.Positive(t, res.Omitted)
+	require.Less(t, res.Omitted, 20000-3)
+	require.Less(t, cr.n, len(input)/4, "read %d of %d bytes", cr.n, len(input))
+
+	// Records in memory cost only the query to count: a small file's are
+	// all counted.
+	recs, err := DecodeRecords(strings.NewReader(benchJSONL(200)), lim)
+	require.NoError(t, err)
+	res, err = q.RunRecords(context.Background(), recs, Stream, nil, lim)
+	require.NoError(t, err)
+	require.True(t, res.Truncated)
+	require.Equal(t, 197, res.Omitted)
+}
+
 func TestTimeout(t *testing.T) {
 	lim := testLimits()
 	lim.Timeout = 300 * time.Millisecond
