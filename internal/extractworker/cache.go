@@ -147,6 +147,31 @@ func (c *FileCache) Warm(key string, records *jqsandbox.Records) {
 	c.put(key, records)
 }
 
+// Room returns the most decoded bytes the records of one file may take
+// to be cached (see Fits); zero when the cache is off.
+func (c *FileCache) Room() int64 {
+	if c.budget <= 0 {
+		return 0
+	}
+	return c.budget / 2
+}
+
+// Offer caches records that a query decoded as it ran (see
+// jqsandbox.Query.RunKeeping) under key, in place of cached records
+// that do not cover them, unless they do not fit or the file is being
+// decoded already.
+func (c *FileCache) Offer(key string, records *jqsandbox.Records) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.loading[key]; ok {
+		return
+	}
+	if el, ok := c.byKey[key]; ok && el.Value.(*cachedFile).records.Projection().Covers(records.Projection()) {
+		return
+	}
+	c.put(key, records)
+}
+
 // Used returns the decoded bytes cached.
 func (c *FileCache) Used() int64 {
 	c.mu.Lock()

@@ -79,7 +79,13 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	}
 	var recs *jqsandbox.Records
 	decoded, cached := false, false
-	if e.Files != nil && e.Files.Fits(in.Size) {
+	if e.Files != nil {
+		// Records a query kept of a file too large to decode beforehand.
+		if r, ok := e.Files.Get(in.Key); ok && r.Projection().Covers(q.CacheProjection(mode)) {
+			recs, decoded, cached = r, true, true
+		}
+	}
+	if !decoded && e.Files != nil && e.Files.Fits(in.Size) {
 		// The file is small enough for its records to be kept: decode them
 		// with what this query needs, or what the cache has and this query
 		// needs, and keep them.
@@ -110,8 +116,20 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		if openErr != nil {
 			return &Response{Failure: Describe(openErr, timeout)}
 		}
-		res, err = q.Run(ctx, rd, mode, values, lim)
+		var kept *jqsandbox.Records
+		if e.Files != nil {
+			// The records of a large file are decoded as the query runs,
+			// which may stop early, with what it reads; if it reads them
+			// all, and what it keeps of them fits, they answer the next
+			// queries that read no more.
+			res, kept, err = q.RunKeeping(ctx, rd, mode, values, lim, e.Files.Room())
+		} else {
+			res, err = q.Run(ctx, rd, mode, values, lim)
+		}
 		done()
+		if kept != nil {
+			e.Files.Offer(in.Key, kept)
+		}
 	}
 	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Cached: cached}
 	if err != nil {

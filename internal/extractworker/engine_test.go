@@ -70,3 +70,66 @@ func TestEngineCachesWhatASelectReads(t *testing.T) {
 	require.Equal(t, first.Values, run(e, sel).Values)
 	require.Equal(t, 1, opened)
 }
+
+func TestEngineKeepsWhatAQueryOfALargeFileRead(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, `{"id":%d,"title":"record %d","body":%q}`+"\n", i, i, strings.Repeat("text ", 200))
+	}
+	data := []byte(b.String())
+	// Too large for its records to be decoded beforehand; the fields two
+	// queries read fit.
+	files := NewFileCache(int64(len(data)) * 5 / 4)
+	require.False(t, files.Fits(int64(len(data))))
+	e := &Engine{Files: files, Queries: &QueryCache{}}
+	stream := &Engine{Queries: &QueryCache{}}
+	opened, streamed := 0, 0
+	run := func(e *Engine, key string, req Request) *Response {
+		t.Helper()
+		count := &opened
+		if e == stream {
+			count = &streamed
+		}
+		resp := e.Run(context.Background(), &req, engineInput(key, data, count))
+		require.Nil(t, resp.Failure, req.Query)
+		return resp
+	}
+
+	// A query that reads every record keeps what it read of them; the
+	// next queries that read no more are answered from them.
+	list := Request{Query: `{id,title}`}
+	first := run(e, "f", list)
+	require.False(t, first.Cached)
+	require.Equal(t, run(stream, "f", list).Values, first.Values)
+	require.Len(t, first.Values, 200)
+	recs, ok := files.Get("f")
+	require.True(t, ok)
+	require.Equal(t, "{id:*,title:*}", recs.Projection().String())
+	second := run(e, "f", list)
+	require.True(t, second.Cached)
+	require.Equal(t, first.Values, second.Values)
+	count := Request{Query: `map(.title)|length`, Slurp: true}
+	require.Equal(t, run(stream, "f", count).Values, run(e, "f", count).Values)
+	require.Equal(t, 1, opened, "answered from the records kept")
+
+	// Nor does a query whose records, with their lines, do not fit.
+	run(e, "h", Request{Query: `select(.title == "record 7")`})
+	_, ok = files.Get("h")
+	require.False(t, ok)
+
+	// A query stopped by a full output keeps nothing: it did not read
+	// every record (of a file longer than what is decoded ahead).
+	big := bytes.Repeat(data, 20)
+	large := &Engine{Files: NewFileCache(int64(len(big)) * 5 / 4), Queries: &QueryCache{}}
+	cut := list
+	cut.Limits.MaxOutputs = 3
+	resp := large.Run(context.Background(), &cut, engineInput("g", big, &opened))
+	require.Nil(t, resp.Failure)
+	require.True(t, resp.Truncated)
+	_, ok = large.Files.Get("g")
+	require.False(t, ok)
+	resp = large.Run(context.Background(), &list, engineInput("g", big, &opened))
+	require.Nil(t, resp.Failure)
+	_, ok = large.Files.Get("g")
+	require.True(t, ok, "read to the end")
+}

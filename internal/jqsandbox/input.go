@@ -40,6 +40,47 @@ type records struct {
 	// sets raw to the line of each projected record (see lazySelect).
 	lazy bool
 	raw  []byte
+	// keep, when set, gathers the records read (see Query.RunKeeping).
+	keep *keeper
+}
+
+// keeper gathers the records a run decodes from a file, for a cache, as
+// long as they take at most max bytes; done is set once every record
+// was read.
+type keeper struct {
+	max  int64
+	recs *Records // nil once the records take more than max
+	done bool
+}
+
+// add keeps v, read by rs (with its line, when rs keeps lines).
+func (k *keeper) add(v any, rs *records) {
+	if k.recs == nil {
+		return
+	}
+	r := k.recs
+	r.values = append(r.values, v)
+	if r.proj.lines {
+		r.lines = append(r.lines, rs.raw...) // rs.raw is nil for a record decoded whole
+		r.ends = append(r.ends, len(r.lines))
+	}
+	if rs.bytes+int64(len(r.lines))+8*int64(len(r.ends)) > k.max {
+		k.recs = nil // let them go: the file is too large to keep
+	}
+}
+
+// records returns the records gathered, if they are all the file's.
+func (k *keeper) records(rs *records) *Records {
+	if k == nil || !k.done || k.recs == nil {
+		return nil
+	}
+	r := k.recs
+	r.orders = rs.keyOrders()
+	if cap(r.lines) > len(r.lines)+len(r.lines)/8 {
+		r.lines = slices.Clone(r.lines)
+	}
+	r.bytes = rs.bytes + int64(cap(r.lines)) + 8*int64(cap(r.ends)) + 16*int64(cap(r.values)-len(r.values))
+	return r
 }
 
 // readers keeps the buffers records are read through (readBuffer
@@ -84,6 +125,9 @@ func (rs *records) next() (any, int, error) {
 	for len(rs.pending) == 0 {
 		b, err := rs.readLine()
 		if err != nil {
+			if rs.keep != nil && errors.Is(err, io.EOF) {
+				rs.keep.done = true
+			}
 			return nil, rs.line, err
 		}
 		rs.line++
@@ -124,6 +168,9 @@ func (rs *records) next() (any, int, error) {
 	}
 	v := rs.pending[0]
 	rs.pending = rs.pending[1:]
+	if rs.keep != nil {
+		rs.keep.add(v, rs)
+	}
 	return v, rs.line, nil
 }
 

@@ -226,6 +226,32 @@ func TestCacheProjectionOfSelect(t *testing.T) {
 	require.ErrorContains(t, err, "does not cover")
 }
 
+func TestRunKeeping(t *testing.T) {
+	// A run that reads every record returns them as RunRecords takes
+	// them, within the bytes it may keep; they answer as whole records.
+	for _, tc := range projQueries {
+		q, err := Compile(tc.q, nil, testLimits())
+		require.NoError(t, err)
+		whole, err := DecodeRecords(strings.NewReader(projInput), testLimits())
+		require.NoError(t, err)
+		// (Records in memory are numbered as if the file had no blank
+		// line; a file's keep their line numbers.)
+		cold, cerr := q.Run(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits())
+		got, kept, gerr := q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 1<<20)
+		require.Equal(t, fmt.Sprint(cerr), fmt.Sprint(gerr), tc.q)
+		require.Equal(t, cold, got, tc.q)
+		want, werr := q.RunRecords(context.Background(), whole, tc.mode, nil, testLimits())
+		require.NotNil(t, kept, tc.q)
+		require.Equal(t, q.CacheProjection(tc.mode), kept.Projection(), tc.q)
+		again, aerr := q.RunRecords(context.Background(), kept, tc.mode, nil, testLimits())
+		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(aerr), tc.q)
+		require.Equal(t, want, again, tc.q)
+
+		_, kept, _ = q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 100)
+		require.Nil(t, kept, "%s: more than 100 bytes", tc.q)
+	}
+}
+
 // TestProjectionRandom composes random queries from fragments and checks
 // that projection does not change their results.
 func TestProjectionRandom(t *testing.T) {

@@ -100,6 +100,41 @@ func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim
 	return q.run(ctx, readerSource(r, lim, mode, q.Projection(mode), false), mode, vars, lim)
 }
 
+// RunKeeping is Run that also returns the records it decoded, as
+// RunRecords takes them (their projection covers the query's
+// CacheProjection), when it read every record of r and they take at most
+// keep bytes (see Records.Bytes); else nil. A cache gets, at no cost, the
+// records of a file too large to decode for it beforehand: the query
+// keeps what it reads (two fields of a large memory), and stops at a full
+// output without decoding the rest.
+func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits, keep int64) (Result, *Records, error) {
+	if r == nil {
+		r = strings.NewReader("")
+	}
+	lim = lim.withDefaults()
+	lazy := mode == Stream && !q.selectProj.Whole()
+	p := q.Projection(mode)
+	if lazy {
+		p = q.selectProj
+	}
+	src := readerSource(r, lim, mode, p, lazy)
+	var rs *records
+	switch s := src.(type) {
+	case *prefetcher:
+		rs = s.recs
+	case *records:
+		rs = s
+	}
+	if keep > 0 {
+		rs.keep = &keeper{max: keep, recs: &Records{values: []any{}, proj: q.CacheProjection(mode)}}
+	}
+	res, err := q.run(ctx, src, mode, vars, lim)
+	if errors.Is(err, ErrStuck) {
+		return res, nil, err // the run may still read the records
+	}
+	return res, rs.keep.records(rs), err
+}
+
 // RunRecords is Run over records already decoded (see DecodeRecords), for
 // callers that query the same file again and again: decoding is most of
 // the cost of a query. The records are only read, never modified. Their
