@@ -30,6 +30,11 @@ type Input struct {
 	// file) and a function that releases it. It is called only when the
 	// records are not cached, at most once.
 	Open func() (io.Reader, func(), error)
+	// OpenAt, when not nil, returns the bytes Open reads, at their
+	// offsets from its first byte, and a function that releases them: a
+	// select over records of a large file, cached without their lines,
+	// reads its outputs' lines there. It is called at most once.
+	OpenAt func() (io.ReaderAt, func(), error)
 }
 
 // Run answers req. Everything it does, compiling and decoding included,
@@ -81,8 +86,16 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	decoded, cached := false, false
 	if e.Files != nil {
 		// Records a query kept of a file too large to decode beforehand.
-		if r, ok := e.Files.Get(in.Key); ok && r.Projection().Covers(q.CacheProjection(mode)) {
+		if r, ok := e.Files.Get(in.Key); ok && r.Projection().Covers(q.CacheProjection(mode)) && (!r.NeedsFile() || in.OpenAt != nil) {
 			recs, decoded, cached = r, true, true
+			if r.NeedsFile() {
+				f, done, err := in.OpenAt()
+				if err != nil {
+					return &Response{Failure: Describe(err, timeout)}
+				}
+				defer done()
+				recs = r.At(f)
+			}
 		}
 	}
 	if !decoded && e.Files != nil && e.Files.Fits(in.Size) {
@@ -122,7 +135,7 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			// which may stop early, with what it reads; if it reads them
 			// all, and what it keeps of them fits, they answer the next
 			// queries that read no more.
-			res, kept, err = q.RunKeeping(ctx, rd, mode, values, lim, e.Files.Room())
+			res, kept, err = q.RunKeeping(ctx, rd, mode, values, lim, e.Files.Room(), in.OpenAt != nil)
 		} else {
 			res, err = q.Run(ctx, rd, mode, values, lim)
 		}

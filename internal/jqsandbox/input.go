@@ -42,6 +42,9 @@ type records struct {
 	raw  []byte
 	// keep, when set, gathers the records read (see Query.RunKeeping).
 	keep *keeper
+	// pos counts the bytes of the lines read; at is where the last line
+	// read starts.
+	pos, at int64
 }
 
 // keeper gathers the records a run decodes from a file, for a cache, as
@@ -51,6 +54,9 @@ type keeper struct {
 	max  int64
 	recs *Records // nil once the records take more than max
 	done bool
+	// offsets keeps where the lines are rather than the lines, which the
+	// records' reader can read again.
+	offsets bool
 }
 
 // add keeps v, read by rs (with its line, when rs keeps lines).
@@ -59,12 +65,25 @@ func (k *keeper) add(v any, rs *records) {
 		return
 	}
 	r := k.recs
-	r.values = append(r.values, v)
-	if r.proj.lines {
+	size := rs.bytes
+	if r.cols != nil {
+		r.cols.add(v)
+		size = r.cols.bytes
+	} else {
+		r.values = append(r.values, v)
+	}
+	switch {
+	case r.proj.lines && k.offsets:
+		end := rs.at // an empty line: a record decoded whole
+		if rs.raw != nil {
+			end += int64(len(rs.raw))
+		}
+		r.offs = append(r.offs, rs.at, end)
+	case r.proj.lines:
 		r.lines = append(r.lines, rs.raw...) // rs.raw is nil for a record decoded whole
 		r.ends = append(r.ends, len(r.lines))
 	}
-	if rs.bytes+int64(len(r.lines))+8*int64(len(r.ends)) > k.max {
+	if size+int64(len(r.lines))+8*int64(len(r.ends)+len(r.offs)) > k.max {
 		k.recs = nil // let them go: the file is too large to keep
 	}
 }
@@ -79,7 +98,13 @@ func (k *keeper) records(rs *records) *Records {
 	if cap(r.lines) > len(r.lines)+len(r.lines)/8 {
 		r.lines = slices.Clone(r.lines)
 	}
-	r.bytes = rs.bytes + int64(cap(r.lines)) + 8*int64(cap(r.ends)) + 16*int64(cap(r.values)-len(r.values))
+	r.bytes = rs.bytes + 16*int64(cap(r.values)-len(r.values))
+	if r.cols != nil {
+		r.cols.trim()
+		r.bytes = r.cols.bytes
+	}
+	r.offs = slices.Clip(r.offs)
+	r.bytes += int64(cap(r.lines)) + 8*int64(cap(r.ends)+cap(r.offs))
 	return r
 }
 
@@ -131,6 +156,8 @@ func (rs *records) next() (any, int, error) {
 			return nil, rs.line, err
 		}
 		rs.line++
+		rs.at = rs.pos
+		rs.pos += int64(len(b))
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
@@ -295,14 +322,34 @@ type source interface {
 // lazy select (see Records).
 type sliceSource struct {
 	records []any
+	cols    *columns // instead of records, when set
 	orders  *jsonvalue.KeyOrders
 	lines   []byte
 	ends    []int
+	offs    []int64     // instead of lines: where they are in file
+	file    io.ReaderAt // nil: the lines cannot be read
+	buf     []byte
 }
 
 // rawLine returns the line of records[i] when it is kept (the record was
 // projected), else nil.
-func (s *sliceSource) rawLine(i int) []byte { return lineAt(s.lines, s.ends, i) }
+func (s *sliceSource) rawLine(i int) ([]byte, error) {
+	if s.offs == nil {
+		return lineAt(s.lines, s.ends, i), nil
+	}
+	start, end := s.offs[2*i], s.offs[2*i+1]
+	if start == end {
+		return nil, nil
+	}
+	if s.file == nil {
+		return nil, errors.New("jqsandbox: the records' file is needed to read their lines")
+	}
+	s.buf = slices.Grow(s.buf[:0], int(end-start))[:end-start]
+	if _, err := s.file.ReadAt(s.buf, start); err != nil {
+		return nil, fmt.Errorf("jqsandbox: reading a record again: %w", err)
+	}
+	return s.buf, nil
+}
 
 // lineAt returns the i-th of the lines held one after the other in lines,
 // each ending at its ends[i], or nil when it is empty (its record was
@@ -345,13 +392,35 @@ func readerSource(r io.Reader, lim Limits, mode Mode, p Projection, lazy bool) s
 // lines holds them one after the other, that of values[i] ending at
 // ends[i] (empty for a record that could not be projected, decoded
 // whole).
+//
+// Records a query kept of a large file (see Query.RunKeeping) are held as
+// columns, values nil.
+//
+// Records kept with offsets (Query.RunKeeping) hold, instead of lines,
+// where each line is in the reader the records were read from, offs[2i]
+// to offs[2i+1]: a query that needs the lines runs over At(the file).
 type Records struct {
 	values []any
+	cols   *columns
 	orders *jsonvalue.KeyOrders
 	proj   Projection
 	bytes  int64
 	lines  []byte
 	ends   []int
+	offs   []int64
+	file   io.ReaderAt // set by At
+}
+
+// NeedsFile reports whether a query of these records may need their file
+// (see At): their lines were not kept, only where they are.
+func (r *Records) NeedsFile() bool { return r != nil && r.offs != nil }
+
+// At returns records r reading their lines from f, which holds the bytes
+// that the reader r was decoded from held, at the same offsets.
+func (r *Records) At(f io.ReaderAt) *Records {
+	c := *r
+	c.file = f
+	return &c
 }
 
 // Projection returns what was kept of each record.
@@ -362,8 +431,11 @@ func (r *Records) Bytes() int64 { return r.bytes }
 
 // Len returns the number of records.
 func (r *Records) Len() int {
-	if r == nil {
+	switch {
+	case r == nil:
 		return 0
+	case r.cols != nil:
+		return r.cols.n
 	}
 	return len(r.values)
 }
@@ -422,19 +494,7 @@ func (b *batch) line(i int) int { return b.lines[i] }
 
 // rawLine returns the line of vals[i] when it was projected in lazy mode,
 // else nil.
-func (b *batch) rawLine(i int) []byte {
-	if len(b.ends) == 0 { // not in lazy mode
-		return nil
-	}
-	start := 0
-	if i > 0 {
-		start = b.ends[i-1]
-	}
-	if start == b.ends[i] {
-		return nil
-	}
-	return b.raw[start:b.ends[i]]
-}
+func (b *batch) rawLine(i int) []byte { return lineAt(b.raw, b.ends, i) }
 
 const (
 	batchSize = 64

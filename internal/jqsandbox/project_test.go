@@ -228,28 +228,59 @@ func TestCacheProjectionOfSelect(t *testing.T) {
 
 func TestRunKeeping(t *testing.T) {
 	// A run that reads every record returns them as RunRecords takes
-	// them, within the bytes it may keep; they answer as whole records.
+	// them, within the bytes it may keep; they answer as whole records,
+	// reading their lines again from the file when kept with offsets.
 	for _, tc := range projQueries {
 		q, err := Compile(tc.q, nil, testLimits())
 		require.NoError(t, err)
 		whole, err := DecodeRecords(strings.NewReader(projInput), testLimits())
 		require.NoError(t, err)
+		want, werr := q.RunRecords(context.Background(), whole, tc.mode, nil, testLimits())
 		// (Records in memory are numbered as if the file had no blank
 		// line; a file's keep their line numbers.)
 		cold, cerr := q.Run(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits())
-		got, kept, gerr := q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 1<<20)
-		require.Equal(t, fmt.Sprint(cerr), fmt.Sprint(gerr), tc.q)
-		require.Equal(t, cold, got, tc.q)
-		want, werr := q.RunRecords(context.Background(), whole, tc.mode, nil, testLimits())
-		require.NotNil(t, kept, tc.q)
-		require.Equal(t, q.CacheProjection(tc.mode), kept.Projection(), tc.q)
-		again, aerr := q.RunRecords(context.Background(), kept, tc.mode, nil, testLimits())
-		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(aerr), tc.q)
-		require.Equal(t, want, again, tc.q)
+		for _, offsets := range []bool{false, true} {
+			got, kept, gerr := q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 1<<20, offsets)
+			require.Equal(t, fmt.Sprint(cerr), fmt.Sprint(gerr), tc.q)
+			require.Equal(t, cold, got, tc.q)
+			require.NotNil(t, kept, tc.q)
+			require.Equal(t, q.CacheProjection(tc.mode), kept.Projection(), tc.q)
+			require.Equal(t, offsets && q.CacheProjection(tc.mode).lines, kept.NeedsFile(), tc.q)
+			if kept.NeedsFile() {
+				kept = kept.At(strings.NewReader(projInput))
+			}
+			again, aerr := q.RunRecords(context.Background(), kept, tc.mode, nil, testLimits())
+			require.Equal(t, fmt.Sprint(werr), fmt.Sprint(aerr), "%s offsets=%v", tc.q, offsets)
+			require.Equal(t, want, again, "%s offsets=%v", tc.q, offsets)
 
-		_, kept, _ = q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 100)
-		require.Nil(t, kept, "%s: more than 100 bytes", tc.q)
+			_, kept, _ = q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 100, offsets)
+			require.Nil(t, kept, "%s: more than 100 bytes", tc.q)
+		}
 	}
+
+	// Kept records take a fraction of the memory of maps.
+	input := strings.Repeat(sampleJSONL, 50)
+	q, err := Compile(`[.title,.namespace]|@tsv`, nil, testLimits())
+	require.NoError(t, err)
+	part, err := DecodeProjected(strings.NewReader(input), testLimits(), q.Projection(Stream))
+	require.NoError(t, err)
+	_, kept, err := q.RunKeeping(context.Background(), strings.NewReader(input), Stream, nil, testLimits(), 1<<20, false)
+	require.NoError(t, err)
+	require.Equal(t, part.Len(), kept.Len())
+	require.Less(t, kept.Bytes(), part.Bytes()/2)
+
+	// Without their file, records kept with offsets cannot give a select
+	// its outputs.
+	q, err = Compile(`select(.id == "m-003")`, nil, testLimits())
+	require.NoError(t, err)
+	_, kept, err = q.RunKeeping(context.Background(), strings.NewReader(sampleJSONL), Stream, nil, testLimits(), 1<<20, true)
+	require.NoError(t, err)
+	_, err = q.RunRecords(context.Background(), kept, Stream, nil, testLimits())
+	require.ErrorContains(t, err, "file is needed")
+	res, err := q.RunRecords(context.Background(), kept.At(strings.NewReader(sampleJSONL)), Stream, nil, testLimits())
+	require.NoError(t, err)
+	require.Len(t, res.Values, 1)
+	require.Contains(t, string(res.Values[0]), `"provenance"`)
 }
 
 // TestProjectionRandom composes random queries from fragments and checks

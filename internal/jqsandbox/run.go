@@ -107,7 +107,10 @@ func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim
 // records of a file too large to decode for it beforehand: the query
 // keeps what it reads (two fields of a large memory), and stops at a full
 // output without decoding the rest.
-func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits, keep int64) (Result, *Records, error) {
+//
+// With offsets, the records keep where their lines are in r rather than
+// the lines (see Records.At), for a caller that can read r again.
+func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits, keep int64, offsets bool) (Result, *Records, error) {
 	if r == nil {
 		r = strings.NewReader("")
 	}
@@ -126,7 +129,11 @@ func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []a
 		rs = s
 	}
 	if keep > 0 {
-		rs.keep = &keeper{max: keep, recs: &Records{values: []any{}, proj: q.CacheProjection(mode)}}
+		kept := &Records{values: []any{}, proj: q.CacheProjection(mode)}
+		if rs.proj != nil {
+			kept.values, kept.cols = nil, newColumns(rs.proj)
+		}
+		rs.keep = &keeper{max: keep, recs: kept, offsets: offsets}
 	}
 	res, err := q.run(ctx, src, mode, vars, lim)
 	if errors.Is(err, ErrStuck) {
@@ -144,13 +151,13 @@ func (q *Query) RunRecords(ctx context.Context, recs *Records, mode Mode, vars [
 	if recs == nil {
 		recs = &Records{} // no records
 	}
-	src := &sliceSource{records: recs.values, orders: recs.orders}
+	src := &sliceSource{records: recs.values, cols: recs.cols, orders: recs.orders}
 	if !recs.proj.Covers(q.Projection(mode)) {
 		// A select decodes its outputs whole from their lines.
 		if want := q.CacheProjection(mode); !want.lines || !recs.proj.Covers(want) {
 			return Result{}, fmt.Errorf("jqsandbox: the records were decoded with %v, which does not cover the query's %v", recs.proj, want)
 		}
-		src.lines, src.ends = recs.lines, recs.ends
+		src.lines, src.ends, src.offs, src.file = recs.lines, recs.ends, recs.offs, recs.file
 	}
 	return q.run(ctx, src, mode, vars, lim.withDefaults())
 }
@@ -280,9 +287,13 @@ func (e *evaluation) run(src source, mode Mode) {
 	case *prefetcher:
 		e.runBatches(s)
 	case *sliceSource:
+		if s.cols != nil {
+			e.runColumns(s, mode)
+			return
+		}
 		if mode == Stream {
-			var raw func(int) []byte
-			if s.ends != nil {
+			var raw func(int) ([]byte, error)
+			if s.ends != nil || s.offs != nil {
 				raw = s.rawLine
 			}
 			e.evalBatch(s.records, func(i int) int { return i + 1 }, raw)
@@ -303,6 +314,30 @@ func (e *evaluation) run(src source, mode Mode) {
 		s.release()
 		if ok {
 			e.evalBatch([]any{all}, noLine, nil)
+		}
+	}
+}
+
+// runColumns evaluates the query on records held as columns, rebuilt a
+// batch at a time (all at once in Slurp mode).
+func (e *evaluation) runColumns(s *sliceSource, mode Mode) {
+	n := s.cols.n
+	if mode == Slurp {
+		all := s.cols.fill(make([]any, n), 0)
+		if !e.stopped() {
+			e.evalBatch([]any{all}, noLine, nil)
+		}
+		return
+	}
+	buf := make([]any, batchSize)
+	for from := 0; from < n && !e.stopped(); from += batchSize {
+		vals := s.cols.fill(buf[:min(batchSize, n-from)], from)
+		var raw func(int) ([]byte, error)
+		if s.ends != nil || s.offs != nil {
+			raw = func(i int) ([]byte, error) { return s.rawLine(from + i) }
+		}
+		if !e.evalBatch(vals, func(i int) int { return from + i + 1 }, raw) {
+			return
 		}
 	}
 }
@@ -338,7 +373,8 @@ func (e *evaluation) runBatches(p *prefetcher) {
 			e.stopped() // records the context's cause
 			return
 		}
-		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, b.rawLine) {
+		raw := func(i int) ([]byte, error) { return b.rawLine(i), nil }
+		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, raw) {
 			return
 		}
 		if e.counting() {
@@ -388,7 +424,7 @@ func (e *evaluation) cancelErr() error {
 // returns the line of vals[i] when its source projected it for a
 // lazySelect query: each output (the record itself) is then the record
 // decoded whole from that line.
-func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) []byte) bool {
+func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) ([]byte, error)) bool {
 	e.st.record = 0
 	iter := e.q.code.RunWithContext(e.vm, vals, e.vars...)
 	wholeAt, whole := -1, any(nil)
@@ -402,7 +438,12 @@ func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) []b
 			e.fail(err, line(at))
 			return false
 		}
-		if text := rawAt(raw, at); text != nil {
+		text, err := rawAt(raw, at)
+		if err != nil {
+			e.setErr(err)
+			return false
+		}
+		if text != nil {
 			if wholeAt != at {
 				// Orders are not recorded: the projection recorded this
 				// line's already.
@@ -423,9 +464,9 @@ func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) []b
 }
 
 // rawAt returns raw(i), or nil when raw is nil.
-func rawAt(raw func(int) []byte, i int) []byte {
+func rawAt(raw func(int) ([]byte, error), i int) ([]byte, error) {
 	if raw == nil {
-		return nil
+		return nil, nil
 	}
 	return raw(i)
 }
