@@ -108,7 +108,7 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 				return nil, err
 			}
 			defer done()
-			return jqsandbox.DecodeProjected(r, lim, p)
+			return jqsandbox.DecodeProjectedSize(r, lim, p, in.Size)
 		})
 		if err != nil {
 			return &Response{Failure: Describe(err, timeout)}

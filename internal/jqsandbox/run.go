@@ -443,7 +443,7 @@ func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) ([]
 			e.setErr(err)
 			return false
 		}
-		if text != nil {
+		if text != nil && !e.counting() { // counted, not shown: no need of it whole
 			if wholeAt != at {
 				// Orders are not recorded: the projection recorded this
 				// line's already.
