@@ -91,9 +91,11 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 	}
 	if !req.Slurp {
 		// Only a threshold's worth of a stream is shown: encode little
-		// more than that, and count the rest. (A slurped result is often
+		// more than that (16 bytes a token, four times what estimators
+		// count), and stop there: a list of a large file costs what it
+		// encodes, not what the file holds. (A slurped result is often
 		// one large array, shown in part, so it keeps the default bound.)
-		req.Limits.MaxOutputBytes = max(64<<10, 16*o.cfg.ThresholdTokens)
+		req.Limits.MaxOutputBytes = max(16<<10, 16*o.cfg.ThresholdTokens)
 	}
 	if req.Values, err = json.Marshal(values); err != nil {
 		return "", fmt.Errorf("params: %v", err)
