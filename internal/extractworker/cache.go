@@ -14,8 +14,10 @@ import (
 // once: however many callers want it at the same time, one decodes and the
 // others wait for its records. Records are decoded with the projection the
 // queries need (jqsandbox.Projection): a query that needs more decodes the
-// file again with the union, which replaces the cached records. The budget
-// counts decoded bytes (jqsandbox.Records.Bytes, an estimate).
+// file again with the union, which replaces the cached records. A file
+// too large to be decoded beforehand is decoded as its query runs, which
+// may Offer what it kept. The budget counts decoded bytes
+// (jqsandbox.Records.Bytes, an estimate).
 //
 // A FileCache is safe for concurrent use.
 type FileCache struct {
