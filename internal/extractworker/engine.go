@@ -144,7 +144,7 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			e.Files.Offer(in.Key, kept)
 		}
 	}
-	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Cached: cached}
+	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Elements: res.Elements, Cached: cached}
 	if err != nil {
 		resp.Failure = Describe(err, timeout)
 		resp.Retire = errors.Is(err, jqsandbox.ErrStuck)

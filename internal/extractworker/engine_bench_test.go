@@ -32,8 +32,8 @@ func memoryLines(b *testing.B, n int) []byte {
 }
 
 // BenchmarkEngineQuery measures what a worker does for one lro_extract
-// query of 500 or 100,000 memories, some of the recipes' filters (3 and
-// 10 match no record) and a custom select: first, the file's first query
+// query of 500 or 100,000 memories, some of the recipes' filters (3, 7
+// and 10 match no record) and a custom select: first, the file's first query
 // (a cache of the default size, empty); stream, at 500, the query with no
 // cache, reading the file as it decodes it; second, the same query of the
 // records the first cached, if it could keep them. first/second is what a
@@ -52,6 +52,7 @@ func BenchmarkEngineQuery(b *testing.B) {
 			{"recipe=1", `[.title,.namespace]|@tsv`, false, nil, ""},
 			{"recipe=3", `select(.title|test($keyword;"i"))`, false, []string{"keyword"}, `["quasar"]`},
 			{"recipe=6", `group_by(.namespace)|map({namespace:.[0].namespace,count:length})`, true, nil, ""},
+			{"recipe=7", `select(.tags|index($tag))`, false, []string{"tag"}, `["TAG"]`},
 			{"recipe=8", `sort_by(.created)`, true, nil, ""},
 			{"recipe=10", `select(.content|test($keyword;"i"))`, false, []string{"keyword"}, `["quasar"]`},
 			{"custom-select", `select(.title|test("quasar";"i"))|{id,title}`, false, nil, ""},

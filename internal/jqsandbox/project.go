@@ -130,6 +130,38 @@ func (q *Query) Projection(mode Mode) Projection {
 	return q.streamProj
 }
 
+// lazySort returns, for a query sort_by(f) or sort_by(f) | reverse over
+// the slurped records, the projection of f alone: f only orders the
+// records, and the query outputs them as they are, reordered. The records
+// are decoded with that projection and their lines, and only those the
+// output shows are decoded whole (see evaluation.addRecords). For any
+// other query it returns the whole record.
+func lazySort(query *gojq.Query) Projection {
+	if len(query.FuncDefs) > 0 {
+		return Projection{}
+	}
+	sortBy := query
+	if query.Op == gojq.OpPipe {
+		r := query.Right
+		if r == nil || r.Term == nil || r.Term.Type != gojq.TermTypeFunc || len(r.Term.SuffixList) > 0 ||
+			r.Term.Func.Name != "reverse" || len(r.Term.Func.Args) != 0 {
+			return Projection{}
+		}
+		sortBy = query.Left
+	}
+	t := sortBy.Term
+	if sortBy.Op != 0 || t == nil || t.Type != gojq.TermTypeFunc || len(t.SuffixList) > 0 ||
+		t.Func.Name != "sort_by" || len(t.Func.Args) != 1 {
+		return Projection{}
+	}
+	a := &analyzer{root: &projNode{}}
+	a.need(a.query(t.Func.Args[0], []alt{{kind: altRef, node: a.root}}, nil))
+	if a.failed || a.root.whole {
+		return Projection{}
+	}
+	return Projection{root: a.root}
+}
+
 // CacheProjection returns what records decoded for this query in mode
 // should keep (see DecodeProjected and RunRecords): its Projection, or,
 // for a query select(f) in Stream mode, what f reads and each record's
@@ -141,6 +173,9 @@ func (q *Query) Projection(mode Mode) Projection {
 func (q *Query) CacheProjection(mode Mode) Projection {
 	if mode == Stream && !q.selectProj.Whole() {
 		return Projection{root: q.selectProj.root, lines: true}
+	}
+	if mode == Slurp && !q.sortProj.Whole() {
+		return Projection{root: q.sortProj.root, lines: true}
 	}
 	return q.Projection(mode)
 }

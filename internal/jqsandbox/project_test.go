@@ -85,7 +85,7 @@ func runBoth(t *testing.T, query, input string, mode Mode) (got, want string) {
 		return b.String()
 	}
 	whole := *q
-	whole.streamProj, whole.slurpProj, whole.selectProj = Projection{}, Projection{}, Projection{}
+	whole.streamProj, whole.slurpProj, whole.selectProj, whole.sortProj = Projection{}, Projection{}, Projection{}, Projection{}
 	return show(q), show(&whole)
 }
 
@@ -163,6 +163,53 @@ func TestProjectionRecords(t *testing.T) {
 	_, err = q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
 	require.ErrorContains(t, err, "does not cover")
 	require.True(t, other.Projection(Stream).Union(q.Projection(Stream)).Covers(q.Projection(Stream)))
+}
+
+func TestLazySort(t *testing.T) {
+	// A recipe that sorts the slurped records decodes what it sorts by,
+	// and whole only the records it shows: it answers as over whole
+	// records, read from a file, cached, or kept, its output cut or not.
+	objects := strings.Join(strings.Split(projInput, "\n")[:12], "\n") + "\n" // the objects
+	for _, query := range []string{`sort_by(.created)`, `sort_by(.provenance.confidence)|reverse`, `sort_by(.title)`, `sort_by(.tags)|reverse`} {
+		q, err := CompileTrusted(query, nil)
+		require.NoError(t, err)
+		require.False(t, q.sortProj.Whole(), query)
+		require.True(t, q.CacheProjection(Slurp).lines, query)
+		whole := *q
+		whole.slurpProj, whole.sortProj = Projection{}, Projection{}
+		for _, input := range []string{objects, projInput, strings.Repeat(sampleJSONL, 30)} {
+			for _, max := range []int{0, 600} {
+				lim := testLimits()
+				lim.MaxOutputBytes = max
+				show := func(res Result, err error) string {
+					return fmt.Sprintf("%s elements=%d truncated=%v omitted=%d err=%v", strs(res.Values), res.Elements, res.Truncated, res.Omitted, err)
+				}
+				want := show(whole.Run(context.Background(), strings.NewReader(input), Slurp, nil, lim))
+				require.Equal(t, want, show(q.Run(context.Background(), strings.NewReader(input), Slurp, nil, lim)), "%s max=%d", query, max)
+				recs, err := DecodeProjected(strings.NewReader(input), lim, q.CacheProjection(Slurp))
+				require.NoError(t, err)
+				require.Equal(t, want, show(q.RunRecords(context.Background(), recs, Slurp, nil, lim)), "%s max=%d cached", query, max)
+				for _, offsets := range []bool{false, true} {
+					res, kept, err := q.RunKeeping(context.Background(), strings.NewReader(input), Slurp, nil, lim, 1<<20, offsets)
+					require.Equal(t, want, show(res, err), "%s max=%d keeping", query, max)
+					require.NotNil(t, kept)
+					if kept.NeedsFile() {
+						kept = kept.At(strings.NewReader(input))
+					}
+					require.Equal(t, want, show(q.RunRecords(context.Background(), kept, Slurp, nil, lim)), "%s max=%d kept offsets=%v", query, max, offsets)
+				}
+			}
+		}
+	}
+	for _, query := range []string{`sort_by(.created)|.[0]`, `sort_by(.created)|map(.id)`, `def f: .; sort_by(f)`, `sort_by(.created)|reverse|.[0]`} {
+		q, err := CompileTrusted(query, nil)
+		require.NoError(t, err)
+		require.True(t, q.sortProj.Whole(), "%s does not output the records as they are", query)
+	}
+	// Queries compiled with guards sort otherwise.
+	q, err := Compile(`sort_by(.created)`, nil, testLimits())
+	require.NoError(t, err)
+	require.True(t, q.sortProj.Whole())
 }
 
 // runCached runs query in Stream mode over the records of input decoded

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/itchyny/gojq"
 	"github.com/mcplro/lro/internal/jsonvalue"
@@ -55,6 +57,11 @@ type Result struct {
 	// in memory (cached or slurped), for as long as it took to fill the
 	// output, at least minCountFor and at most countFor.
 	Omitted int
+	// Elements, when the last value is an array result that did not fit
+	// MaxOutputBytes, cut to the elements that did (a slurped file
+	// sorted: the model is shown the first few), is that array's length;
+	// else 0. The array counts as one result kept, not omitted.
+	Elements int
 }
 
 const (
@@ -94,10 +101,21 @@ func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim
 		r = strings.NewReader("")
 	}
 	lim = lim.withDefaults()
-	if mode == Stream && !q.selectProj.Whole() {
-		return q.run(ctx, readerSource(r, lim, mode, q.selectProj, true), mode, vars, lim)
+	p, lazy := q.readProjection(mode)
+	return q.run(ctx, readerSource(r, lim, mode, p, lazy), mode, vars, lim)
+}
+
+// readProjection returns what to decode of each record read from a file
+// in mode, and whether the lines are kept for the records output (a
+// select, a sort).
+func (q *Query) readProjection(mode Mode) (Projection, bool) {
+	switch {
+	case mode == Stream && !q.selectProj.Whole():
+		return q.selectProj, true
+	case mode == Slurp && !q.sortProj.Whole():
+		return q.sortProj, true
 	}
-	return q.run(ctx, readerSource(r, lim, mode, q.Projection(mode), false), mode, vars, lim)
+	return q.Projection(mode), false
 }
 
 // RunKeeping is Run that also returns the records it decoded, as
@@ -115,11 +133,7 @@ func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []a
 		r = strings.NewReader("")
 	}
 	lim = lim.withDefaults()
-	lazy := mode == Stream && !q.selectProj.Whole()
-	p := q.Projection(mode)
-	if lazy {
-		p = q.selectProj
-	}
+	p, lazy := q.readProjection(mode)
 	src := readerSource(r, lim, mode, p, lazy)
 	var rs *records
 	switch s := src.(type) {
@@ -273,6 +287,9 @@ type evaluation struct {
 
 	enc   encoder   // of the results; used by the evaluating goroutine only
 	begin time.Time // when the evaluation started
+	// sorted, when set, are the records of a lazy sort, whose array
+	// result is replaced by the records decoded whole (see addRecords).
+	sorted *sortedRecords
 
 	mu       sync.Mutex
 	res      Result
@@ -306,6 +323,9 @@ func (e *evaluation) run(src source, mode Mode) {
 		if all == nil {
 			all = []any{}
 		}
+		if s.ends != nil || s.offs != nil {
+			e.sorted = &sortedRecords{all: all, line: s.rawLine}
+		}
 		if !e.stopped() {
 			e.evalBatch([]any{all}, noLine, nil)
 		}
@@ -324,6 +344,9 @@ func (e *evaluation) runColumns(s *sliceSource, mode Mode) {
 	n := s.cols.n
 	if mode == Slurp {
 		all := s.cols.fill(make([]any, n), 0)
+		if s.ends != nil || s.offs != nil {
+			e.sorted = &sortedRecords{all: all, line: s.rawLine}
+		}
 		if !e.stopped() {
 			e.evalBatch([]any{all}, noLine, nil)
 		}
@@ -345,21 +368,71 @@ func (e *evaluation) runColumns(s *sliceSource, mode Mode) {
 // noLine is the line of a slurped array: none.
 func noLine(int) int { return 0 }
 
-// gather reads every record, for Slurp mode.
+// gather reads every record, for Slurp mode, and, in lazy mode, their
+// lines, for the records a sort outputs.
 func (e *evaluation) gather(recs *records) ([]any, bool) {
 	all := []any{}
+	var lines []byte
+	var ends []int
 	for !e.stopped() {
 		v, _, err := recs.next()
 		switch {
 		case errors.Is(err, io.EOF):
+			if recs.lazy {
+				e.sorted = &sortedRecords{all: all, line: func(i int) ([]byte, error) { return lineAt(lines, ends, i), nil }}
+			}
 			return all, true
 		case err != nil:
 			e.setErr(err)
 			return nil, false
 		}
 		all = append(all, v)
+		if recs.lazy {
+			lines = append(lines, recs.raw...)
+			ends = append(ends, len(lines))
+		}
 	}
 	return nil, false
+}
+
+// sortedRecords are the slurped records of a lazy sort (see lazySort),
+// decoded with what the sort reads: the output replaces each by the
+// record decoded whole from its line.
+type sortedRecords struct {
+	all   []any
+	line  func(int) ([]byte, error) // nil for a record decoded whole
+	index map[unsafe.Pointer]int    // of the maps in all
+}
+
+// whole returns the record x, one of all, decoded whole.
+func (s *sortedRecords) whole(x any) (any, error) {
+	m, ok := x.(map[string]any)
+	if !ok {
+		return x, nil // not projected
+	}
+	if s.index == nil {
+		s.index = make(map[unsafe.Pointer]int, len(s.all))
+		for i, v := range s.all {
+			if r, ok := v.(map[string]any); ok {
+				s.index[reflect.ValueOf(r).UnsafePointer()] = i
+			}
+		}
+	}
+	i, ok := s.index[reflect.ValueOf(m).UnsafePointer()]
+	if !ok {
+		return nil, errors.New("jqsandbox: internal error: a sorted value is not one of the records")
+	}
+	text, err := s.line(i)
+	if err != nil || text == nil {
+		return x, err
+	}
+	// Orders are not recorded: the projection recorded this line's.
+	var dec jsonvalue.Decoder
+	w, err := dec.Decode(text)
+	if err != nil {
+		return nil, limitf(ErrInvalidInput, "line %d: %v", i+1, err)
+	}
+	return w, nil
 }
 
 // runBatches evaluates the query on the records that p decodes, a batch
@@ -537,6 +610,9 @@ func (e *evaluation) add(v any) bool {
 		e.truncate()
 		return true
 	}
+	if arr, isArray := v.([]any); isArray && e.sorted != nil {
+		return e.addRecords(arr)
+	}
 	n, ok, deep := encodedLen(v, lim.MaxOutputBytes-e.bytes, e.st.ctx.Done())
 	switch {
 	case deep:
@@ -545,6 +621,17 @@ func (e *evaluation) add(v any) bool {
 	case !ok && e.st.ctx.Err() != nil:
 		return false
 	case !ok:
+		if arr, isArray := v.([]any); isArray {
+			kept, goOn := e.addPrefix(arr)
+			if !goOn {
+				return false
+			}
+			if kept {
+				e.res.Truncated = true
+				e.countOmitted()
+				return true
+			}
+		}
 		e.truncate()
 		return true
 	}
@@ -553,11 +640,88 @@ func (e *evaluation) add(v any) bool {
 	return true
 }
 
-// truncate starts counting the omitted results, for a short while: as
-// long as the output took to fill, within [minCountFor, countFor].
+// addPrefix keeps the first elements of arr that fit the output, if any
+// (Result.Elements), and reports whether it kept them and whether to go
+// on; e.mu is held.
+func (e *evaluation) addPrefix(arr []any) (kept, goOn bool) {
+	room := e.st.lim.MaxOutputBytes - e.bytes
+	n, k := 2, 0 // the brackets
+	for _, x := range arr {
+		m, ok, deep := encodedLen(x, room-n-1, e.st.ctx.Done())
+		if deep {
+			e.err = limitf(ErrTooComplex, "result nested more than %d levels deep", maxDepth)
+			return false, false
+		}
+		if !ok {
+			break
+		}
+		if k > 0 {
+			n++ // a comma
+		}
+		n += m
+		k++
+	}
+	if k == 0 {
+		return false, true
+	}
+	e.res.Values = append(e.res.Values, e.enc.marshalSized(arr[:k:k], n))
+	e.res.Elements = len(arr)
+	e.bytes += n
+	return true, true
+}
+
+// addRecords adds the result of a lazy sort, arr, its records decoded
+// whole, as many as fit (see addPrefix); e.mu is held.
+func (e *evaluation) addRecords(arr []any) bool {
+	room := e.st.lim.MaxOutputBytes - e.bytes
+	n, out := 2, make([]any, 0, min(len(arr), 64))
+	for _, x := range arr {
+		w, err := e.sorted.whole(x)
+		if err != nil {
+			e.err = err
+			return false
+		}
+		m, ok, deep := encodedLen(w, room-n-1, e.st.ctx.Done())
+		if deep {
+			e.err = limitf(ErrTooComplex, "result nested more than %d levels deep", maxDepth)
+			return false
+		}
+		if !ok {
+			break
+		}
+		if len(out) > 0 {
+			n++ // a comma
+		}
+		n += m
+		out = append(out, w)
+	}
+	switch {
+	case len(out) == len(arr):
+		e.res.Values = append(e.res.Values, e.enc.marshalSized(out, n))
+		e.bytes += n
+	case len(out) == 0:
+		e.truncate()
+	default:
+		e.res.Values = append(e.res.Values, e.enc.marshalSized(out, n))
+		e.res.Elements = len(arr)
+		e.bytes += n
+		e.res.Truncated = true
+		e.countOmitted()
+	}
+	return true
+}
+
+// truncate omits the result that did not fit, and starts counting those
+// that follow.
 func (e *evaluation) truncate() {
 	e.res.Truncated = true
 	e.res.Omitted++
+	e.countOmitted()
+}
+
+// countOmitted counts the results that follow, for a short while: as
+// long as the output took to fill, within [minCountFor, countFor].
+func (e *evaluation) countOmitted() {
 	d := min(max(time.Since(e.begin), minCountFor), countFor)
 	e.counter = time.AfterFunc(d, func() { e.st.cancel(errStopCounting) })
 }

@@ -198,6 +198,45 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+func TestOutputKeepsTheElementsThatFit(t *testing.T) {
+	// An array result larger than the output keeps the elements that fit,
+	// and says how many it had.
+	lim := testLimits()
+	lim.MaxOutputBytes = 20
+	res, err := run(t, `[range(1000)]`, `null`, Stream, lim, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{`[0,1,2,3,4,5,6,7,8]`}, strs(res.Values))
+	require.True(t, res.Truncated)
+	require.Equal(t, 1000, res.Elements)
+	require.Zero(t, res.Omitted)
+
+	// After results that fit; those that follow are counted.
+	res, err = run(t, `1, [range(1000)], 2, 3`, `null`, Stream, lim, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{`1`, `[0,1,2,3,4,5,6,7,8]`}, strs(res.Values)) // 20 bytes
+	require.Equal(t, 1000, res.Elements)
+	require.Equal(t, 2, res.Omitted)
+
+	// An array whose first element does not fit is omitted, as any result.
+	res, err = run(t, `[("x" * 100)]`, `null`, Stream, lim, nil)
+	require.NoError(t, err)
+	require.Empty(t, res.Values)
+	require.Zero(t, res.Elements)
+	require.Equal(t, 1, res.Omitted)
+
+	// Slurped, sorted records: the first that fit, encoded as jq would.
+	lim = testLimits()
+	lim.MaxOutputBytes = 500
+	res, err = run(t, `sort_by(.created)`, sampleJSONL, Slurp, lim, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Values, 1)
+	require.Equal(t, 8, res.Elements)
+	all, err := run(t, `sort_by(.created)`, sampleJSONL, Slurp, testLimits(), nil)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(all.Values[0]), strings.TrimSuffix(string(res.Values[0]), "]")))
+	require.LessOrEqual(t, len(res.Values[0]), 500)
+}
+
 func TestFullOutputStopsReading(t *testing.T) {
 	// A stream over a file stops decoding once the output is full: the
 	// count of the rest is a lower bound, of what was decoded already.
