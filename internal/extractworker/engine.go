@@ -130,12 +130,22 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			return &Response{Failure: Describe(openErr, timeout)}
 		}
 		var kept *jqsandbox.Records
+		var file io.ReaderAt
+		if e.Files != nil && in.OpenAt != nil {
+			f, release, err := in.OpenAt()
+			if err != nil {
+				done()
+				return &Response{Failure: Describe(err, timeout)}
+			}
+			defer release()
+			file = f
+		}
 		if e.Files != nil {
 			// The records of a large file are decoded as the query runs,
 			// which may stop early, with what it reads; if it reads them
 			// all, and what it keeps of them fits, they answer the next
 			// queries that read no more.
-			res, kept, err = q.RunKeeping(ctx, rd, mode, values, lim, e.Files.Room(), in.OpenAt != nil)
+			res, kept, err = q.RunKeeping(ctx, rd, mode, values, lim, e.Files.Room(), file)
 		} else {
 			res, err = q.Run(ctx, rd, mode, values, lim)
 		}

@@ -45,6 +45,9 @@ type records struct {
 	// pos counts the bytes of the lines read; at is where the last line
 	// read starts.
 	pos, at int64
+	// file, when not nil, holds what the records are read from, at the
+	// same offsets (see Query.RunKeeping).
+	file io.ReaderAt
 }
 
 // keeper gathers the records a run decodes from a file, for a cache, as

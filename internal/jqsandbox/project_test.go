@@ -3,6 +3,7 @@ package jqsandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -190,7 +191,7 @@ func TestLazySort(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, want, show(q.RunRecords(context.Background(), recs, Slurp, nil, lim)), "%s max=%d cached", query, max)
 				for _, offsets := range []bool{false, true} {
-					res, kept, err := q.RunKeeping(context.Background(), strings.NewReader(input), Slurp, nil, lim, 1<<20, offsets)
+					res, kept, err := q.RunKeeping(context.Background(), strings.NewReader(input), Slurp, nil, lim, 1<<20, fileIf(offsets, input))
 					require.Equal(t, want, show(res, err), "%s max=%d keeping", query, max)
 					require.NotNil(t, kept)
 					if kept.NeedsFile() {
@@ -210,6 +211,14 @@ func TestLazySort(t *testing.T) {
 	q, err := Compile(`sort_by(.created)`, nil, testLimits())
 	require.NoError(t, err)
 	require.True(t, q.sortProj.Whole())
+}
+
+// fileIf returns a ReaderAt of input when file is set, else nil.
+func fileIf(file bool, input string) io.ReaderAt {
+	if !file {
+		return nil
+	}
+	return strings.NewReader(input)
 }
 
 // runCached runs query in Stream mode over the records of input decoded
@@ -287,7 +296,7 @@ func TestRunKeeping(t *testing.T) {
 		// line; a file's keep their line numbers.)
 		cold, cerr := q.Run(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits())
 		for _, offsets := range []bool{false, true} {
-			got, kept, gerr := q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 1<<20, offsets)
+			got, kept, gerr := q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 1<<20, fileIf(offsets, projInput))
 			require.Equal(t, fmt.Sprint(cerr), fmt.Sprint(gerr), tc.q)
 			require.Equal(t, cold, got, tc.q)
 			require.NotNil(t, kept, tc.q)
@@ -300,7 +309,7 @@ func TestRunKeeping(t *testing.T) {
 			require.Equal(t, fmt.Sprint(werr), fmt.Sprint(aerr), "%s offsets=%v", tc.q, offsets)
 			require.Equal(t, want, again, "%s offsets=%v", tc.q, offsets)
 
-			_, kept, _ = q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 100, offsets)
+			_, kept, _ = q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 100, fileIf(offsets, projInput))
 			require.Nil(t, kept, "%s: more than 100 bytes", tc.q)
 		}
 	}
@@ -311,7 +320,7 @@ func TestRunKeeping(t *testing.T) {
 	require.NoError(t, err)
 	part, err := DecodeProjected(strings.NewReader(input), testLimits(), q.Projection(Stream))
 	require.NoError(t, err)
-	_, kept, err := q.RunKeeping(context.Background(), strings.NewReader(input), Stream, nil, testLimits(), 1<<20, false)
+	_, kept, err := q.RunKeeping(context.Background(), strings.NewReader(input), Stream, nil, testLimits(), 1<<20, nil)
 	require.NoError(t, err)
 	require.Equal(t, part.Len(), kept.Len())
 	require.Less(t, kept.Bytes(), part.Bytes()/2)
@@ -320,7 +329,7 @@ func TestRunKeeping(t *testing.T) {
 	// its outputs.
 	q, err = Compile(`select(.id == "m-003")`, nil, testLimits())
 	require.NoError(t, err)
-	_, kept, err = q.RunKeeping(context.Background(), strings.NewReader(sampleJSONL), Stream, nil, testLimits(), 1<<20, true)
+	_, kept, err = q.RunKeeping(context.Background(), strings.NewReader(sampleJSONL), Stream, nil, testLimits(), 1<<20, strings.NewReader(sampleJSONL))
 	require.NoError(t, err)
 	_, err = q.RunRecords(context.Background(), kept, Stream, nil, testLimits())
 	require.ErrorContains(t, err, "file is needed")

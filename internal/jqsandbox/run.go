@@ -126,9 +126,11 @@ func (q *Query) readProjection(mode Mode) (Projection, bool) {
 // keeps what it reads (two fields of a large memory), and stops at a full
 // output without decoding the rest.
 //
-// With offsets, the records keep where their lines are in r rather than
-// the lines (see Records.At), for a caller that can read r again.
-func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits, keep int64, offsets bool) (Result, *Records, error) {
+// file, when not nil, holds the bytes r reads, at their offsets from its
+// first: the records then keep where their lines are rather than the
+// lines (see Records.At), and a sort reads there the lines of the
+// records it shows, rather than keeping every line of a large file.
+func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits, keep int64, file io.ReaderAt) (Result, *Records, error) {
 	if r == nil {
 		r = strings.NewReader("")
 	}
@@ -147,8 +149,9 @@ func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []a
 		if rs.proj != nil {
 			kept.values, kept.cols = nil, newColumns(rs.proj)
 		}
-		rs.keep = &keeper{max: keep, recs: kept, offsets: offsets}
+		rs.keep = &keeper{max: keep, recs: kept, offsets: file != nil}
 	}
+	rs.file = file
 	res, err := q.run(ctx, src, mode, vars, lim)
 	if errors.Is(err, ErrStuck) {
 		return res, nil, err // the run may still read the records
@@ -372,14 +375,15 @@ func noLine(int) int { return 0 }
 // lines, for the records a sort outputs.
 func (e *evaluation) gather(recs *records) ([]any, bool) {
 	all := []any{}
-	var lines []byte
-	var ends []int
+	// The lines of the records, or, when the file can be read again,
+	// where they are (a file of 100,000 memories: 67 MB, or 1.6).
+	lines := &sliceSource{file: recs.file}
 	for !e.stopped() {
 		v, _, err := recs.next()
 		switch {
 		case errors.Is(err, io.EOF):
 			if recs.lazy {
-				e.sorted = &sortedRecords{all: all, line: func(i int) ([]byte, error) { return lineAt(lines, ends, i), nil }}
+				e.sorted = &sortedRecords{all: all, line: lines.rawLine}
 			}
 			return all, true
 		case err != nil:
@@ -387,9 +391,17 @@ func (e *evaluation) gather(recs *records) ([]any, bool) {
 			return nil, false
 		}
 		all = append(all, v)
-		if recs.lazy {
-			lines = append(lines, recs.raw...)
-			ends = append(ends, len(lines))
+		switch {
+		case !recs.lazy:
+		case recs.file != nil:
+			end := recs.at // an empty line: a record decoded whole
+			if recs.raw != nil {
+				end += int64(len(recs.raw))
+			}
+			lines.offs = append(lines.offs, recs.at, end)
+		default:
+			lines.lines = append(lines.lines, recs.raw...)
+			lines.ends = append(lines.ends, len(lines.lines))
 		}
 	}
 	return nil, false
