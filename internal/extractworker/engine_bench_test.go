@@ -54,6 +54,7 @@ func BenchmarkEngineQuery(b *testing.B) {
 			{"recipe=6", `group_by(.namespace)|map({namespace:.[0].namespace,count:length})`, true, nil, ""},
 			{"recipe=7", `select(.tags|index($tag))`, false, []string{"tag"}, `["TAG"]`},
 			{"recipe=8", `sort_by(.created)`, true, nil, ""},
+			{"recipe=9", `sort_by(.provenance.confidence)|reverse`, true, nil, ""},
 			{"recipe=10", `select(.content|test($keyword;"i"))`, false, []string{"keyword"}, `["quasar"]`},
 			{"custom-select", `select(.title|test("quasar";"i"))|{id,title}`, false, nil, ""},
 		} {
