@@ -32,8 +32,9 @@ type Input struct {
 	Open func() (io.Reader, func(), error)
 	// OpenAt, when not nil, returns the bytes Open reads, at their
 	// offsets from its first byte, and a function that releases them: a
-	// select over records of a large file, cached without their lines,
-	// reads its outputs' lines there. It is called at most once.
+	// select or a sort over the records of a large file, kept without
+	// their lines, reads there the lines of the records it outputs. It is
+	// called at most once.
 	OpenAt func() (io.ReaderAt, func(), error)
 }
 
@@ -151,7 +152,10 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		}
 		done()
 		if kept != nil {
+			// Said, so that the pool sends the next query of the file
+			// to this worker.
 			e.Files.Offer(in.Key, kept)
+			_, cached = e.Files.Get(in.Key)
 		}
 	}
 	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Elements: res.Elements, Cached: cached}
