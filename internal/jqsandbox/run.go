@@ -346,7 +346,7 @@ func (e *evaluation) run(src source, mode Mode) {
 func (e *evaluation) runColumns(s *sliceSource, mode Mode) {
 	n := s.cols.n
 	if mode == Slurp {
-		all := s.cols.fill(make([]any, n), 0)
+		all := s.cols.fill(make([]any, n), 0, nil)
 		if s.ends != nil || s.offs != nil {
 			e.sorted = &sortedRecords{all: all, line: s.rawLine}
 		}
@@ -355,9 +355,9 @@ func (e *evaluation) runColumns(s *sliceSource, mode Mode) {
 		}
 		return
 	}
-	buf := make([]any, batchSize)
+	buf, maps := make([]any, batchSize), make([]map[string]any, batchSize)
 	for from := 0; from < n && !e.stopped(); from += batchSize {
-		vals := s.cols.fill(buf[:min(batchSize, n-from)], from)
+		vals := s.cols.fill(buf[:min(batchSize, n-from)], from, maps)
 		var raw func(int) ([]byte, error)
 		if s.ends != nil || s.offs != nil {
 			raw = func(i int) ([]byte, error) { return s.rawLine(from + i) }
