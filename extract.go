@@ -195,13 +195,14 @@ func (o *Offloader) formatResults(res jqsandbox.Result, raw bool) string {
 	var b bytes.Buffer
 	budget := o.cfg.ThresholdTokens
 	shown := 0
-	for _, v := range res.Values {
+	for i, v := range res.Values {
+		// The first elements of a larger array: shown as such.
+		partial := res.Elements > 0 && i == len(res.Values)-1
 		// Written, then measured where it stands, and taken back if it
 		// does not fit: no copy of each result.
 		start := b.Len()
 		writeValue(&b, v, raw)
-		t := o.EstimateTokens(b.Bytes()[start:])
-		if t <= budget {
+		if t := o.EstimateTokens(b.Bytes()[start:]); t <= budget && !partial {
 			b.WriteByte('\n')
 			budget -= t
 			shown++
@@ -209,6 +210,10 @@ func (o *Offloader) formatResults(res jqsandbox.Result, raw bool) string {
 		}
 		b.Truncate(start)
 		if els, err := jsonscan.Elements(v); err == nil && len(els) > 0 {
+			total := len(els)
+			if partial {
+				total = res.Elements
+			}
 			fit := 0
 			for fit < len(els) {
 				t := o.EstimateTokens(els[fit]) + 1
@@ -227,7 +232,7 @@ func (o *Offloader) formatResults(res jqsandbox.Result, raw bool) string {
 					b.Write(e)
 				}
 				b.WriteString("]\n")
-				fmt.Fprintf(&b, "[lro_extract: showing %d of %d elements of this array; narrow the query (a select, a map to fewer fields, or .[:N]) to see the rest]\n", fit, len(els))
+				fmt.Fprintf(&b, "[lro_extract: showing %d of %d elements of this array; narrow the query (a select, a map to fewer fields, or .[:N]) to see the rest]\n", fit, total)
 				shown++
 			}
 		}

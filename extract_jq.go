@@ -89,12 +89,12 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 			values = append(values, call.params[k])
 		}
 	}
-	if !req.Slurp {
-		// Only a threshold's worth of a stream is shown: encode little
-		// more than that, and count the rest. (A slurped result is often
-		// one large array, shown in part, so it keeps the default bound.)
-		req.Limits.MaxOutputBytes = max(64<<10, 16*o.cfg.ThresholdTokens)
-	}
+	// Only a threshold's worth is shown: encode little more than that
+	// (16 bytes a token, four times what estimators count), and stop
+	// there: a list of a large file costs what it encodes, not what the
+	// file holds. A large array (a slurped file sorted) is cut to the
+	// elements that fit (jqsandbox.Result.Elements).
+	req.Limits.MaxOutputBytes = max(16<<10, 16*o.cfg.ThresholdTokens)
 	if req.Values, err = json.Marshal(values); err != nil {
 		return "", fmt.Errorf("params: %v", err)
 	}
@@ -105,7 +105,7 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 	if resp.Failure != nil {
 		return "", resp.Failure
 	}
-	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted}, raw), nil
+	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted, Elements: resp.Elements}, raw), nil
 }
 
 // runQuery answers req: in a worker process, unless queries were chosen

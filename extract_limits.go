@@ -89,7 +89,14 @@ type ExtractLimits struct {
 	// CacheBytes bounds the decoded records kept between queries (an
 	// estimate of their size in memory, not of the files'), in each
 	// worker (or in this process); default DefaultExtractCacheBytes,
-	// negative disables.
+	// negative disables. One file takes at most half of it. What is kept
+	// of a file is what its queries read: the fields they name, and, for
+	// a select, each record's line (or, in a worker, where the line is in
+	// the file), from which the records it outputs are decoded. A file
+	// smaller than half of CacheBytes is decoded so before its first
+	// query runs; a larger one as its query runs, which keeps what it
+	// decoded when it read every record (not when it stopped at a full
+	// output) and that fits.
 	CacheBytes int64
 
 	// InProcess runs queries in this process rather than in worker

@@ -100,6 +100,8 @@ func checkAgainstJQ(t *testing.T, got string, want []string, raw bool) {
 		n, _ := strconv.Atoi(note[1])
 		assert.Equal(t, n, len(part))
 		assert.Equal(t, all[:n], part)
+		total, _ := strconv.Atoi(note[2])
+		assert.Equal(t, len(all), total, "the note counts every element, encoded or not")
 		return
 	}
 	if note != nil {

@@ -14,8 +14,10 @@ import (
 // once: however many callers want it at the same time, one decodes and the
 // others wait for its records. Records are decoded with the projection the
 // queries need (jqsandbox.Projection): a query that needs more decodes the
-// file again with the union, which replaces the cached records. The budget
-// counts decoded bytes (jqsandbox.Records.Bytes, an estimate).
+// file again with the union, which replaces the cached records. A file
+// too large to be decoded beforehand is decoded as its query runs, which
+// may Offer what it kept. The budget counts decoded bytes
+// (jqsandbox.Records.Bytes, an estimate).
 //
 // A FileCache is safe for concurrent use.
 type FileCache struct {
@@ -142,6 +144,31 @@ func (c *FileCache) Warm(key string, records *jqsandbox.Records) {
 		return
 	}
 	if _, ok := c.loading[key]; ok {
+		return
+	}
+	c.put(key, records)
+}
+
+// Room returns the most decoded bytes the records of one file may take
+// to be cached (see Fits); zero when the cache is off.
+func (c *FileCache) Room() int64 {
+	if c.budget <= 0 {
+		return 0
+	}
+	return c.budget / 2
+}
+
+// Offer caches records that a query decoded as it ran (see
+// jqsandbox.Query.RunKeeping) under key, in place of cached records
+// that do not cover them, unless they do not fit or the file is being
+// decoded already.
+func (c *FileCache) Offer(key string, records *jqsandbox.Records) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.loading[key]; ok {
+		return
+	}
+	if el, ok := c.byKey[key]; ok && el.Value.(*cachedFile).records.Projection().Covers(records.Projection()) {
 		return
 	}
 	c.put(key, records)

@@ -30,6 +30,12 @@ type Input struct {
 	// file) and a function that releases it. It is called only when the
 	// records are not cached, at most once.
 	Open func() (io.Reader, func(), error)
+	// OpenAt, when not nil, returns the bytes Open reads, at their
+	// offsets from its first byte, and a function that releases them: a
+	// select or a sort over the records of a large file, kept without
+	// their lines, reads there the lines of the records it outputs. It is
+	// called at most once.
+	OpenAt func() (io.ReaderAt, func(), error)
 }
 
 // Run answers req. Everything it does, compiling and decoding included,
@@ -79,17 +85,31 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	}
 	var recs *jqsandbox.Records
 	decoded, cached := false, false
-	if e.Files != nil && e.Files.Fits(in.Size) {
+	if e.Files != nil {
+		// Records a query kept of a file too large to decode beforehand.
+		if r, ok := e.Files.Get(in.Key); ok && r.Projection().Covers(q.CacheProjection(mode)) && (!r.NeedsFile() || in.OpenAt != nil) {
+			recs, decoded, cached = r, true, true
+			if r.NeedsFile() {
+				f, done, err := in.OpenAt()
+				if err != nil {
+					return &Response{Failure: Describe(err, timeout)}
+				}
+				defer done()
+				recs = r.At(f)
+			}
+		}
+	}
+	if !decoded && e.Files != nil && e.Files.Fits(in.Size) {
 		// The file is small enough for its records to be kept: decode them
 		// with what this query needs, or what the cache has and this query
 		// needs, and keep them.
-		recs, err = e.Files.Load(in.Key, q.Projection(mode), func(p jqsandbox.Projection) (*jqsandbox.Records, error) {
+		recs, err = e.Files.Load(in.Key, q.CacheProjection(mode), func(p jqsandbox.Projection) (*jqsandbox.Records, error) {
 			r, done, err := in.Open()
 			if err != nil {
 				return nil, err
 			}
 			defer done()
-			return jqsandbox.DecodeProjected(r, lim, p)
+			return jqsandbox.DecodeProjectedSize(r, lim, p, in.Size)
 		})
 		if err != nil {
 			return &Response{Failure: Describe(err, timeout)}
@@ -110,10 +130,35 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		if openErr != nil {
 			return &Response{Failure: Describe(openErr, timeout)}
 		}
-		res, err = q.Run(ctx, rd, mode, values, lim)
+		var kept *jqsandbox.Records
+		var file io.ReaderAt
+		if e.Files != nil && in.OpenAt != nil {
+			f, release, err := in.OpenAt()
+			if err != nil {
+				done()
+				return &Response{Failure: Describe(err, timeout)}
+			}
+			defer release()
+			file = f
+		}
+		if e.Files != nil {
+			// The records of a large file are decoded as the query runs,
+			// which may stop early, with what it reads; if it reads them
+			// all, and what it keeps of them fits, they answer the next
+			// queries that read no more.
+			res, kept, err = q.RunKeeping(ctx, rd, mode, values, lim, e.Files.Room(), file)
+		} else {
+			res, err = q.Run(ctx, rd, mode, values, lim)
+		}
 		done()
+		if kept != nil {
+			// Said, so that the pool sends the next query of the file
+			// to this worker.
+			e.Files.Offer(in.Key, kept)
+			_, cached = e.Files.Get(in.Key)
+		}
 	}
-	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Cached: cached}
+	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Elements: res.Elements, Cached: cached}
 	if err != nil {
 		resp.Failure = Describe(err, timeout)
 		resp.Retire = errors.Is(err, jqsandbox.ErrStuck)

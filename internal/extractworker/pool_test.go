@@ -334,3 +334,46 @@ func TestPoolStartFailure(t *testing.T) {
 	b, _ = os.ReadFile(count)
 	assert.Equal(t, 2, strings.Count(string(b), "started"))
 }
+
+func TestPoolKeepsWhatASelectOfALargeFileRead(t *testing.T) {
+	// A file too large to decode for the cache: a select keeps the
+	// titles and where each record is; the next select on the title reads
+	// only the records it outputs, from the file, by their offsets (which
+	// count from the record after the header).
+	var b strings.Builder
+	b.WriteString(`{"type":"lro_header","schema_version":"generic"}` + "\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, `{"id":%d,"title":"record %d","body":%q}`+"\n", i, i, strings.Repeat("x", 500))
+	}
+	path := filepath.Join(t.TempDir(), "f.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
+	f, id, err := Open(path)
+	require.NoError(t, err)
+	f.Close()
+	p := testPool(t, Config{Workers: 1, MaxWorkers: 1, CacheBytes: 400 << 10})
+	run := func(query string) *Response {
+		t.Helper()
+		resp, err := p.Run(context.Background(), request(path, id, query, 5*time.Second), 5*time.Second, 1<<20)
+		require.NoError(t, err)
+		require.Nil(t, resp.Failure, query)
+		return resp
+	}
+	want := fmt.Sprintf(`{"id":500,"title":"record 500","body":%q}`, strings.Repeat("x", 500))
+	first := run(`select(.title == "record 500")`)
+	assert.True(t, first.Cached, "kept as it ran")
+	assert.Equal(t, []string{want}, values(first))
+	second := run(`select(.title == "record 500")`)
+	assert.True(t, second.Cached)
+	assert.Equal(t, []string{want}, values(second))
+	third := run(`select(.title|test("record 99.$"))`)
+	assert.True(t, third.Cached)
+	require.Len(t, third.Values, 10)
+	for i, v := range third.Values {
+		assert.Equal(t, fmt.Sprintf(`{"id":%d,"title":"record %d","body":%q}`, 990+i, 990+i, strings.Repeat("x", 500)), string(v))
+	}
+	// A query that reads another field reads the file again (and keeps
+	// what it read in place of the titles).
+	opened := values(run(`select(.id == 3)`))
+	require.Len(t, opened, 1)
+	assert.Contains(t, opened[0], `"title":"record 3"`)
+}

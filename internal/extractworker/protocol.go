@@ -62,9 +62,10 @@ type TextRequest struct {
 type Response struct {
 	// Values holds the results, each encoded as jq -c prints it.
 	Values []json.RawMessage `json:"-"`
-	// Truncated and Omitted are jqsandbox.Result's.
+	// Truncated, Omitted and Elements are jqsandbox.Result's.
 	Truncated bool `json:"truncated,omitempty"`
 	Omitted   int  `json:"omitted,omitempty"`
+	Elements  int  `json:"elements,omitempty"`
 	// Failure is set when the query failed or was stopped; Values then
 	// holds the results produced before.
 	Failure *Failure `json:"failure,omitempty"`

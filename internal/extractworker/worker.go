@@ -161,18 +161,43 @@ func workerInput(req *Request) Input {
 			}
 			return r, func() { f.Close() }, nil
 		},
+		OpenAt: func() (io.ReaderAt, func(), error) {
+			f, id, err := Open(req.Path)
+			if err != nil {
+				return nil, nil, &Failure{Kind: KindFile, Message: "cannot read the file: " + strings.TrimPrefix(err.Error(), "open ")}
+			}
+			if id != req.File {
+				f.Close()
+				return nil, nil, &Failure{Kind: KindFile, Message: "the file changed while it was being read; try again"}
+			}
+			// Offsets count from the first record, as Open reads.
+			n, err := lineLen(bufio.NewReaderSize(f, 4<<10))
+			if err != nil {
+				f.Close()
+				return nil, nil, &Failure{Kind: KindFile, Message: "reading the file: " + err.Error()}
+			}
+			return io.NewSectionReader(f, n, req.File.Size-n), func() { f.Close() }, nil
+		},
+	}
+}
+
+// lineLen reads past the first line of r and returns its length.
+func lineLen(r *bufio.Reader) (int64, error) {
+	var n int64
+	for {
+		chunk, err := r.ReadSlice('\n')
+		n += int64(len(chunk))
+		if err == nil || err == io.EOF {
+			return n, nil
+		}
+		if err != bufio.ErrBufferFull {
+			return 0, err
+		}
 	}
 }
 
 // skipLine reads past the first line of r.
 func skipLine(r *bufio.Reader) error {
-	for {
-		_, err := r.ReadSlice('\n')
-		if err == nil || err == io.EOF {
-			return nil
-		}
-		if err != bufio.ErrBufferFull {
-			return err
-		}
-	}
+	_, err := lineLen(r)
+	return err
 }

@@ -27,6 +27,11 @@ type Query struct {
 	streamProj, slurpProj Projection
 	// selectProj is, for a query select(f), what f reads (see lazySelect).
 	selectProj Projection
+	// sortProj is, for a recipe sort_by(f), what f reads (see lazySort):
+	// gojq's own sort_by outputs the records themselves, which the
+	// output replaces by the records decoded whole. (Queries compiled
+	// with guards run another sort_by.)
+	sortProj Projection
 }
 
 var varName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -133,7 +138,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		return nil, parseError(query, err)
 	}
 	objects := queryObjects(ast)
-	stream, slurp, sel := project(ast, Stream), project(ast, Slurp), lazySelect(ast)
+	stream, slurp, sel, sorted := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast)
 	if err := inlineTests(ast); err != nil {
 		return nil, err
 	}
@@ -150,7 +155,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted}, nil
 }
 
 // trustedPrelude gives the test calls of a trusted query that

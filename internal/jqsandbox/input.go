@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -39,6 +40,75 @@ type records struct {
 	// sets raw to the line of each projected record (see lazySelect).
 	lazy bool
 	raw  []byte
+	// keep, when set, gathers the records read (see Query.RunKeeping).
+	keep *keeper
+	// pos counts the bytes of the lines read; at is where the last line
+	// read starts.
+	pos, at int64
+	// file, when not nil, holds what the records are read from, at the
+	// same offsets (see Query.RunKeeping).
+	file io.ReaderAt
+}
+
+// keeper gathers the records a run decodes from a file, for a cache, as
+// long as they take at most max bytes; done is set once every record
+// was read.
+type keeper struct {
+	max  int64
+	recs *Records // nil once the records take more than max
+	done bool
+	// offsets keeps where the lines are rather than the lines, which the
+	// records' reader can read again.
+	offsets bool
+}
+
+// add keeps v, read by rs (with its line, when rs keeps lines).
+func (k *keeper) add(v any, rs *records) {
+	if k.recs == nil {
+		return
+	}
+	r := k.recs
+	size := rs.bytes
+	if r.cols != nil {
+		r.cols.add(v)
+		size = r.cols.bytes
+	} else {
+		r.values = append(r.values, v)
+	}
+	switch {
+	case r.proj.lines && k.offsets:
+		end := rs.at // an empty line: a record decoded whole
+		if rs.raw != nil {
+			end += int64(len(rs.raw))
+		}
+		r.offs = append(r.offs, rs.at, end)
+	case r.proj.lines:
+		r.lines = append(r.lines, rs.raw...) // rs.raw is nil for a record decoded whole
+		r.ends = append(r.ends, len(r.lines))
+	}
+	if size+int64(len(r.lines))+8*int64(len(r.ends)+len(r.offs)) > k.max {
+		k.recs = nil // let them go: the file is too large to keep
+	}
+}
+
+// records returns the records gathered, if they are all the file's.
+func (k *keeper) records(rs *records) *Records {
+	if k == nil || !k.done || k.recs == nil {
+		return nil
+	}
+	r := k.recs
+	r.orders = rs.keyOrders()
+	if cap(r.lines) > len(r.lines)+len(r.lines)/8 {
+		r.lines = slices.Clone(r.lines)
+	}
+	r.bytes = rs.bytes + 16*int64(cap(r.values)-len(r.values))
+	if r.cols != nil {
+		r.cols.trim()
+		r.bytes = r.cols.bytes
+	}
+	r.offs = slices.Clip(r.offs)
+	r.bytes += int64(cap(r.lines)) + 8*int64(cap(r.ends)+cap(r.offs))
+	return r
 }
 
 // readers keeps the buffers records are read through (readBuffer
@@ -83,9 +153,14 @@ func (rs *records) next() (any, int, error) {
 	for len(rs.pending) == 0 {
 		b, err := rs.readLine()
 		if err != nil {
+			if rs.keep != nil && errors.Is(err, io.EOF) {
+				rs.keep.done = true
+			}
 			return nil, rs.line, err
 		}
 		rs.line++
+		rs.at = rs.pos
+		rs.pos += int64(len(b))
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
@@ -123,6 +198,9 @@ func (rs *records) next() (any, int, error) {
 	}
 	v := rs.pending[0]
 	rs.pending = rs.pending[1:]
+	if rs.keep != nil {
+		rs.keep.add(v, rs)
+	}
 	return v, rs.line, nil
 }
 
@@ -242,10 +320,55 @@ type source interface {
 	keyOrders() *jsonvalue.KeyOrders
 }
 
-// sliceSource holds records decoded beforehand, the i-th on line i+1.
+// sliceSource holds records decoded beforehand, the i-th on line i+1;
+// lines and ends, when set, hold the lines of the projected records, for a
+// lazy select (see Records).
 type sliceSource struct {
 	records []any
+	cols    *columns // instead of records, when set
 	orders  *jsonvalue.KeyOrders
+	lines   []byte
+	ends    []int
+	offs    []int64     // instead of lines: where they are in file
+	file    io.ReaderAt // nil: the lines cannot be read
+	buf     []byte
+}
+
+// rawLine returns the line of records[i] when it is kept (the record was
+// projected), else nil.
+func (s *sliceSource) rawLine(i int) ([]byte, error) {
+	if s.offs == nil {
+		return lineAt(s.lines, s.ends, i), nil
+	}
+	start, end := s.offs[2*i], s.offs[2*i+1]
+	if start == end {
+		return nil, nil
+	}
+	if s.file == nil {
+		return nil, errors.New("jqsandbox: the records' file is needed to read their lines")
+	}
+	s.buf = slices.Grow(s.buf[:0], int(end-start))[:end-start]
+	if _, err := s.file.ReadAt(s.buf, start); err != nil {
+		return nil, fmt.Errorf("jqsandbox: reading a record again: %w", err)
+	}
+	return s.buf, nil
+}
+
+// lineAt returns the i-th of the lines held one after the other in lines,
+// each ending at its ends[i], or nil when it is empty (its record was
+// decoded whole).
+func lineAt(lines []byte, ends []int, i int) []byte {
+	if len(ends) == 0 {
+		return nil
+	}
+	start := 0
+	if i > 0 {
+		start = ends[i-1]
+	}
+	if start == ends[i] {
+		return nil
+	}
+	return lines[start:ends[i]]
 }
 
 func (s *sliceSource) keyOrders() *jsonvalue.KeyOrders { return s.orders }
@@ -266,11 +389,41 @@ func readerSource(r io.Reader, lim Limits, mode Mode, p Projection, lazy bool) s
 // their objects, which the decoded values (Go maps) do not keep: results
 // print keys in that order, as jq does. They are immutable and may be
 // shared by concurrent runs.
+//
+// Records decoded with a projection that keeps lines (see
+// Query.CacheProjection) hold, beside each projected record, its line:
+// lines holds them one after the other, that of values[i] ending at
+// ends[i] (empty for a record that could not be projected, decoded
+// whole).
+//
+// Records a query kept of a large file (see Query.RunKeeping) are held as
+// columns, values nil.
+//
+// Records kept with offsets (Query.RunKeeping) hold, instead of lines,
+// where each line is in the reader the records were read from, offs[2i]
+// to offs[2i+1]: a query that needs the lines runs over At(the file).
 type Records struct {
 	values []any
+	cols   *columns
 	orders *jsonvalue.KeyOrders
 	proj   Projection
 	bytes  int64
+	lines  []byte
+	ends   []int
+	offs   []int64
+	file   io.ReaderAt // set by At
+}
+
+// NeedsFile reports whether a query of these records may need their file
+// (see At): their lines were not kept, only where they are.
+func (r *Records) NeedsFile() bool { return r != nil && r.offs != nil }
+
+// At returns records r reading their lines from f, which holds the bytes
+// that the reader r was decoded from held, at the same offsets.
+func (r *Records) At(f io.ReaderAt) *Records {
+	c := *r
+	c.file = f
+	return &c
 }
 
 // Projection returns what was kept of each record.
@@ -281,8 +434,11 @@ func (r *Records) Bytes() int64 { return r.bytes }
 
 // Len returns the number of records.
 func (r *Records) Len() int {
-	if r == nil {
+	switch {
+	case r == nil:
 		return 0
+	case r.cols != nil:
+		return r.cols.n
 	}
 	return len(r.values)
 }
@@ -295,20 +451,44 @@ func DecodeRecords(r io.Reader, lim Limits) (*Records, error) {
 }
 
 // DecodeProjected is DecodeRecords keeping of each record what p keeps:
-// the records answer the queries whose projection p covers.
+// the records answer the queries whose projection p covers (see
+// Query.CacheProjection).
 func DecodeProjected(r io.Reader, lim Limits, p Projection) (*Records, error) {
-	recs := newRecords(r, lim.withDefaults(), p)
+	return DecodeProjectedSize(r, lim, p, 0)
+}
+
+// DecodeProjectedSize is DecodeProjected of a reader of about size bytes:
+// records that keep their lines keep them in one buffer of that size,
+// rather than one grown as they are read (a tenth of the decoding of a
+// small file went to growing it).
+func DecodeProjectedSize(r io.Reader, lim Limits, p Projection, size int64) (*Records, error) {
+	lim = lim.withDefaults()
+	recs := newRecords(r, lim, p)
 	defer recs.release()
-	out := []any{}
+	recs.lazy = p.lines && recs.proj != nil
+	out := &Records{values: []any{}, orders: recs.keyOrders(), proj: p}
+	if recs.lazy && size > 0 {
+		out.lines = make([]byte, 0, min(size, lim.MaxInputBytes))
+	}
 	for {
 		v, _, err := recs.next()
 		if errors.Is(err, io.EOF) {
-			return &Records{values: out, orders: recs.keyOrders(), proj: p, bytes: recs.bytes}, nil
+			if cap(out.lines) > len(out.lines)+len(out.lines)/8 {
+				// Kept for as long as the records: not the room to grow.
+				out.lines = slices.Clone(out.lines)
+			}
+			out.bytes = recs.bytes + int64(cap(out.lines)) + 8*int64(cap(out.ends))
+			return out, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		out.values = append(out.values, v)
+		if recs.lazy {
+			// recs.raw is valid until the next line is read.
+			out.lines = append(out.lines, recs.raw...)
+			out.ends = append(out.ends, len(out.lines))
+		}
 	}
 }
 
@@ -329,19 +509,7 @@ func (b *batch) line(i int) int { return b.lines[i] }
 
 // rawLine returns the line of vals[i] when it was projected in lazy mode,
 // else nil.
-func (b *batch) rawLine(i int) []byte {
-	if len(b.ends) == 0 { // not in lazy mode
-		return nil
-	}
-	start := 0
-	if i > 0 {
-		start = b.ends[i-1]
-	}
-	if start == b.ends[i] {
-		return nil
-	}
-	return b.raw[start:b.ends[i]]
-}
+func (b *batch) rawLine(i int) []byte { return lineAt(b.raw, b.ends, i) }
 
 const (
 	batchSize = 64

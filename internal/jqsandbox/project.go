@@ -21,6 +21,11 @@ import (
 // that query as whole records would. A Projection is immutable.
 type Projection struct {
 	root *projNode // nil: the whole record
+	// lines keeps each projected record's JSONL line too: a query
+	// select(f) reads only what f reads of each record, and decodes whole,
+	// from its line, only the records it outputs (see lazySelect and
+	// Query.CacheProjection).
+	lines bool
 }
 
 type projNode struct {
@@ -32,12 +37,12 @@ type projNode struct {
 // Whole reports whether p keeps the whole record.
 func (p Projection) Whole() bool { return p.root == nil || p.root.whole }
 
-// Covers reports whether p keeps everything q keeps.
+// Covers reports whether p keeps everything q keeps, lines included.
 func (p Projection) Covers(q Projection) bool {
 	if p.Whole() {
 		return true
 	}
-	return !q.Whole() && covers(p.root, q.root)
+	return !q.Whole() && (p.lines || !q.lines) && covers(p.root, q.root)
 }
 
 func covers(a, b *projNode) bool {
@@ -61,7 +66,7 @@ func (p Projection) Union(q Projection) Projection {
 	if p.Whole() || q.Whole() {
 		return Projection{}
 	}
-	return Projection{root: union(p.root, q.root)}
+	return Projection{root: union(p.root, q.root), lines: p.lines || q.lines}
 }
 
 func union(a, b *projNode) *projNode {
@@ -83,13 +88,17 @@ func union(a, b *projNode) *projNode {
 }
 
 // String describes p for tests and logs: "*" for the whole record, else
-// the kept fields, as {a,b:{c}} with * for a field kept whole.
+// the kept fields, as {a,b:{c}} with * for a field kept whole, followed
+// by "+lines" when the lines are kept too.
 func (p Projection) String() string {
 	if p.Whole() {
 		return "*"
 	}
 	var b strings.Builder
 	p.root.write(&b)
+	if p.lines {
+		b.WriteString("+lines")
+	}
 	return b.String()
 }
 
@@ -119,6 +128,56 @@ func (q *Query) Projection(mode Mode) Projection {
 		return q.slurpProj
 	}
 	return q.streamProj
+}
+
+// lazySort returns, for a query sort_by(f) or sort_by(f) | reverse over
+// the slurped records, the projection of f alone: f only orders the
+// records, and the query outputs them as they are, reordered. The records
+// are decoded with that projection and their lines, and only those the
+// output shows are decoded whole (see evaluation.addRecords). For any
+// other query it returns the whole record.
+func lazySort(query *gojq.Query) Projection {
+	if len(query.FuncDefs) > 0 {
+		return Projection{}
+	}
+	sortBy := query
+	if query.Op == gojq.OpPipe {
+		r := query.Right
+		if r == nil || r.Term == nil || r.Term.Type != gojq.TermTypeFunc || len(r.Term.SuffixList) > 0 ||
+			r.Term.Func.Name != "reverse" || len(r.Term.Func.Args) != 0 {
+			return Projection{}
+		}
+		sortBy = query.Left
+	}
+	t := sortBy.Term
+	if sortBy.Op != 0 || t == nil || t.Type != gojq.TermTypeFunc || len(t.SuffixList) > 0 ||
+		t.Func.Name != "sort_by" || len(t.Func.Args) != 1 {
+		return Projection{}
+	}
+	a := &analyzer{root: &projNode{}}
+	a.need(a.query(t.Func.Args[0], []alt{{kind: altRef, node: a.root}}, nil))
+	if a.failed || a.root.whole {
+		return Projection{}
+	}
+	return Projection{root: a.root}
+}
+
+// CacheProjection returns what records decoded for this query in mode
+// should keep (see DecodeProjected and RunRecords): its Projection, or,
+// for a query select(f) in Stream mode, what f reads and each record's
+// line, from which the few records the query outputs are decoded whole.
+// A file of memories then keeps a field or two of each record and its
+// line (several times less memory than its records decoded whole, and
+// several times less time to decode), and answers every select on those
+// fields.
+func (q *Query) CacheProjection(mode Mode) Projection {
+	if mode == Stream && !q.selectProj.Whole() {
+		return Projection{root: q.selectProj.root, lines: true}
+	}
+	if mode == Slurp && !q.sortProj.Whole() {
+		return Projection{root: q.sortProj.root, lines: true}
+	}
+	return q.Projection(mode)
 }
 
 // project returns the projection of query in mode (query is not

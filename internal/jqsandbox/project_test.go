@@ -3,6 +3,7 @@ package jqsandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -85,7 +86,7 @@ func runBoth(t *testing.T, query, input string, mode Mode) (got, want string) {
 		return b.String()
 	}
 	whole := *q
-	whole.streamProj, whole.slurpProj, whole.selectProj = Projection{}, Projection{}, Projection{}
+	whole.streamProj, whole.slurpProj, whole.selectProj, whole.sortProj = Projection{}, Projection{}, Projection{}, Projection{}
 	return show(q), show(&whole)
 }
 
@@ -147,6 +148,12 @@ func TestProjectionRecords(t *testing.T) {
 		got, gerr := q.RunRecords(context.Background(), part, tc.mode, nil, testLimits())
 		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), tc.q)
 		require.Equal(t, want, got, tc.q)
+		// So do records decoded for the cache: a select's keep its lines.
+		cached, err := DecodeProjected(strings.NewReader(projInput), testLimits(), q.CacheProjection(tc.mode))
+		require.NoError(t, err)
+		got, gerr = q.RunRecords(context.Background(), cached, tc.mode, nil, testLimits())
+		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), tc.q)
+		require.Equal(t, want, got, tc.q)
 	}
 	q, err := Compile(`.title`, nil, testLimits())
 	require.NoError(t, err)
@@ -157,6 +164,205 @@ func TestProjectionRecords(t *testing.T) {
 	_, err = q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
 	require.ErrorContains(t, err, "does not cover")
 	require.True(t, other.Projection(Stream).Union(q.Projection(Stream)).Covers(q.Projection(Stream)))
+}
+
+func TestLazySort(t *testing.T) {
+	// A recipe that sorts the slurped records decodes what it sorts by,
+	// and whole only the records it shows: it answers as over whole
+	// records, read from a file, cached, or kept, its output cut or not.
+	objects := strings.Join(strings.Split(projInput, "\n")[:12], "\n") + "\n" // the objects
+	for _, query := range []string{`sort_by(.created)`, `sort_by(.provenance.confidence)|reverse`, `sort_by(.title)`, `sort_by(.tags)|reverse`} {
+		q, err := CompileTrusted(query, nil)
+		require.NoError(t, err)
+		require.False(t, q.sortProj.Whole(), query)
+		require.True(t, q.CacheProjection(Slurp).lines, query)
+		whole := *q
+		whole.slurpProj, whole.sortProj = Projection{}, Projection{}
+		for _, input := range []string{objects, projInput, strings.Repeat(sampleJSONL, 30)} {
+			for _, max := range []int{0, 600} {
+				lim := testLimits()
+				lim.MaxOutputBytes = max
+				show := func(res Result, err error) string {
+					return fmt.Sprintf("%s elements=%d truncated=%v omitted=%d err=%v", strs(res.Values), res.Elements, res.Truncated, res.Omitted, err)
+				}
+				want := show(whole.Run(context.Background(), strings.NewReader(input), Slurp, nil, lim))
+				require.Equal(t, want, show(q.Run(context.Background(), strings.NewReader(input), Slurp, nil, lim)), "%s max=%d", query, max)
+				recs, err := DecodeProjected(strings.NewReader(input), lim, q.CacheProjection(Slurp))
+				require.NoError(t, err)
+				require.Equal(t, want, show(q.RunRecords(context.Background(), recs, Slurp, nil, lim)), "%s max=%d cached", query, max)
+				for _, offsets := range []bool{false, true} {
+					res, kept, err := q.RunKeeping(context.Background(), strings.NewReader(input), Slurp, nil, lim, 1<<20, fileIf(offsets, input))
+					require.Equal(t, want, show(res, err), "%s max=%d keeping", query, max)
+					require.NotNil(t, kept)
+					if kept.NeedsFile() {
+						kept = kept.At(strings.NewReader(input))
+					}
+					require.Equal(t, want, show(q.RunRecords(context.Background(), kept, Slurp, nil, lim)), "%s max=%d kept offsets=%v", query, max, offsets)
+				}
+			}
+		}
+	}
+	for _, query := range []string{`sort_by(.created)|.[0]`, `sort_by(.created)|map(.id)`, `def f: .; sort_by(f)`, `sort_by(.created)|reverse|.[0]`} {
+		q, err := CompileTrusted(query, nil)
+		require.NoError(t, err)
+		require.True(t, q.sortProj.Whole(), "%s does not output the records as they are", query)
+	}
+	// Queries compiled with guards sort otherwise.
+	q, err := Compile(`sort_by(.created)`, nil, testLimits())
+	require.NoError(t, err)
+	require.True(t, q.sortProj.Whole())
+}
+
+// fileIf returns a ReaderAt of input when file is set, else nil.
+func fileIf(file bool, input string) io.ReaderAt {
+	if !file {
+		return nil
+	}
+	return strings.NewReader(input)
+}
+
+// runCached runs query in Stream mode over the records of input decoded
+// as a cache keeps them for it (Query.CacheProjection), as runBoth shows
+// results.
+func runCached(t *testing.T, query, input string) string {
+	t.Helper()
+	q, err := Compile(query, nil, testLimits())
+	if err != nil {
+		return ""
+	}
+	recs, err := DecodeProjected(strings.NewReader(input), testLimits(), q.CacheProjection(Stream))
+	require.NoError(t, err)
+	res, err := q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
+	var b strings.Builder
+	for _, v := range res.Values {
+		b.Write(v)
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "truncated=%v omitted=%d err=%v", res.Truncated, res.Omitted, err)
+	return b.String()
+}
+
+func TestCacheProjectionOfSelect(t *testing.T) {
+	// A select keeps what its condition reads, and the lines: several
+	// times smaller than the records decoded whole.
+	input := strings.Repeat(sampleJSONL, 20)
+	q, err := Compile(`select(.title|test("cach";"i"))`, nil, testLimits())
+	require.NoError(t, err)
+	p := q.CacheProjection(Stream)
+	require.Equal(t, "{title:*}+lines", p.String())
+	require.Equal(t, "*", q.CacheProjection(Slurp).String())
+	whole, err := DecodeRecords(strings.NewReader(input), testLimits())
+	require.NoError(t, err)
+	recs, err := DecodeProjected(strings.NewReader(input), testLimits(), p)
+	require.NoError(t, err)
+	require.Less(t, recs.Bytes(), whole.Bytes()/2)
+	want, err := q.RunRecords(context.Background(), whole, Stream, nil, testLimits())
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Values)
+	got, err := q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	// Lines are part of what a projection keeps.
+	plain := q.selectProj
+	require.True(t, p.Covers(plain))
+	require.False(t, plain.Covers(p))
+	require.True(t, plain.Union(p).Covers(p))
+	require.True(t, Projection{}.Covers(p))
+	// Records without lines do not answer the select, which outputs
+	// whole records.
+	_, err = q.RunRecords(context.Background(), &Records{proj: plain}, Stream, nil, testLimits())
+	require.ErrorContains(t, err, "does not cover")
+	// Nor do records with the lines of another condition's fields.
+	other, err := Compile(`select(.id == "x")`, nil, testLimits())
+	require.NoError(t, err)
+	recs, err = DecodeProjected(strings.NewReader(input), testLimits(), other.CacheProjection(Stream))
+	require.NoError(t, err)
+	_, err = q.RunRecords(context.Background(), recs, Stream, nil, testLimits())
+	require.ErrorContains(t, err, "does not cover")
+}
+
+func TestRunKeeping(t *testing.T) {
+	// A run that reads every record returns them as RunRecords takes
+	// them, within the bytes it may keep; they answer as whole records,
+	// reading their lines again from the file when kept with offsets.
+	for _, tc := range projQueries {
+		q, err := Compile(tc.q, nil, testLimits())
+		require.NoError(t, err)
+		whole, err := DecodeRecords(strings.NewReader(projInput), testLimits())
+		require.NoError(t, err)
+		want, werr := q.RunRecords(context.Background(), whole, tc.mode, nil, testLimits())
+		// (Records in memory are numbered as if the file had no blank
+		// line; a file's keep their line numbers.)
+		cold, cerr := q.Run(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits())
+		for _, offsets := range []bool{false, true} {
+			got, kept, gerr := q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 1<<20, fileIf(offsets, projInput))
+			require.Equal(t, fmt.Sprint(cerr), fmt.Sprint(gerr), tc.q)
+			require.Equal(t, cold, got, tc.q)
+			require.NotNil(t, kept, tc.q)
+			require.Equal(t, q.CacheProjection(tc.mode), kept.Projection(), tc.q)
+			require.Equal(t, offsets && q.CacheProjection(tc.mode).lines, kept.NeedsFile(), tc.q)
+			if kept.NeedsFile() {
+				kept = kept.At(strings.NewReader(projInput))
+			}
+			again, aerr := q.RunRecords(context.Background(), kept, tc.mode, nil, testLimits())
+			require.Equal(t, fmt.Sprint(werr), fmt.Sprint(aerr), "%s offsets=%v", tc.q, offsets)
+			require.Equal(t, want, again, "%s offsets=%v", tc.q, offsets)
+
+			_, kept, _ = q.RunKeeping(context.Background(), strings.NewReader(projInput), tc.mode, nil, testLimits(), 100, fileIf(offsets, projInput))
+			require.Nil(t, kept, "%s: more than 100 bytes", tc.q)
+		}
+	}
+
+	// Over several batches, whose maps are filled again rather than made.
+	big := strings.Repeat(sampleJSONL, 40)
+	wholeBig, err := DecodeRecords(strings.NewReader(big), testLimits())
+	require.NoError(t, err)
+	checked := 0
+	for _, tc := range projQueries {
+		if tc.mode != Stream {
+			continue
+		}
+		q, err := Compile(tc.q, nil, testLimits())
+		require.NoError(t, err)
+		_, kept, _ := q.RunKeeping(context.Background(), strings.NewReader(big), Stream, nil, testLimits(), 1<<22, strings.NewReader(big))
+		if kept == nil {
+			continue // the query failed on a record before the last was read
+		}
+		checked++
+		if kept.NeedsFile() {
+			kept = kept.At(strings.NewReader(big))
+		}
+		want, werr := q.RunRecords(context.Background(), wholeBig, Stream, nil, testLimits())
+		got, gerr := q.RunRecords(context.Background(), kept, Stream, nil, testLimits())
+		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), tc.q)
+		require.Equal(t, want, got, tc.q)
+	}
+	require.Greater(t, checked, 20)
+
+	// Kept records take a fraction of the memory of maps.
+	input := strings.Repeat(sampleJSONL, 50)
+	q, err := Compile(`[.title,.namespace]|@tsv`, nil, testLimits())
+	require.NoError(t, err)
+	part, err := DecodeProjected(strings.NewReader(input), testLimits(), q.Projection(Stream))
+	require.NoError(t, err)
+	_, kept, err := q.RunKeeping(context.Background(), strings.NewReader(input), Stream, nil, testLimits(), 1<<20, nil)
+	require.NoError(t, err)
+	require.Equal(t, part.Len(), kept.Len())
+	require.Less(t, kept.Bytes(), part.Bytes()/2)
+
+	// Without their file, records kept with offsets cannot give a select
+	// its outputs.
+	q, err = Compile(`select(.id == "m-003")`, nil, testLimits())
+	require.NoError(t, err)
+	_, kept, err = q.RunKeeping(context.Background(), strings.NewReader(sampleJSONL), Stream, nil, testLimits(), 1<<20, strings.NewReader(sampleJSONL))
+	require.NoError(t, err)
+	_, err = q.RunRecords(context.Background(), kept, Stream, nil, testLimits())
+	require.ErrorContains(t, err, "file is needed")
+	res, err := q.RunRecords(context.Background(), kept.At(strings.NewReader(sampleJSONL)), Stream, nil, testLimits())
+	require.NoError(t, err)
+	require.Len(t, res.Values, 1)
+	require.Contains(t, string(res.Values[0]), `"provenance"`)
 }
 
 // TestProjectionRandom composes random queries from fragments and checks
@@ -187,6 +393,7 @@ func TestProjectionRandom(t *testing.T) {
 		query := gen()
 		got, want := runBoth(t, query, projInput, Stream)
 		require.Equal(t, want, got, query)
+		require.Equal(t, want, runCached(t, query, projInput), "cached %s", query)
 		slurped := "map(" + query + ")"
 		got, want = runBoth(t, slurped, projInput, Slurp)
 		require.Equal(t, want, got, slurped)

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/itchyny/gojq"
 	"github.com/mcplro/lro/internal/jsonvalue"
@@ -48,10 +50,18 @@ type Result struct {
 	// Truncated reports that MaxOutputs or MaxOutputBytes was reached;
 	// Values holds the results that fit, in order.
 	Truncated bool
-	// Omitted counts the results produced but not kept. After truncation
-	// the query keeps running for at most 100ms to count them, so this is
-	// a lower bound.
+	// Omitted counts the results produced but not kept; after truncation
+	// it is a lower bound. Counting them costs as much as producing them,
+	// so it goes only as far as is cheap: over records read from a file,
+	// to the end of the records decoded already (a batch); over records
+	// in memory (cached or slurped), for as long as it took to fill the
+	// output, at least minCountFor and at most countFor.
 	Omitted int
+	// Elements, when the last value is an array result that did not fit
+	// MaxOutputBytes, cut to the elements that did (a slurped file
+	// sorted: the model is shown the first few), is that array's length;
+	// else 0. The array counts as one result kept, not omitted.
+	Elements int
 }
 
 const (
@@ -59,8 +69,12 @@ const (
 	// before returning anyway (a builtin may be busy in native code, which
 	// the context cannot interrupt; the guards keep that short).
 	abandonAfter = time.Second
-	// countFor bounds the evaluation after truncation that counts Omitted.
-	countFor = 100 * time.Millisecond
+	// countFor and minCountFor bound the evaluation of records in memory
+	// after truncation, which counts Omitted: a small file's results are
+	// all counted, and a large one's second query is not ten times slower
+	// than the first, which stopped when the output was full.
+	countFor    = 100 * time.Millisecond
+	minCountFor = 5 * time.Millisecond
 )
 
 // errStopCounting ends the evaluation that counts omitted results.
@@ -87,24 +101,82 @@ func (q *Query) Run(ctx context.Context, r io.Reader, mode Mode, vars []any, lim
 		r = strings.NewReader("")
 	}
 	lim = lim.withDefaults()
-	if mode == Stream && !q.selectProj.Whole() {
-		return q.run(ctx, readerSource(r, lim, mode, q.selectProj, true), mode, vars, lim)
+	p, lazy := q.readProjection(mode)
+	return q.run(ctx, readerSource(r, lim, mode, p, lazy), mode, vars, lim)
+}
+
+// readProjection returns what to decode of each record read from a file
+// in mode, and whether the lines are kept for the records output (a
+// select, a sort).
+func (q *Query) readProjection(mode Mode) (Projection, bool) {
+	switch {
+	case mode == Stream && !q.selectProj.Whole():
+		return q.selectProj, true
+	case mode == Slurp && !q.sortProj.Whole():
+		return q.sortProj, true
 	}
-	return q.run(ctx, readerSource(r, lim, mode, q.Projection(mode), false), mode, vars, lim)
+	return q.Projection(mode), false
+}
+
+// RunKeeping is Run that also returns the records it decoded, as
+// RunRecords takes them (their projection covers the query's
+// CacheProjection), when it read every record of r and they take at most
+// keep bytes (see Records.Bytes); else nil. A cache gets, at no cost, the
+// records of a file too large to decode for it beforehand: the query
+// keeps what it reads (two fields of a large memory), and stops at a full
+// output without decoding the rest.
+//
+// file, when not nil, holds the bytes r reads, at their offsets from its
+// first: the records then keep where their lines are rather than the
+// lines (see Records.At), and a sort reads there the lines of the
+// records it shows, rather than keeping every line of a large file.
+func (q *Query) RunKeeping(ctx context.Context, r io.Reader, mode Mode, vars []any, lim Limits, keep int64, file io.ReaderAt) (Result, *Records, error) {
+	if r == nil {
+		r = strings.NewReader("")
+	}
+	lim = lim.withDefaults()
+	p, lazy := q.readProjection(mode)
+	src := readerSource(r, lim, mode, p, lazy)
+	var rs *records
+	switch s := src.(type) {
+	case *prefetcher:
+		rs = s.recs
+	case *records:
+		rs = s
+	}
+	if keep > 0 {
+		kept := &Records{values: []any{}, proj: q.CacheProjection(mode)}
+		if rs.proj != nil {
+			kept.values, kept.cols = nil, newColumns(rs.proj)
+		}
+		rs.keep = &keeper{max: keep, recs: kept, offsets: file != nil}
+	}
+	rs.file = file
+	res, err := q.run(ctx, src, mode, vars, lim)
+	if errors.Is(err, ErrStuck) {
+		return res, nil, err // the run may still read the records
+	}
+	return res, rs.keep.records(rs), err
 }
 
 // RunRecords is Run over records already decoded (see DecodeRecords), for
 // callers that query the same file again and again: decoding is most of
 // the cost of a query. The records are only read, never modified. Their
-// projection must cover the query's in mode (see Query.Projection).
+// projection must cover the query's in mode (see Query.Projection), or
+// its CacheProjection.
 func (q *Query) RunRecords(ctx context.Context, recs *Records, mode Mode, vars []any, lim Limits) (Result, error) {
 	if recs == nil {
 		recs = &Records{} // no records
 	}
+	src := &sliceSource{records: recs.values, cols: recs.cols, orders: recs.orders}
 	if !recs.proj.Covers(q.Projection(mode)) {
-		return Result{}, fmt.Errorf("jqsandbox: the records were decoded with %v, which does not cover the query's %v", recs.proj, q.Projection(mode))
+		// A select decodes its outputs whole from their lines.
+		if want := q.CacheProjection(mode); !want.lines || !recs.proj.Covers(want) {
+			return Result{}, fmt.Errorf("jqsandbox: the records were decoded with %v, which does not cover the query's %v", recs.proj, want)
+		}
+		src.lines, src.ends, src.offs, src.file = recs.lines, recs.ends, recs.offs, recs.file
 	}
-	return q.run(ctx, &sliceSource{records: recs.values, orders: recs.orders}, mode, vars, lim.withDefaults())
+	return q.run(ctx, src, mode, vars, lim.withDefaults())
 }
 
 // run binds the variables, waits for the run slot and evaluates.
@@ -164,7 +236,7 @@ func (q *Query) start(ctx context.Context, src source, mode Mode, vars []any, li
 	st := newRunState(ctx, lim, cancel)
 	st.order = newKeyOrder(src.keyOrders(), q.objects)
 	active = st
-	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}}
+	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}, begin: time.Now()}
 	e.enc.order = st.order
 	done = make(chan struct{})
 	go func() {
@@ -216,7 +288,11 @@ type evaluation struct {
 	vm   *vmContext
 	vars []any
 
-	enc encoder // of the results; used by the evaluating goroutine only
+	enc   encoder   // of the results; used by the evaluating goroutine only
+	begin time.Time // when the evaluation started
+	// sorted, when set, are the records of a lazy sort, whose array
+	// result is replaced by the records decoded whole (see addRecords).
+	sorted *sortedRecords
 
 	mu       sync.Mutex
 	res      Result
@@ -231,8 +307,16 @@ func (e *evaluation) run(src source, mode Mode) {
 	case *prefetcher:
 		e.runBatches(s)
 	case *sliceSource:
+		if s.cols != nil {
+			e.runColumns(s, mode)
+			return
+		}
 		if mode == Stream {
-			e.evalBatch(s.records, func(i int) int { return i + 1 }, nil)
+			var raw func(int) ([]byte, error)
+			if s.ends != nil || s.offs != nil {
+				raw = s.rawLine
+			}
+			e.evalBatch(s.records, func(i int) int { return i + 1 }, raw)
 			return
 		}
 		// The records are the slurped array already; no need to gather
@@ -241,6 +325,9 @@ func (e *evaluation) run(src source, mode Mode) {
 		all := s.records[:len(s.records):len(s.records)]
 		if all == nil {
 			all = []any{}
+		}
+		if s.ends != nil || s.offs != nil {
+			e.sorted = &sortedRecords{all: all, line: s.rawLine}
 		}
 		if !e.stopped() {
 			e.evalBatch([]any{all}, noLine, nil)
@@ -254,24 +341,110 @@ func (e *evaluation) run(src source, mode Mode) {
 	}
 }
 
+// runColumns evaluates the query on records held as columns, rebuilt a
+// batch at a time (all at once in Slurp mode).
+func (e *evaluation) runColumns(s *sliceSource, mode Mode) {
+	n := s.cols.n
+	if mode == Slurp {
+		all := s.cols.fill(make([]any, n), 0, nil)
+		if s.ends != nil || s.offs != nil {
+			e.sorted = &sortedRecords{all: all, line: s.rawLine}
+		}
+		if !e.stopped() {
+			e.evalBatch([]any{all}, noLine, nil)
+		}
+		return
+	}
+	buf, maps := make([]any, batchSize), make([]map[string]any, batchSize)
+	for from := 0; from < n && !e.stopped(); from += batchSize {
+		vals := s.cols.fill(buf[:min(batchSize, n-from)], from, maps)
+		var raw func(int) ([]byte, error)
+		if s.ends != nil || s.offs != nil {
+			raw = func(i int) ([]byte, error) { return s.rawLine(from + i) }
+		}
+		if !e.evalBatch(vals, func(i int) int { return from + i + 1 }, raw) {
+			return
+		}
+	}
+}
+
 // noLine is the line of a slurped array: none.
 func noLine(int) int { return 0 }
 
-// gather reads every record, for Slurp mode.
+// gather reads every record, for Slurp mode, and, in lazy mode, their
+// lines, for the records a sort outputs.
 func (e *evaluation) gather(recs *records) ([]any, bool) {
 	all := []any{}
+	// The lines of the records, or, when the file can be read again,
+	// where they are (a file of 100,000 memories: 67 MB, or 1.6).
+	lines := &sliceSource{file: recs.file}
 	for !e.stopped() {
 		v, _, err := recs.next()
 		switch {
 		case errors.Is(err, io.EOF):
+			if recs.lazy {
+				e.sorted = &sortedRecords{all: all, line: lines.rawLine}
+			}
 			return all, true
 		case err != nil:
 			e.setErr(err)
 			return nil, false
 		}
 		all = append(all, v)
+		switch {
+		case !recs.lazy:
+		case recs.file != nil:
+			end := recs.at // an empty line: a record decoded whole
+			if recs.raw != nil {
+				end += int64(len(recs.raw))
+			}
+			lines.offs = append(lines.offs, recs.at, end)
+		default:
+			lines.lines = append(lines.lines, recs.raw...)
+			lines.ends = append(lines.ends, len(lines.lines))
+		}
 	}
 	return nil, false
+}
+
+// sortedRecords are the slurped records of a lazy sort (see lazySort),
+// decoded with what the sort reads: the output replaces each by the
+// record decoded whole from its line.
+type sortedRecords struct {
+	all   []any
+	line  func(int) ([]byte, error) // nil for a record decoded whole
+	index map[unsafe.Pointer]int    // of the maps in all
+}
+
+// whole returns the record x, one of all, decoded whole.
+func (s *sortedRecords) whole(x any) (any, error) {
+	m, ok := x.(map[string]any)
+	if !ok {
+		return x, nil // not projected
+	}
+	if s.index == nil {
+		s.index = make(map[unsafe.Pointer]int, len(s.all))
+		for i, v := range s.all {
+			if r, ok := v.(map[string]any); ok {
+				s.index[reflect.ValueOf(r).UnsafePointer()] = i
+			}
+		}
+	}
+	i, ok := s.index[reflect.ValueOf(m).UnsafePointer()]
+	if !ok {
+		return nil, errors.New("jqsandbox: internal error: a sorted value is not one of the records")
+	}
+	text, err := s.line(i)
+	if err != nil || text == nil {
+		return x, err
+	}
+	// Orders are not recorded: the projection recorded this line's.
+	var dec jsonvalue.Decoder
+	w, err := dec.Decode(text)
+	if err != nil {
+		return nil, limitf(ErrInvalidInput, "line %d: %v", i+1, err)
+	}
+	return w, nil
 }
 
 // runBatches evaluates the query on the records that p decodes, a batch
@@ -285,7 +458,15 @@ func (e *evaluation) runBatches(p *prefetcher) {
 			e.stopped() // records the context's cause
 			return
 		}
-		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, b.rawLine) {
+		raw := func(i int) ([]byte, error) { return b.rawLine(i), nil }
+		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, raw) {
+			return
+		}
+		if e.counting() {
+			// The output is full: decoding more records only to count
+			// their results would cost as much as the whole query (a
+			// file of 100,000 records, where the model sees a few
+			// hundred). The count is a lower bound.
 			return
 		}
 		switch {
@@ -328,7 +509,7 @@ func (e *evaluation) cancelErr() error {
 // returns the line of vals[i] when its source projected it for a
 // lazySelect query: each output (the record itself) is then the record
 // decoded whole from that line.
-func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) []byte) bool {
+func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) ([]byte, error)) bool {
 	e.st.record = 0
 	iter := e.q.code.RunWithContext(e.vm, vals, e.vars...)
 	wholeAt, whole := -1, any(nil)
@@ -342,7 +523,12 @@ func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) []b
 			e.fail(err, line(at))
 			return false
 		}
-		if text := rawAt(raw, at); text != nil {
+		text, err := rawAt(raw, at)
+		if err != nil {
+			e.setErr(err)
+			return false
+		}
+		if text != nil && !e.counting() { // counted, not shown: no need of it whole
 			if wholeAt != at {
 				// Orders are not recorded: the projection recorded this
 				// line's already.
@@ -363,9 +549,9 @@ func (e *evaluation) evalBatch(vals []any, line func(int) int, raw func(int) []b
 }
 
 // rawAt returns raw(i), or nil when raw is nil.
-func rawAt(raw func(int) []byte, i int) []byte {
+func rawAt(raw func(int) ([]byte, error), i int) ([]byte, error) {
 	if raw == nil {
-		return nil
+		return nil, nil
 	}
 	return raw(i)
 }
@@ -436,6 +622,9 @@ func (e *evaluation) add(v any) bool {
 		e.truncate()
 		return true
 	}
+	if arr, isArray := v.([]any); isArray && e.sorted != nil {
+		return e.addRecords(arr)
+	}
 	n, ok, deep := encodedLen(v, lim.MaxOutputBytes-e.bytes, e.st.ctx.Done())
 	switch {
 	case deep:
@@ -444,6 +633,17 @@ func (e *evaluation) add(v any) bool {
 	case !ok && e.st.ctx.Err() != nil:
 		return false
 	case !ok:
+		if arr, isArray := v.([]any); isArray {
+			kept, goOn := e.addPrefix(arr)
+			if !goOn {
+				return false
+			}
+			if kept {
+				e.res.Truncated = true
+				e.countOmitted()
+				return true
+			}
+		}
 		e.truncate()
 		return true
 	}
@@ -452,11 +652,90 @@ func (e *evaluation) add(v any) bool {
 	return true
 }
 
-// truncate starts counting the omitted results, for a short while.
+// addPrefix keeps the first elements of arr that fit the output, if any
+// (Result.Elements), and reports whether it kept them and whether to go
+// on; e.mu is held.
+func (e *evaluation) addPrefix(arr []any) (kept, goOn bool) {
+	room := e.st.lim.MaxOutputBytes - e.bytes
+	n, k := 2, 0 // the brackets
+	for _, x := range arr {
+		m, ok, deep := encodedLen(x, room-n-1, e.st.ctx.Done())
+		if deep {
+			e.err = limitf(ErrTooComplex, "result nested more than %d levels deep", maxDepth)
+			return false, false
+		}
+		if !ok {
+			break
+		}
+		if k > 0 {
+			n++ // a comma
+		}
+		n += m
+		k++
+	}
+	if k == 0 {
+		return false, true
+	}
+	e.res.Values = append(e.res.Values, e.enc.marshalSized(arr[:k:k], n))
+	e.res.Elements = len(arr)
+	e.bytes += n
+	return true, true
+}
+
+// addRecords adds the result of a lazy sort, arr, its records decoded
+// whole, as many as fit (see addPrefix); e.mu is held.
+func (e *evaluation) addRecords(arr []any) bool {
+	room := e.st.lim.MaxOutputBytes - e.bytes
+	n, out := 2, make([]any, 0, min(len(arr), 64))
+	for _, x := range arr {
+		w, err := e.sorted.whole(x)
+		if err != nil {
+			e.err = err
+			return false
+		}
+		m, ok, deep := encodedLen(w, room-n-1, e.st.ctx.Done())
+		if deep {
+			e.err = limitf(ErrTooComplex, "result nested more than %d levels deep", maxDepth)
+			return false
+		}
+		if !ok {
+			break
+		}
+		if len(out) > 0 {
+			n++ // a comma
+		}
+		n += m
+		out = append(out, w)
+	}
+	switch {
+	case len(out) == len(arr):
+		e.res.Values = append(e.res.Values, e.enc.marshalSized(out, n))
+		e.bytes += n
+	case len(out) == 0:
+		e.truncate()
+	default:
+		e.res.Values = append(e.res.Values, e.enc.marshalSized(out, n))
+		e.res.Elements = len(arr)
+		e.bytes += n
+		e.res.Truncated = true
+		e.countOmitted()
+	}
+	return true
+}
+
+// truncate omits the result that did not fit, and starts counting those
+// that follow.
 func (e *evaluation) truncate() {
 	e.res.Truncated = true
 	e.res.Omitted++
-	e.counter = time.AfterFunc(countFor, func() { e.st.cancel(errStopCounting) })
+	e.countOmitted()
+}
+
+// countOmitted counts the results that follow, for a short while: as
+// long as the output took to fill, within [minCountFor, countFor].
+func (e *evaluation) countOmitted() {
+	d := min(max(time.Since(e.begin), minCountFor), countFor)
+	e.counter = time.AfterFunc(d, func() { e.st.cancel(errStopCounting) })
 }
 
 func (e *evaluation) counting() bool {

@@ -186,6 +186,84 @@ func TestOutputCaps(t *testing.T) {
 	require.True(t, res.Truncated)
 }
 
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+func TestOutputKeepsTheElementsThatFit(t *testing.T) {
+	// An array result larger than the output keeps the elements that fit,
+	// and says how many it had.
+	lim := testLimits()
+	lim.MaxOutputBytes = 20
+	res, err := run(t, `[range(1000)]`, `null`, Stream, lim, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{`[0,1,2,3,4,5,6,7,8]`}, strs(res.Values))
+	require.True(t, res.Truncated)
+	require.Equal(t, 1000, res.Elements)
+	require.Zero(t, res.Omitted)
+
+	// After results that fit; those that follow are counted.
+	res, err = run(t, `1, [range(1000)], 2, 3`, `null`, Stream, lim, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{`1`, `[0,1,2,3,4,5,6,7,8]`}, strs(res.Values)) // 20 bytes
+	require.Equal(t, 1000, res.Elements)
+	require.Equal(t, 2, res.Omitted)
+
+	// An array whose first element does not fit is omitted, as any result.
+	res, err = run(t, `[("x" * 100)]`, `null`, Stream, lim, nil)
+	require.NoError(t, err)
+	require.Empty(t, res.Values)
+	require.Zero(t, res.Elements)
+	require.Equal(t, 1, res.Omitted)
+
+	// Slurped, sorted records: the first that fit, encoded as jq would.
+	lim = testLimits()
+	lim.MaxOutputBytes = 500
+	res, err = run(t, `sort_by(.created)`, sampleJSONL, Slurp, lim, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Values, 1)
+	require.Equal(t, 8, res.Elements)
+	all, err := run(t, `sort_by(.created)`, sampleJSONL, Slurp, testLimits(), nil)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(all.Values[0]), strings.TrimSuffix(string(res.Values[0]), "]")))
+	require.LessOrEqual(t, len(res.Values[0]), 500)
+}
+
+func TestFullOutputStopsReading(t *testing.T) {
+	// A stream over a file stops decoding once the output is full: the
+	// count of the rest is a lower bound, of what was decoded already.
+	input := benchJSONL(20000)
+	lim := testLimits()
+	lim.MaxOutputs = 3
+	q, err := Compile(`.id`, nil, lim)
+	require.NoError(t, err)
+	cr := &countReader{r: strings.NewReader(input)}
+	res, err := q.Run(context.Background(), cr, Stream, nil, lim)
+	require.NoError(t, err)
+	require.Len(t, res.Values, 3)
+	require.True(t, res.Truncated)
+	require.Positive(t, res.Omitted)
+	require.Less(t, res.Omitted, 20000-3)
+	require.Less(t, cr.n, len(input)/4, "read %d of %d bytes", cr.n, len(input))
+
+	// Records in memory cost only the query to count: a small file's are
+	// all counted.
+	recs, err := DecodeRecords(strings.NewReader(benchJSONL(200)), lim)
+	require.NoError(t, err)
+	res, err = q.RunRecords(context.Background(), recs, Stream, nil, lim)
+	require.NoError(t, err)
+	require.True(t, res.Truncated)
+	require.Equal(t, 197, res.Omitted)
+}
+
 func TestTimeout(t *testing.T) {
 	lim := testLimits()
 	lim.Timeout = 300 * time.Millisecond
