@@ -139,13 +139,9 @@ func workerInput(req *Request) Input {
 		Key:  req.File.Key(),
 		Size: req.File.Size,
 		Open: func() (io.Reader, func(), error) {
-			f, id, err := Open(req.Path)
+			f, err := openChecked(req)
 			if err != nil {
-				return nil, nil, &Failure{Kind: KindFile, Message: "cannot read the file: " + strings.TrimPrefix(err.Error(), "open ")}
-			}
-			if id != req.File {
-				f.Close()
-				return nil, nil, &Failure{Kind: KindFile, Message: "the file changed while it was being read; try again"}
+				return nil, nil, err
 			}
 			if req.Text != nil {
 				return f, func() { f.Close() }, nil // lines: the header is line 1
@@ -162,13 +158,9 @@ func workerInput(req *Request) Input {
 			return r, func() { f.Close() }, nil
 		},
 		OpenAt: func() (io.ReaderAt, func(), error) {
-			f, id, err := Open(req.Path)
+			f, err := openChecked(req)
 			if err != nil {
-				return nil, nil, &Failure{Kind: KindFile, Message: "cannot read the file: " + strings.TrimPrefix(err.Error(), "open ")}
-			}
-			if id != req.File {
-				f.Close()
-				return nil, nil, &Failure{Kind: KindFile, Message: "the file changed while it was being read; try again"}
+				return nil, nil, err
 			}
 			// Offsets count from the first record, as Open reads.
 			n, err := lineLen(bufio.NewReaderSize(f, 4<<10))
@@ -179,6 +171,20 @@ func workerInput(req *Request) Input {
 			return io.NewSectionReader(f, n, req.File.Size-n), func() { f.Close() }, nil
 		},
 	}
+}
+
+// openChecked opens the file of req, which must be the file the parent
+// checked.
+func openChecked(req *Request) (*os.File, error) {
+	f, id, err := Open(req.Path)
+	if err != nil {
+		return nil, &Failure{Kind: KindFile, Message: "cannot read the file: " + strings.TrimPrefix(err.Error(), "open ")}
+	}
+	if id != req.File {
+		f.Close()
+		return nil, &Failure{Kind: KindFile, Message: "the file changed while it was being read; try again"}
+	}
+	return f, nil
 }
 
 // lineLen reads past the first line of r and returns its length.
