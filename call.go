@@ -290,8 +290,11 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 		after = []host.Content{host.TextContent(out.Warning)}
 		if out.Kept == 0 && rp.first.count() > 0 {
 			// Not even the first record fits: show it cut rather than
-			// nothing at all.
-			after = append(after, host.TextContent(o.cutFirst(rp.first, o.EstimateTokens(bytesOf(out.Warning)))))
+			// nothing at all, when it is at hand (a stream whose spool
+			// failed kept only the records that fit).
+			if cut := o.cutFirst(rp.first, o.EstimateTokens(bytesOf(out.Warning))); cut != "" {
+				after = append(after, host.TextContent(cut))
+			}
 		}
 	}
 	placed := false

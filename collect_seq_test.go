@@ -198,3 +198,40 @@ func TestCollectSeqToAStore(t *testing.T) {
 	assert.Equal(t, filepath.Base(d.FilePath), entries[0].Name())
 	assert.Equal(t, before, spools(), "the local spool is gone")
 }
+
+// TestCollectSeqLostWithALargeFirstRecord: a streamed set whose spool
+// failed keeps in memory only the first records that fit the threshold.
+// When not even its first does, the result is the warning alone: it used
+// to carry an empty text item after it, where a set held whole shows its
+// first record cut.
+func TestCollectSeqLostWithALargeFirstRecord(t *testing.T) {
+	dir := t.TempDir()
+	o := newOffloader(t, func(c *lro.Config) { c.OutputDir = dir }, lro.WithTool("rows", lro.ToolPolicy{Generic: true}),
+		lro.WithoutJanitor(), lro.WithMaxFileBytes(64<<10))
+	big := strings.Repeat("y", 20<<10) // 5,000 tokens: over the threshold alone
+	rows := func(yield func(json.RawMessage, error) bool) {
+		for i := range 10 {
+			if !yield(json.RawMessage(fmt.Sprintf(`{"id":%d,"body":"%s"}`, i, big)), nil) {
+				return
+			}
+		}
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "rows"
+	out, err := o.Middleware()(func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_, offloaded, err := lro.CollectSeq(ctx, rows)
+		require.NoError(t, err)
+		require.True(t, offloaded, "past the threshold, the set is the Offloader's")
+		return mcp.NewToolResultText("placeholder"), nil
+	})(context.Background(), req)
+	require.NoError(t, err)
+	require.False(t, out.IsError)
+	require.NotEmpty(t, out.Content)
+	for i, c := range out.Content {
+		text, ok := c.(mcp.TextContent)
+		require.True(t, ok, "item %d is text", i)
+		assert.NotEmpty(t, strings.TrimSpace(text.Text), "item %d of %d is empty", i, len(out.Content))
+	}
+	assert.Contains(t, out.Content[len(out.Content)-1].(mcp.TextContent).Text, "lro:", "the warning says what happened")
+	assertOnlyPublished(t, dir)
+}
