@@ -173,7 +173,7 @@ func CollectSeq(ctx context.Context, records iter.Seq2[json.RawMessage, error]) 
 	}
 	tokens := (quarters + 3) / 4
 	if sp == nil && lost == nil {
-		if _, heuristic := c.o.opts.estimator.(HeuristicEstimator); !heuristic {
+		if !c.o.heuristic() {
 			// The running estimate was the heuristic's: a set that is
 			// held whole is measured with the estimator chosen.
 			tokens = c.o.estimateRecords(sliceRecords{lines: inline})

@@ -79,7 +79,7 @@ func textItems(res host.Result) (idx []int, size int) {
 // threshold: with the heuristic estimator no rune costs more than a token
 // per three bytes.
 func (o *Offloader) surelySmall(res host.Result) bool {
-	if _, heuristic := o.opts.estimator.(HeuristicEstimator); !heuristic {
+	if !o.heuristic() {
 		return false
 	}
 	idx, size := textItems(res)
@@ -96,7 +96,21 @@ func (o *Offloader) surelySmall(res host.Result) bool {
 			return false
 		}
 	}
-	return size <= 3*o.cfg.ThresholdTokens
+	return o.surelyUnder(size)
+}
+
+// heuristic reports whether the estimator is the library's own, whose
+// bounds the fast paths rely on.
+func (o *Offloader) heuristic() bool {
+	_, ok := o.opts.estimator.(HeuristicEstimator)
+	return ok
+}
+
+// surelyUnder reports, with the heuristic estimator, that size bytes are
+// under the threshold whatever they hold: no rune costs more than a token
+// per three bytes.
+func (o *Offloader) surelyUnder(size int) bool {
+	return o.heuristic() && size <= 3*o.cfg.ThresholdTokens
 }
 
 // documentOf returns the document of res. The threshold applies to the
@@ -222,7 +236,7 @@ func (o *Offloader) structuredDocument(res host.Result, idx []int) (document, bo
 // estimate from the length alone (a quarter token a byte), sparing a
 // pass over the text.
 func (o *Offloader) estimateText(data []byte, ascii bool) int {
-	if _, heuristic := o.opts.estimator.(HeuristicEstimator); heuristic && ascii {
+	if o.heuristic() && ascii {
 		return (len(data) + 3) / 4
 	}
 	return o.EstimateTokens(data)
@@ -283,11 +297,11 @@ func (h Host) PassesUnchanged(tool string, size int) bool {
 	if !o.cfg.IsEnabled() {
 		return true
 	}
-	if _, heuristic := o.opts.estimator.(HeuristicEstimator); !heuristic || o.cfg.SessionBudgetTokens > 0 {
+	if o.cfg.SessionBudgetTokens > 0 {
 		return false
 	}
 	if p, ok := o.policyFor(tool); ok && !p.Generic {
 		return false
 	}
-	return size <= 3*o.cfg.ThresholdTokens // no rune costs more than a token per three bytes
+	return o.surelyUnder(size)
 }

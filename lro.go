@@ -343,7 +343,8 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *layout, be
 			return Outcome{}, err
 		}
 	}
-	if s := &sets[0]; len(sets) == 1 {
+	if len(sets) == 1 {
+		s := &sets[0]
 		if s.Tokens <= 0 {
 			s.Tokens, s.checks = o.estimateSet(s)
 		}
@@ -413,7 +414,7 @@ func (o *Offloader) accept(set *ResultSet) error {
 // estimateRecords estimates the records as a JSON array would send them.
 func (o *Offloader) estimateRecords(src recordSource) int {
 	n := 0
-	if _, ok := o.opts.estimator.(HeuristicEstimator); ok {
+	if o.heuristic() {
 		_ = src.each(func(_ int, r *record) bool {
 			n += quarterTokens(r.line) + 1 // the separating comma
 			return true
@@ -433,7 +434,7 @@ func (o *Offloader) estimateRecords(src recordSource) int {
 // more than checking them, and writing them needs no other pass to check
 // them or to look for line breaks.
 func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
-	if _, ok := o.opts.estimator.(HeuristicEstimator); ok && !set.Validated && o.cfg.IsEnabled() {
+	if o.heuristic() && !set.Validated && o.cfg.IsEnabled() {
 		return checkRecords(set.source(), !set.Generic)
 	}
 	return o.estimateRecords(set.source()), recordChecks{}

@@ -235,39 +235,54 @@ room:
 				}
 				continue room // the disk may have changed too
 			}
-			e := x.byExpiry[0]
-			used := x.used + x.reserved
-			err := o.opts.fs.Remove(e.name)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return evicted, expired, fmt.Errorf("%w: evicting %s: %w", ErrOverQuota, e.name, err)
-			}
-			x.drop(e)
-			x.deleted(e.name)
+			ev, ex, err := o.evictFirst(x, path, need, quota)
 			if err != nil {
-				continue // it was gone already: only the tally was behind
+				return evicted, expired, err
 			}
-			now := time.Now()
-			if !now.Before(e.expires) {
-				// Its TTL had passed: an expiry the janitor had not done yet.
-				expired = append(expired, x.expiredEvent(o, e))
-				continue
+			if ev != nil {
+				evicted = append(evicted, *ev)
 			}
-			evicted = append(evicted, FileEvictedEvent{
-				Path:    o.opts.fs.Path(e.name),
-				Bytes:   e.size,
-				Created: e.created,
-				Expires: e.expires,
-				For:     path,
-				Reason: fmt.Sprintf("max_dir_bytes is %d: %d bytes were in use and %d more were needed; evicted the file that expires first (at %s)",
-					quota, used, need, e.expires.UTC().Format(time.RFC3339)),
-				Used:  used,
-				Need:  need,
-				Quota: quota,
-			})
+			if ex != nil {
+				expired = append(expired, *ex)
+			}
 		}
 		x.hold(tmp, ticket, need, write)
 		return evicted, expired, nil
 	}
+}
+
+// evictFirst deletes the file of x that expires first, for the write of
+// need bytes that path is to be, and returns the event owed: an eviction,
+// or an expiry the janitor had not done yet (neither when the file was
+// gone already, and only the tally was behind). The caller holds x.mu.
+func (o *Offloader) evictFirst(x *fileIndex, path string, need, quota int64) (*FileEvictedEvent, *FileExpiredEvent, error) {
+	e := x.byExpiry[0]
+	used := x.used + x.reserved
+	err := o.opts.fs.Remove(e.name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%w: evicting %s: %w", ErrOverQuota, e.name, err)
+	}
+	x.drop(e)
+	x.deleted(e.name)
+	if err != nil {
+		return nil, nil, nil
+	}
+	if !time.Now().Before(e.expires) {
+		ex := x.expiredEvent(o, e)
+		return nil, &ex, nil
+	}
+	return &FileEvictedEvent{
+		Path:    o.opts.fs.Path(e.name),
+		Bytes:   e.size,
+		Created: e.created,
+		Expires: e.expires,
+		For:     path,
+		Reason: fmt.Sprintf("max_dir_bytes is %d: %d bytes were in use and %d more were needed; evicted the file that expires first (at %s)",
+			quota, used, need, e.expires.UTC().Format(time.RFC3339)),
+		Used:  used,
+		Need:  need,
+		Quota: quota,
+	}, nil, nil
 }
 
 // hold records that tmp, a write of ticket t, took need bytes of the

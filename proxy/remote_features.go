@@ -383,28 +383,22 @@ func (p *Proxy) passPages() {
 		cursor := p.cursorOf(req)
 		p.remotePage(ctx, "resources", func(ctx context.Context, c *client.Client) error {
 			page, err := c.ListResourcesByPage(ctx, mcp.ListResourcesRequest{PaginatedRequest: mcp.PaginatedRequest{Params: mcp.PaginatedParams{Cursor: cursor}}})
-			if err != nil {
-				return err
+			if err == nil {
+				res.Resources = withOwn(p, "resources", page.Resources, page.NextCursor, res.Resources, func(r mcp.Resource) string { return r.URI })
+				res.NextCursor = page.NextCursor
 			}
-			if page.NextCursor == "" {
-				page.Resources = append(page.Resources, ownItems(p, "resources", res.Resources, func(r mcp.Resource) string { return r.URI })...)
-			}
-			res.Resources, res.NextCursor = nonNil(page.Resources), page.NextCursor
-			return nil
+			return err
 		})
 	})
 	h.AddAfterListResourceTemplates(func(ctx context.Context, _ any, req *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
 		cursor := p.cursorOf(req)
 		p.remotePage(ctx, "resources", func(ctx context.Context, c *client.Client) error {
 			page, err := c.ListResourceTemplatesByPage(ctx, mcp.ListResourceTemplatesRequest{PaginatedRequest: mcp.PaginatedRequest{Params: mcp.PaginatedParams{Cursor: cursor}}})
-			if err != nil {
-				return err
+			if err == nil {
+				res.ResourceTemplates = withOwn(p, "templates", page.ResourceTemplates, page.NextCursor, res.ResourceTemplates, func(t mcp.ResourceTemplate) string { return t.URITemplate.Raw() })
+				res.NextCursor = page.NextCursor
 			}
-			if page.NextCursor == "" {
-				page.ResourceTemplates = append(page.ResourceTemplates, ownItems(p, "templates", res.ResourceTemplates, func(t mcp.ResourceTemplate) string { return t.URITemplate.Raw() })...)
-			}
-			res.ResourceTemplates, res.NextCursor = nonNil(page.ResourceTemplates), page.NextCursor
-			return nil
+			return err
 		})
 	})
 }
@@ -437,6 +431,16 @@ func (p *Proxy) remotePage(ctx context.Context, kind string, list func(context.C
 	if err := list(ctx, c); err != nil {
 		p.log.Warn("lro proxy: listing a page of the remote's "+kind+"; the client gets the listing the proxy holds", "remote", p.cfg.Remote, "error", proxyClip(err.Error(), p.lim.errText))
 	}
+}
+
+// withOwn returns page, a page of the remote's listing of kind, and on
+// the last one (next is empty) the proxy's own items of local, the local
+// server's listing: those the remote did not list.
+func withOwn[T any](p *Proxy, kind string, page []T, next mcp.Cursor, local []T, uri func(T) string) []T {
+	if next == "" {
+		page = append(page, ownItems(p, kind, local, uri)...)
+	}
+	return nonNil(page)
 }
 
 // ownItems returns the items of the local server's listing that are not
