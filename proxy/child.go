@@ -589,7 +589,7 @@ func (r *relay) clientNotification(ctx context.Context, h *header, line []byte) 
 // clientRequest relays a request of the client, or handles it.
 func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	switch h.Method {
-	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
+	case string(mcp.MethodInitialize), string(mcp.MethodServerDiscover), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
 		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
 	case string(mcp.MethodResourcesRead):
 		var params struct {
@@ -687,7 +687,7 @@ func (r *relay) forward(ctx context.Context, h *header, line []byte) {
 	r.pending[id] = pd
 	pd.timer = time.AfterFunc(r.p.cfg.CallTimeout, func() { r.expire(id, pd) })
 	r.mu.Unlock()
-	if err := r.send(ctx, line); err != nil {
+	if err := r.send(ctx, announced(line)); err != nil {
 		r.answer(h.ID, delivery{err: err})
 	}
 }
@@ -725,7 +725,7 @@ func (r *relay) call(ctx context.Context, id json.RawMessage, method string, lin
 	}
 	r.pending[string(id)] = pd
 	r.mu.Unlock()
-	if err := r.send(ctx, line); err != nil {
+	if err := r.send(ctx, announced(line)); err != nil {
 		r.drop(id, pd)
 		return nil, err
 	}
