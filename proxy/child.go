@@ -331,7 +331,14 @@ func (r *relay) stop() {
 			return
 		case <-time.After(childGrace):
 		}
-		r.p.log.Warn("lro proxy: the server did not exit; signalling it", "command", r.p.child.name, "signal", sig)
+		// A server that stays after the end of its input is ordinary (the
+		// MCP shutdown sequence goes on to SIGTERM); one that stays after
+		// SIGTERM is not.
+		level, why := slog.LevelInfo, "when its input ended"
+		if sig == syscall.SIGKILL {
+			level, why = slog.LevelWarn, "after SIGTERM"
+		}
+		r.p.log.Log(context.Background(), level, "lro proxy: the server did not exit "+why+"; signalling it", "command", r.p.child.name, "signal", sig)
 		signalGroup(r.cmd, sig)
 	}
 	select {

@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,4 +80,39 @@ func TestChildListingTheServerLacks(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":"r","method":"resources/list"}`)
 	m = c.wait(`"r"`, 10*time.Second)
 	assert.Contains(t, string(m["result"]), `"fake://a"`, "the server's listing, as it has one")
+}
+
+// TestChildIgnoringEOFIsNoWarning: a server that stays after the end of
+// its input is ended with SIGTERM, as the MCP shutdown sequence expects:
+// the proxy says so at Info, not as a warning.
+func TestChildIgnoringEOFIsNoWarning(t *testing.T) {
+	var log syncBuffer
+	c := startChild(t, "stay", Config{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	c.in.Close()
+	select {
+	case err := <-c.done:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve did not return after the client disconnected")
+	}
+	assert.Contains(t, log.String(), "level=INFO msg=\"lro proxy: the server did not exit when its input ended; signalling it\"")
+	assert.NotContains(t, log.String(), "level=WARN")
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -39,7 +39,8 @@ func TestMain(m *testing.M) {
 
 // fakeServer answers initialize, server/discover (declaring no tools nor
 // resources), tools/list, resources/list, ping, resources/templates/list
-// with "Method not found", and tools/call of "meta" with the _meta it
+// with "Method not found" (mode "stay": and stays when its input ends),
+// and tools/call of "meta" with the _meta it
 // got, of "small" with "ok", of "records" with 200 memories, of "lookalike" with
 // a small text shaped like a descriptor, and of "failing" with a tool
 // error of 4,000 bytes. A call of "big" is answered by mode: "flood" sends a
@@ -140,6 +141,9 @@ func fakeServer(mode string) {
 			}
 		}
 		w.Flush()
+	}
+	if mode == "stay" {
+		time.Sleep(time.Hour) // ignores the end of its input, as server-postgres does
 	}
 }
 
