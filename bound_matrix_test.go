@@ -263,3 +263,25 @@ func TestObjectsCutMemberByMember(t *testing.T) {
 		}
 	}
 }
+
+// Invalid UTF-8 arrives as U+FFFD, half a token a byte: 4,700 such bytes
+// passed the small-answer fast path (three bytes a token) and went inline
+// as 14,100 bytes, 2,350 tokens by the library's own estimate. They are
+// judged as they arrive.
+func TestInvalidUTF8IsJudgedAsItArrives(t *testing.T) {
+	text := strings.Repeat("\xff", 4700)
+	for _, h := range boundHosts {
+		t.Run(h.name, func(t *testing.T) {
+			o := boundOffloader(t, lro.DeliveryDescriptor, nil)
+			assert.False(t, o.Host().PassesUnchanged("t", len(text)), "not surely small")
+			a := h.answer(t, o, boundResult{texts: []string{text}})
+			size := 0
+			for _, s := range a.texts {
+				size += len(s)
+			}
+			tokens := answerTokens(o, a)
+			t.Logf("%d bytes of invalid UTF-8: %d bytes, %d tokens at the client", len(text), size, tokens)
+			assert.LessOrEqual(t, tokens, o.Config().ThresholdTokens+lro.NoticeTokens)
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jsonscan"
@@ -75,20 +76,27 @@ func textItems(res host.Result) (idx []int, size int) {
 	return idx, size
 }
 
-// surelySmall reports, without looking inside, that res is under the
+// surelySmall reports, without estimating, that res is under the
 // threshold: with the heuristic estimator no rune costs more than a token
-// per three bytes.
+// per three bytes, and no byte of invalid UTF-8 (which it checks for)
+// more than half a token.
 func (o *Offloader) surelySmall(res host.Result) bool {
 	if !o.heuristic() {
 		return false
 	}
 	idx, size := textItems(res)
+	valid := true
+	for _, i := range idx {
+		valid = valid && utf8.ValidString(res.Content[i].Text)
+	}
 	switch s := res.Structured.(type) {
 	case nil:
 	case json.RawMessage:
 		size += len(s)
+		valid = valid && utf8.Valid(s)
 	case []byte:
 		size += len(s)
+		valid = valid && utf8.Valid(s)
 	default:
 		// A Go value: its size is known only from a JSON text beside it,
 		// which is taken to be its serialization.
@@ -96,7 +104,7 @@ func (o *Offloader) surelySmall(res host.Result) bool {
 			return false
 		}
 	}
-	return o.surelyUnder(size, true)
+	return o.surelyUnder(size, valid)
 }
 
 // heuristic reports whether the estimator is the library's own, whose
@@ -289,7 +297,8 @@ func validIndex(data []byte) (jsonscan.Index, bool) {
 
 // PassesUnchanged reports whether a result of tool whose items take size
 // bytes in all (as JSON, escapes included) surely leaves [Host.Serve]
-// unchanged, whatever it holds and whatever the call's arguments: when
+// unchanged, whatever it holds (invalid UTF-8 too, which arrives as
+// U+FFFD, half a token a byte) and whatever the call's arguments: when
 // offloading is off, or when the result is under the threshold and
 // nothing else is judged (no session budget, and no detail argument to
 // check: the tool's policy is generic, or it has none and the host judges
@@ -307,5 +316,7 @@ func (h Host) PassesUnchanged(tool string, size int) bool {
 	if p, ok := o.policyFor(tool); ok && !p.Generic {
 		return false
 	}
-	return o.surelyUnder(size, true)
+	// The bytes are not seen: they may be invalid UTF-8, which a client
+	// receives as U+FFFD, half a token a byte.
+	return o.surelyUnder(size, false)
 }
