@@ -148,6 +148,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 			return res, false, nil
 		}
 	}
+	set.preamble = string(doc.preamble)
 	beside := o.keptTokens(res, doc)
 	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
 	rp := reply{call: call, res: res, doc: doc, l: &l, delivery: delivery(), first: sets[0]}

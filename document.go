@@ -35,12 +35,17 @@ const maxPreamble = 512
 // is not such a thing. The JSON starts a line of the first maxPreamble
 // bytes and runs to the end; the caller validates it.
 func splitPreamble(text string) (preamble, body string, ok bool) {
-	for at := 0; at < len(text) && at <= maxPreamble; {
+	for at := 0; at < len(text); {
 		nl := strings.IndexByte(text[at:], '\n')
 		if nl < 0 {
 			return "", "", false
 		}
 		at += nl + 1
+		if at > maxPreamble+1 {
+			// A long line before the JSON: the preamble, which a file's
+			// header keeps whole, stays short.
+			return "", "", false
+		}
 		if rest := text[at:]; looksJSON(rest) && (rest[0] == '{' || rest[0] == '[') {
 			if pre := strings.TrimSpace(text[:at]); pre != "" {
 				return pre, rest, true
@@ -160,6 +165,7 @@ func (o *Offloader) documentOf(res host.Result) (document, bool) {
 		}
 		d := o.textDocument(res.Content[large[0]].Text, large)
 		d.tokens = tokens
+		d.preamble = preambles(res, large)
 		return d, true
 	}
 	if len(large) == 1 {
@@ -172,6 +178,22 @@ func (o *Offloader) documentOf(res host.Result) (document, bool) {
 		d.items[j] = res.Content[i].Text
 	}
 	return d, true
+}
+
+// preambles returns the preambles of the items of res that repeat one
+// document, each different one whole, a blank line between them, or nil
+// when none has one: what the file's header keeps of them.
+func preambles(res host.Result, items []int) []byte {
+	var seen []string
+	for _, i := range items {
+		if pre, _, ok := splitPreamble(res.Content[i].Text); ok && !slices.Contains(seen, pre) {
+			seen = append(seen, pre)
+		}
+	}
+	if seen == nil {
+		return nil
+	}
+	return []byte(strings.Join(seen, "\n\n"))
 }
 
 // repeats reports whether the large items of res all hold one JSON

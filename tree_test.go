@@ -96,6 +96,21 @@ func TestPreambleThenJSON(t *testing.T) {
 	_, lines := fileRecords(t, d.FilePath)
 	assert.Contains(t, string(lines[0]), `"id":"T-0000"`)
 
+	// A preamble longer than what the summary shows (200 bytes) is kept
+	// whole in the file's header; so are the different preambles of a
+	// document repeated by a text and an embedded resource.
+	pre := "Tickets matching the query, newest first. " + strings.Repeat("The list is long and each ticket has an id. ", 6) + "End of the note:"
+	body := mustJSON(t, tickets(600))
+	d, _ = descriptorIn(t, serve(t, o, "search", nil, host.Result{Content: []host.Content{host.TextContent(pre + "\n" + body)}}), 0)
+	h, _ := fileRecords(t, d.FilePath)
+	assert.Greater(t, len(pre), 200)
+	assert.Equal(t, pre, h.Preamble, "the header keeps the preamble whole")
+	d, _ = descriptorIn(t, serve(t, o, "search", nil, host.Result{Content: []host.Content{
+		host.TextContent("First view:\n" + body), {Text: "Second view:\n" + body, URI: "file:///tickets.json", Other: "resource"},
+	}}), 0)
+	h, _ = fileRecords(t, d.FilePath)
+	assert.Equal(t, "First view:\n\nSecond view:", h.Preamble, "each preamble of a repeated document")
+
 	long := strings.Repeat("A long log line that is not a preamble.\n", 40) + mustJSON(t, tickets(600))
 	d, _ = descriptorIn(t, serve(t, o, "search", nil, host.Result{Content: []host.Content{host.TextContent(long)}}), 0)
 	assert.Equal(t, 41, d.Summary.Count, "past 512 bytes it is text: its lines are the records")
