@@ -347,8 +347,11 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 			continue
 		}
 		if !placed {
-			r.Content = append(r.Content, host.TextContent(string(body)))
 			placed = true
+			if len(body) == 0 && out.Action == Truncated {
+				continue // no line of a text fits: its first, cut, follows
+			}
+			r.Content = append(r.Content, host.TextContent(string(body)))
 		}
 	}
 	r.Content = append(r.Content, after...)
