@@ -44,6 +44,7 @@ type boundResult struct {
 type boundAnswer struct {
 	isError    bool
 	texts      []string // text items and embedded text resources
+	links      []string // resource links: their URI, name, description and MIME type
 	structured []byte
 }
 
@@ -89,10 +90,11 @@ func coreBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer 
 	}
 	a := boundAnswer{isError: res.IsError}
 	for _, c := range res.Content {
-		if c.Other == nil || c.URI != "" {
-			if c.Link == nil {
-				a.texts = append(a.texts, c.Text)
-			}
+		switch {
+		case c.Link != nil:
+			a.links = append(a.links, c.Link.URI+c.Link.Name+c.Link.Description+c.Link.MIMEType)
+		case c.Other == nil || c.URI != "":
+			a.texts = append(a.texts, c.Text)
 		}
 	}
 	if res.Structured != nil {
@@ -160,6 +162,8 @@ func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 			if tr, ok := c.Resource.(mcpgo.TextResourceContents); ok {
 				a.texts = append(a.texts, tr.Text)
 			}
+		case mcpgo.ResourceLink:
+			a.links = append(a.links, c.URI+c.Name+c.Description+c.MIMEType)
 		}
 	}
 	if res.StructuredContent != nil {
@@ -209,6 +213,8 @@ func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 			if c.Resource != nil {
 				a.texts = append(a.texts, c.Resource.Text)
 			}
+		case *mcp.ResourceLink:
+			a.links = append(a.links, c.URI+c.Name+c.Description+c.MIMEType)
 		}
 	}
 	if res.StructuredContent != nil {
@@ -230,9 +236,13 @@ func boundOffloader(t *testing.T, mode lro.Delivery, fault func(*lro.Config, *lr
 }
 
 // answerTokens is what a client received, as the Offloader estimates it:
-// the structured content counted once when a text is its serialization.
+// the structured content counted once when a text is its serialization,
+// a resource link as its fields and their names.
 func answerTokens(o *lro.Offloader, a boundAnswer) int {
 	tokens, repeated := 0, false
+	for _, l := range a.links {
+		tokens += o.EstimateTokens([]byte(l)) + 16
+	}
 	for _, s := range a.texts {
 		tokens += o.EstimateTokens([]byte(s))
 		repeated = repeated || len(a.structured) > 0 && sameJSONText(s, a.structured)
@@ -241,6 +251,19 @@ func answerTokens(o *lro.Offloader, a boundAnswer) int {
 		tokens += o.EstimateTokens(a.structured)
 	}
 	return tokens
+}
+
+// assertBound asserts that a, what a client received of what, is within
+// the threshold and NoticeTokens, and logs its bytes and tokens.
+func assertBound(t *testing.T, o *lro.Offloader, a boundAnswer, what string) {
+	t.Helper()
+	size := len(a.structured)
+	for _, s := range a.texts {
+		size += len(s)
+	}
+	tokens := answerTokens(o, a)
+	t.Logf("%s: %d bytes, %d tokens at the client", what, size, tokens)
+	assert.LessOrEqual(t, tokens, o.Config().ThresholdTokens+lro.NoticeTokens, "within the threshold and the notice")
 }
 
 func sameJSONText(s string, b []byte) bool {
@@ -322,13 +345,7 @@ func TestObjectsCutMemberByMember(t *testing.T) {
 				t.Run(h.name+"/"+oname+"/"+fname, func(t *testing.T) {
 					o := boundOffloader(t, lro.DeliveryDescriptor, fault)
 					a := h.answer(t, o, boundResult{texts: []string{obj}})
-					size := 0
-					for _, s := range a.texts {
-						size += len(s)
-					}
-					tokens := answerTokens(o, a)
-					t.Logf("%d-byte object: %d bytes, %d tokens at the client", len(obj), size, tokens)
-					assert.LessOrEqual(t, tokens, o.Config().ThresholdTokens+lro.NoticeTokens)
+					assertBound(t, o, a, fmt.Sprintf("a %d-byte object", len(obj)))
 					assert.Positive(t, checkMembersWhole(t, obj, a), "the first members are shown")
 				})
 			}
@@ -347,13 +364,7 @@ func TestInvalidUTF8IsJudgedAsItArrives(t *testing.T) {
 			o := boundOffloader(t, lro.DeliveryDescriptor, nil)
 			assert.False(t, o.Host().PassesUnchanged("t", len(text)), "not surely small")
 			a := h.answer(t, o, boundResult{texts: []string{text}})
-			size := 0
-			for _, s := range a.texts {
-				size += len(s)
-			}
-			tokens := answerTokens(o, a)
-			t.Logf("%d bytes of invalid UTF-8: %d bytes, %d tokens at the client", len(text), size, tokens)
-			assert.LessOrEqual(t, tokens, o.Config().ThresholdTokens+lro.NoticeTokens)
+			assertBound(t, o, a, fmt.Sprintf("%d bytes of invalid UTF-8", len(text)))
 		})
 	}
 }
@@ -419,7 +430,7 @@ func TestBoundMatrix(t *testing.T) {
 					t.Run(sh.name+"/"+string(mode)+"/"+f.name+"/"+h.name, func(t *testing.T) {
 						o := boundOffloader(t, mode, f.fault)
 						a := h.answer(t, o, sh.result)
-						assert.LessOrEqual(t, answerTokens(o, a), o.Config().ThresholdTokens+lro.NoticeTokens, "within the bound")
+						assertBound(t, o, a, sh.name)
 						checkUnchanged(t, sh.result, a)
 					})
 				}
