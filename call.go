@@ -148,6 +148,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 			return res, false, nil
 		}
 	}
+	set.preamble = string(doc.preamble)
 	beside := o.keptTokens(res, doc)
 	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
 	rp := reply{call: call, res: res, doc: doc, l: &l, delivery: delivery(), first: sets[0]}
@@ -346,8 +347,11 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 			continue
 		}
 		if !placed {
-			r.Content = append(r.Content, host.TextContent(string(body)))
 			placed = true
+			if len(body) == 0 && out.Action == Truncated {
+				continue // no line of a text fits: its first, cut, follows
+			}
+			r.Content = append(r.Content, host.TextContent(string(body)))
 		}
 	}
 	r.Content = append(r.Content, after...)
