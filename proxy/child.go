@@ -588,6 +588,12 @@ func (r *relay) clientNotification(ctx context.Context, h *header, line []byte) 
 
 // clientRequest relays a request of the client, or handles it.
 func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
+	if r.inFlight(h.ID) {
+		// Its answer would go to whichever of the two asked first, and the
+		// other would wait for its timeout.
+		r.writeError(h.ID, mcp.INVALID_REQUEST, fmt.Sprintf("lro-proxy: the request id %s is in flight already (a request of the client with that id has not been answered yet); send each request with an id of its own", proxyClip(string(h.ID), 100)))
+		return
+	}
 	switch h.Method {
 	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
 		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
@@ -653,6 +659,18 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	// As many workers as requests may be in flight (sem): one is done,
 	// or about to take a job.
 	r.work <- job
+}
+
+// inFlight reports whether a request of the client with the id is in
+// flight: sent to the server, or being handled by the proxy. Only the
+// client's reader registers requests, so what it is told holds until it
+// registers the next.
+func (r *relay) inFlight(id json.RawMessage) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, local := r.localReqs[string(id)]
+	_, sent := r.pending[string(id)]
+	return local || sent
 }
 
 // worker runs job, then each job handed to it while it is idle, until

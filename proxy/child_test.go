@@ -45,6 +45,10 @@ func TestMain(m *testing.M) {
 // notifications/cancelled is answered with a log message that names the
 // request.
 func fakeServer(mode string) {
+	if strings.HasPrefix(mode, "hostile-") {
+		hostileServer(mode)
+		return
+	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
