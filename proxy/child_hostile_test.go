@@ -20,7 +20,8 @@ import (
 //     "inputrequired" and "rpcerror" answer with 200 KB the proxy cannot
 //     read as a tool result: a result without content, with null content,
 //     an item of an unknown type, an item without a type, a request for
-//     input, and a JSON-RPC error;
+//     input, and a JSON-RPC error; "smallunread" a result of a few bytes
+//     without content;
 //   - "hostile-churn" lists 200 tools of 4 KiB under new names at every
 //     listing, and announces a change after each; "hostile-bigtools"
 //     lists 1,000 tools of 4 KiB (4.2 MB, over DefaultMaxToolsBytes).
@@ -79,6 +80,8 @@ func hostileServer(mode string) {
 				reply(m.ID, `{"content":[{"text":"`+big+`"}]}`)
 			case "inputrequired":
 				reply(m.ID, `{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"`+big+`","requestedSchema":{"type":"object"}}}}}`)
+			case "smallunread":
+				reply(m.ID, `{"data":"small"}`)
 			case "rpcerror":
 				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"%s","data":"%s"}}`+"\n", m.ID, big, big)
 			default:

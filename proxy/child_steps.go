@@ -299,7 +299,7 @@ type childCallKey struct{}
 type childCall struct {
 	id      json.RawMessage
 	line    []byte
-	raw     []byte // the server's answer, when it goes to the client as it came
+	unread  []byte // the server's answer, when it is not a tool result the proxy reads (see gateUnread)
 	fetched bool   // the server has answered already: answer, err
 	answer  []byte
 	err     error
@@ -328,14 +328,14 @@ func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []by
 		cc.fetched = true
 		cc.answer, cc.err = r.call(ctx, h.ID, string(mcp.MethodToolsCall), line)
 		if cc.err == nil && r.p.off.Host().PassesUnchanged(params.Name, len(cc.answer)) {
-			if b := r.passSmall(h.ID, params.Name, cc.answer); b != nil {
+			if b := r.passSmall(sctx, h.ID, params.Name, cc.answer); b != nil {
 				return b
 			}
 		}
 	}
 	resp := r.local(context.WithValue(sctx, childCallKey{}, cc), line)
-	if cc.raw != nil {
-		return cc.raw
+	if cc.unread != nil {
+		return r.gateUnread(sctx, h.ID, params.Name, cc.unread)
 	}
 	return resp
 }
@@ -343,11 +343,12 @@ func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []by
 // passSmall returns the message that answers the client's call id of
 // tool with answer, the server's small answer, judged as the tool's
 // handler judges it (a look-alike of a descriptor, an overlong error), or
-// nil when it cannot be written.
-func (r *relay) passSmall(id json.RawMessage, tool string, answer []byte) []byte {
+// nil when it cannot be written. An answer that is not a tool result the
+// proxy reads goes through the exit gate.
+func (r *relay) passSmall(ctx context.Context, id json.RawMessage, tool string, answer []byte) []byte {
 	_, res, ok := decodeRemoteMessage(answer)
 	if !ok {
-		return answer // an error, or a result the proxy does not read: as it came
+		return r.gateUnread(ctx, id, tool, answer)
 	}
 	b, err := toolAnswer(id, r.p.judge(tool, res))
 	if err != nil {
@@ -375,9 +376,9 @@ func (r *relay) forwardTool(name string) server.ToolHandlerFunc {
 		}
 		_, res, ok := decodeRemoteMessage(resp)
 		if !ok {
-			// An error, or a result the proxy does not read: the client
-			// gets it as it came.
-			cc.raw = resp
+			// An error, or a result the proxy does not read: toolCall
+			// passes it through the exit gate, outside this handler.
+			cc.unread = resp
 			return &mcp.CallToolResult{}, nil
 		}
 		return r.p.judge(name, res), nil
