@@ -193,7 +193,8 @@ type relay struct {
 	localReqs map[string]*localRequest   // the client's requests the proxy handles, by id
 	dead      error                      // set once the server is gone: no more requests
 	caps      map[string]json.RawMessage // the server's capabilities, once initialized
-	toolsSeen map[string]string          // tools served by the front: name -> listed JSON
+	listed    toolListing                // the client's listing of the server's tools in progress
+	changeDue bool                       // a tool list change is to be told to the client (see changedTools)
 	workers   int                        // workers started (see worker)
 }
 
@@ -227,7 +228,6 @@ func newRelay(p *Proxy, out io.Writer) *relay {
 		quit:      make(chan struct{}),
 		pending:   map[string]*pending{},
 		localReqs: map[string]*localRequest{},
-		toolsSeen: map[string]string{},
 		sess:      newRelaySession(),
 	}
 }
@@ -461,6 +461,10 @@ func (r *relay) readChild() {
 			continue
 		}
 		if method != nil {
+			if methodName(method) == string(mcp.MethodNotificationToolsListChanged) {
+				r.changedTools(line)
+				continue
+			}
 			r.write(line) // its request or notification
 			continue
 		}
@@ -510,6 +514,9 @@ func (r *relay) failure(method string, err error) string {
 	var lim *RemoteLimitError
 	var exit *ServerExitError
 	switch {
+	case errors.As(err, &lim) && lim.Limit == "MaxToolsBytes":
+		return fmt.Sprintf("the server %q lists tools larger together than the proxy's limit of %s (MaxToolsBytes; lro-proxy -max-tools-bytes); the proxy refused the listing and serves the tools it had",
+			name, proxySize(lim.Bytes))
 	case errors.As(err, &lim):
 		return fmt.Sprintf("the server %q sent an answer to %s larger than the proxy's limit of %s (MaxResponseBytes; lro-proxy -max-response-bytes); the proxy stopped reading it. Ask for less (fewer results, a narrower query), or raise the limit.",
 			name, method, proxySize(lim.Bytes))

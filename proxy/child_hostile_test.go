@@ -23,8 +23,9 @@ import (
 //     input, and a JSON-RPC error; "smallunread" a result of a few bytes
 //     without content;
 //   - "hostile-churn" lists 200 tools of 4 KiB under new names at every
-//     listing, and announces a change after each; "hostile-bigtools"
-//     lists 1,000 tools of 4 KiB (4.2 MB, over DefaultMaxToolsBytes).
+//     listing, and announces a change after each (and 1,000 at once when
+//     "announce" is called); "hostile-bigtools"
+//     lists 1,100 tools of 4 KiB (4.6 MB, over DefaultMaxToolsBytes).
 func hostileServer(mode string) {
 	r := bufio.NewReaderSize(os.Stdin, 1<<20)
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
@@ -80,6 +81,11 @@ func hostileServer(mode string) {
 				reply(m.ID, `{"content":[{"text":"`+big+`"}]}`)
 			case "inputrequired":
 				reply(m.ID, `{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"`+big+`","requestedSchema":{"type":"object"}}}}}`)
+			case "announce":
+				for range 1000 {
+					fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+				}
+				reply(m.ID, `{"content":[{"type":"text","text":"announced"}]}`)
 			case "smallunread":
 				reply(m.ID, `{"data":"small"}`)
 			case "rpcerror":
@@ -99,7 +105,7 @@ func churnTools(mode string, listing int) string {
 	case "hostile-churn":
 		n, prefix = 200, fmt.Sprintf("gen%d-tool", listing)
 	case "hostile-bigtools":
-		n = 1000
+		n = 1100
 	}
 	desc := strings.Repeat("d", 4<<10)
 	var b strings.Builder

@@ -136,7 +136,7 @@ type childClient struct {
 	in    *io.PipeWriter
 	lines chan map[string]json.RawMessage
 	done  chan error
-	notes []string        // the params of the notifications received
+	notes []string        // the method and params of the notifications received
 	seen  map[string]bool // the ids of the answers passed over
 }
 
@@ -223,7 +223,7 @@ func (c *childClient) wait(id string, d time.Duration) map[string]json.RawMessag
 				return m
 			}
 			if m["method"] != nil {
-				c.notes = append(c.notes, string(m["params"]))
+				c.notes = append(c.notes, string(m["method"])+" "+string(m["params"]))
 			} else {
 				if c.seen == nil {
 					c.seen = map[string]bool{}
