@@ -417,6 +417,12 @@ func writeLine(w io.Writer, buf, line []byte) ([]byte, error) {
 
 // writeError answers the request id (JSON) with a JSON-RPC error.
 func (r *relay) writeError(id []byte, code int, msg string) {
+	r.write(errorAnswer(id, code, proxyClip(msg, r.p.lim.errText)))
+}
+
+// errorAnswer is the message that answers the request id (JSON) with a
+// JSON-RPC error.
+func errorAnswer(id []byte, code int, msg string) []byte {
 	b, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -427,8 +433,8 @@ func (r *relay) writeError(id []byte, code int, msg string) {
 	}{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
-	}{code, proxyClip(msg, r.p.lim.errText)}})
-	r.write(b)
+	}{code, msg}})
+	return b
 }
 
 // header is what the relay reads of every message of the client (see

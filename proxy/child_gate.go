@@ -48,18 +48,7 @@ func (r *relay) gateUnread(ctx context.Context, id json.RawMessage, tool string,
 		}
 		// A bounded error: the server's code, and the gate's text of its
 		// message (and data) as the message.
-		b, _ := json.Marshal(struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Error   struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		}{e.Code, textOf(out)}})
-		return b
+		return errorAnswer(id, e.Code, textOf(out))
 	}
 	var kind struct {
 		ResultType mcp.ResultType `json:"resultType"`
