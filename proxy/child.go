@@ -311,8 +311,8 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 		}
 		err = &ServerExitError{Command: r.p.child.name, Err: r.exitErr}
 		r.failAll(err)
-		signalGroup(r.cmd, syscall.SIGTERM) // what it left behind
 		r.p.log.Error("lro proxy: the server exited", "command", r.p.child.name, "error", r.exitErr)
+		r.endGroup()
 	}
 	r.pr.Close()
 	r.wg.Wait()
@@ -321,13 +321,14 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 }
 
 // stop ends the server: its stdin closed, then SIGTERM to its process
-// group, then SIGKILL, childGrace apart.
+// group, then SIGKILL, childGrace apart; what it leaves behind in its
+// group is ended too (see endGroup).
 func (r *relay) stop() {
 	r.in.Close()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		select {
 		case <-r.exited:
-			signalGroup(r.cmd, syscall.SIGTERM) // what it left behind
+			r.endGroup()
 			return
 		case <-time.After(childGrace):
 		}
@@ -339,6 +340,33 @@ func (r *relay) stop() {
 	case <-time.After(childGrace):
 		r.p.log.Error("lro proxy: the server did not exit after SIGKILL", "command", r.p.child.name)
 	}
+}
+
+// endGroup ends what the server, which has exited, left behind in its
+// process group: SIGTERM, then SIGKILL to whatever is still there after
+// childGrace. A descendant that ignores SIGTERM (a server started by a
+// wrapper, npx or uvx, that exits first) would otherwise outlive the
+// proxy. A descendant that left the group (setsid) is not reached.
+func (r *relay) endGroup() {
+	signalGroup(r.cmd, syscall.SIGTERM)
+	if r.groupGone() {
+		return
+	}
+	r.p.log.Warn("lro proxy: what the server left behind did not exit; killing its process group", "command", r.p.child.name)
+	signalGroup(r.cmd, syscall.SIGKILL)
+}
+
+// groupGone waits up to childGrace for the server's process group to be
+// empty, and reports whether it is.
+func (r *relay) groupGone() bool {
+	deadline := time.Now().Add(childGrace)
+	for groupAlive(r.cmd) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
 
 // failAll answers every request waiting for the server with err, and

@@ -25,8 +25,13 @@ import (
 //   - "hostile-churn" lists 200 tools of 4 KiB under new names at every
 //     listing, and announces a change after each (and 1,000 at once when
 //     "announce" is called); "hostile-bigtools"
-//     lists 1,100 tools of 4 KiB (4.6 MB, over DefaultMaxToolsBytes).
+//     lists 1,100 tools of 4 KiB (4.6 MB, over DefaultMaxToolsBytes);
+//   - "hostile-orphan" leaves a process behind (see orphanServer);
+//   - tools/call of "exit" exits with status 3.
 func hostileServer(mode string) {
+	if start := hostileStarts[mode]; start != nil {
+		start()
+	}
 	r := bufio.NewReaderSize(os.Stdin, 1<<20)
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
 	reply := func(id json.RawMessage, result string) {
@@ -86,6 +91,9 @@ func hostileServer(mode string) {
 					fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 				}
 				reply(m.ID, `{"content":[{"type":"text","text":"announced"}]}`)
+			case "exit":
+				w.Flush()
+				os.Exit(3)
 			case "smallunread":
 				reply(m.ID, `{"data":"small"}`)
 			case "rpcerror":
@@ -97,6 +105,10 @@ func hostileServer(mode string) {
 		w.Flush()
 	}
 }
+
+// hostileStarts are what modes of hostileServer do before they serve,
+// by mode, on the systems that have them (see child_orphan_unix_test.go).
+var hostileStarts = map[string]func(){}
 
 // churnTools is the tools/list result of the listing-th listing of mode.
 func churnTools(mode string, listing int) string {

@@ -133,6 +133,7 @@ func fakeServer(mode string) {
 // process.
 type childClient struct {
 	t     testing.TB
+	proxy *Proxy
 	in    *io.PipeWriter
 	lines chan map[string]json.RawMessage
 	done  chan error
@@ -166,7 +167,7 @@ func startChildOut(t testing.TB, mode string, cfg Config, wrap func(io.Writer) i
 	t.Cleanup(func() { p.Close() })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &childClient{t: t, in: inW, lines: make(chan map[string]json.RawMessage, 100), done: make(chan error, 1)}
+	c := &childClient{t: t, proxy: p, in: inW, lines: make(chan map[string]json.RawMessage, 100), done: make(chan error, 1)}
 	var out io.Writer = outW
 	if wrap != nil {
 		out = wrap(outW)
