@@ -34,8 +34,16 @@
 // bounded by [Config.MaxResponseBytes] (a longer one is skipped as it
 // streams by; the request it answers gets an error that names the limit)
 // and each request by [Config.CallTimeout] (the request gets an error and
-// the server a cancellation). When it exits by itself, Serve returns a
-// [*ServerExitError].
+// the server a cancellation). As of a remote, the proxy keeps the
+// server's current tool listing only, refuses one larger than
+// [Config.MaxToolsBytes] (the client's tools/list gets an error that names
+// the limit), and tells the client of the server's tool list changes at
+// most once a second. Every tools/call answer passes the Offloader's
+// exit gate: one the proxy cannot read as a tool result (a JSON-RPC error,
+// content missing, an item of an unknown type, a request for input) goes
+// as it came only when the gate leaves it unchanged. A request whose id
+// is that of one in flight is refused with an error that names it. When
+// the server exits by itself, Serve returns a [*ServerExitError].
 //
 // The server is started in a process group of its own. When the client
 // disconnects, when Serve's context ends or the Proxy is closed (lro-proxy

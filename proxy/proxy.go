@@ -91,8 +91,10 @@ type Config struct {
 	// keeps serving the listing it had (none, at the first listing, where
 	// [New] fails instead). The proxy keeps only the current listing, and
 	// lists again at most once a second however often the remote
-	// announces a change. Zero means [DefaultMaxToolsBytes] (4 MiB);
-	// negative means no limit.
+	// announces a change. Of a Command, it bounds each listing of the
+	// client (all its pages): a larger one gets an error that names this
+	// limit. Zero means [DefaultMaxToolsBytes] (4 MiB); negative means no
+	// limit.
 	MaxToolsBytes int64
 }
 
