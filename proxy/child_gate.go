@@ -42,7 +42,7 @@ func (r *relay) gateUnread(ctx context.Context, id json.RawMessage, tool string,
 		if len(e.Data) > 0 && string(e.Data) != "null" {
 			in.Content = append(in.Content, host.TextContent(string(e.Data)))
 		}
-		out := r.p.bound(ctx, tool, in)
+		out := r.p.off.Host().Bound(ctx, tool, in)
 		if sameResult(in, out) {
 			return answer
 		}
@@ -55,7 +55,7 @@ func (r *relay) gateUnread(ctx context.Context, id json.RawMessage, tool string,
 	}
 	_ = json.Unmarshal(m.Result, &kind)
 	in := host.Result{Content: []host.Content{host.TextContent(string(m.Result))}, NeedsInput: kind.ResultType == mcp.ResultTypeInputRequired}
-	out := r.p.bound(ctx, tool, in)
+	out := r.p.off.Host().Bound(ctx, tool, in)
 	if sameResult(in, out) {
 		return answer
 	}
