@@ -372,7 +372,12 @@ func (r *relay) passSmall(id json.RawMessage, tool string, answer []byte) []byte
 	if !ok {
 		return answer // an error, or a result the proxy does not read: as it came
 	}
-	b, err := toolAnswer(id, r.p.judge(tool, res))
+	marked := res.Meta != nil && (res.Meta.AdditionalFields[proxywire.MetaKey] != nil || res.Meta.AdditionalFields[mcp.MetaKeyServerInfo] != nil)
+	judged := r.p.judge(tool, res)
+	if judged == res && !marked {
+		return answer // nothing in it is the proxy's to change: as it came ("isError": false and all)
+	}
+	b, err := toolAnswer(id, judged)
 	if err != nil {
 		return nil
 	}
