@@ -449,3 +449,22 @@ func TestStdioMCPGoClient(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, res.Content[0].(mcpgo.TextContent).Text, "hello from a small file")
 }
+
+// TestStdioFiftyThousandRows: the official TypeScript client cannot take
+// a 50,000-row result from a server directly (one message over its 10 MiB
+// cap), and through the proxy it gets the descriptor (README says so).
+func TestStdioFiftyThousandRows(t *testing.T) {
+	ts := e2e.TSClient(t)
+	env := []string{fakeServerEnv + "=1", "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=" + t.TempDir()}
+	steps := []e2e.Step{e2e.CallTool("small", nil), e2e.CallTool("rows", nil)}
+	direct := ts.RunStdio(t, "direct", os.Args[0], nil, env, steps)
+	require.True(t, direct[0].OK, direct[0].Error)
+	// The SDK's read buffer throws ("ReadBuffer exceeded maximum size"),
+	// and the client closes the connection.
+	require.False(t, direct[1].OK, "the TypeScript client took %d bytes", len(direct[1].Result))
+	assert.Contains(t, direct[1].Error, "Connection closed")
+	proxied := ts.RunStdio(t, "through-proxy", proxyBin, []string{"--", os.Args[0]}, env, steps)
+	require.True(t, proxied[0].OK, proxied[0].Error)
+	d := stdioDescriptor(t, proxied[1])
+	assert.Equal(t, float64(50_000), d["summary"].(map[string]any)["count"])
+}
