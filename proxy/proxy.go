@@ -127,6 +127,7 @@ type Proxy struct {
 
 	syncMu   sync.Mutex        // serializes tool list syncs
 	served   map[string]string // remote tools currently served: name -> raw JSON
+	order    []string          // the names of served, in the remote's order
 	lastSync time.Time         // when the last listing started
 	refused  error             // why the last listing was refused, or nil
 	features listings          // the remote's prompts, resources, templates served
@@ -629,6 +630,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 		tools = append(tools, res.Tools...)
 	}
 	next := make(map[string]string, len(tools))
+	var order []string
 	changed := map[string]server.ServerTool{}
 	for _, t := range tools {
 		switch {
@@ -658,6 +660,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 			raw, _ = json.Marshal(t)
 		}
 		next[t.Name] = string(raw)
+		order = append(order, t.Name)
 		if p.served[t.Name] != string(raw) {
 			handler := p.forward(t.Name)
 			if !p.cfg.MemoryToolsOnly && !p.off.Host().HasPolicy(t.Name) {
@@ -676,7 +679,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 	if err := p.serve(changed, gone); err != nil {
 		return err
 	}
-	p.served, p.refused = next, nil
+	p.served, p.order, p.refused = next, order, nil
 	return nil
 }
 

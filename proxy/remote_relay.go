@@ -118,7 +118,12 @@ func (rr *remoteRelay) readClient(ctx context.Context, in io.Reader, front io.Wr
 		h := header{ID: id, Method: methodName(method), Params: params}
 		switch {
 		case ok && h.isRequest() && rr.relays(&h):
-			if !rr.start(ctx, &h) {
+			if !rr.start(ctx, &h, rr.relay) {
+				return ctx.Err()
+			}
+			continue
+		case ok && h.isRequest() && h.Method == string(mcp.MethodToolsList):
+			if !rr.start(ctx, &h, rr.toolsListing) {
 				return ctx.Err()
 			}
 			continue
@@ -163,9 +168,10 @@ func (rr *remoteRelay) relays(h *header) bool {
 	}
 }
 
-// start relays the request h on a goroutine of its own, once one of
-// maxLocalRequests places is free; it reports false when ctx ended first.
-func (rr *remoteRelay) start(ctx context.Context, h *header) bool {
+// start answers the request h with answer, on a goroutine of its own,
+// once one of maxLocalRequests places is free; it reports false when ctx
+// ended first.
+func (rr *remoteRelay) start(ctx context.Context, h *header, answer func(context.Context, *header) []byte) bool {
 	select {
 	case rr.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -182,7 +188,7 @@ func (rr *remoteRelay) start(ctx context.Context, h *header) bool {
 		defer rr.wg.Done()
 		defer func() { <-rr.sem }()
 		defer cancel()
-		msg := rr.relay(rctx, h)
+		msg := answer(rctx, h)
 		rr.mu.Lock()
 		delete(rr.inFlight, key)
 		cancelled := lr.cancelled
@@ -238,6 +244,61 @@ func (rr *remoteRelay) relay(ctx context.Context, h *header) []byte {
 		return rawMessage(h.ID, "error", ex.answer)
 	}
 	return resultMessage(h.ID, ex.answer)
+}
+
+// toolsListing answers tools/list: the remote's tools as it listed them,
+// in its order and with what mcp-go's types do not model, but for the
+// output schemas the proxy serves (widened to admit the descriptor), then
+// the proxy's own tools (lro_extract). The listing comes whole: the proxy
+// holds it.
+func (rr *remoteRelay) toolsListing(ctx context.Context, h *header) []byte {
+	p := rr.p
+	local := p.front.HandleMessage(ctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"method":"tools/list"}`, h.ID))
+	b, err := json.Marshal(local)
+	var resp struct {
+		Result struct {
+			Tools []map[string]json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err != nil || json.Unmarshal(b, &resp) != nil {
+		return b // an error of the local server
+	}
+	byName := make(map[string]map[string]json.RawMessage, len(resp.Result.Tools))
+	var names []string
+	for _, t := range resp.Result.Tools {
+		var name string
+		_ = json.Unmarshal(t["name"], &name)
+		byName[name] = t
+		names = append(names, name)
+	}
+	p.syncMu.Lock()
+	order, served := p.order, p.served
+	p.syncMu.Unlock()
+	tools := make([]json.RawMessage, 0, len(names))
+	for _, name := range order {
+		lt, ok := byName[name]
+		if !ok {
+			continue // served no more, or not yet
+		}
+		delete(byName, name)
+		var t map[string]json.RawMessage
+		if json.Unmarshal([]byte(served[name]), &t) != nil || t == nil {
+			t = lt // cannot happen: served holds the JSON of an object
+		}
+		if os, ok := lt["outputSchema"]; ok {
+			t["outputSchema"] = os
+		}
+		raw, _ := json.Marshal(t)
+		tools = append(tools, raw)
+	}
+	for _, name := range names {
+		if t, ok := byName[name]; ok { // the proxy's own
+			raw, _ := json.Marshal(t)
+			tools = append(tools, raw)
+		}
+	}
+	out, _ := json.Marshal(map[string]any{"tools": tools})
+	return resultMessage(h.ID, out)
 }
 
 // sendTyped sends the request h with the method of mcp-go's client that

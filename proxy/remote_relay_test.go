@@ -22,8 +22,9 @@ import (
 
 // laterRemote is a remote whose answers carry what mcp-go's types do not
 // model, as a server in another language sends it: "required": false on
-// a prompt argument, and a resources/templates/list it lacks ("Method not
-// found") although it declares resources.
+// a prompt argument, a field of a later version on a tool, and a
+// resources/templates/list it lacks ("Method not found") although it
+// declares resources.
 func laterRemote(t *testing.T) string {
 	s := server.NewMCPServer("later", "1.0.0", server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
 	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -56,14 +57,15 @@ func laterRemote(t *testing.T) string {
 			}
 		}
 		w.WriteHeader(rec.Code)
-		_, _ = w.Write(bytes.ReplaceAll(rec.Body.Bytes(), []byte(`{"name":"who"}`), []byte(`{"name":"who","required":false,"icons":[]}`)))
+		body = bytes.ReplaceAll(rec.Body.Bytes(), []byte(`{"name":"who"}`), []byte(`{"name":"who","required":false,"icons":[]}`))
+		_, _ = w.Write(bytes.ReplaceAll(body, []byte(`"name":"echo"`), []byte(`"name":"echo","later":{"x":1}`)))
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
-// TestServeRelaysRemoteAsItCame: through Serve, the remote's prompt
-// listing reaches the client as the remote sent it, and a template
+// TestServeRelaysRemoteAsItCame: through Serve, the remote's prompt and
+// tool listings reach the client as the remote sent them, and a template
 // listing the remote lacks is the proxy's own lro:// templates.
 func TestServeRelaysRemoteAsItCame(t *testing.T) {
 	p, _ := startProxy(t, laterRemote(t), proxy.Config{Extract: true})
@@ -106,6 +108,10 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 	for _, tp := range res.Templates {
 		assert.True(t, strings.HasPrefix(tp.URITemplate, "lro://files/"), tp.URITemplate)
 	}
+	tools := ask("l", string(mcp.MethodToolsList))
+	assert.Contains(t, string(tools["result"]), `"later":{"x":1}`, "the remote's tool as it listed it")
+	assert.Contains(t, string(tools["result"]), `"name":"lro_extract"`)
+
 	resources := ask("r", string(mcp.MethodResourcesList))
 	assert.Contains(t, string(resources["result"]), `"doc://readme"`)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,6 +261,7 @@ func everythingSteps() []e2e.Step {
 		e2e.CallTool("toggle-subscriber-updates", nil),
 		e2e.Sleep(500),
 		e2e.Notifications(),
+		e2e.ListTools(),
 	}
 }
 
@@ -271,7 +273,7 @@ func everythingSteps() []e2e.Step {
 // says: an error by its code, a result by the checks after the loop.
 func compareEverything(t *testing.T, steps []e2e.Step, direct, proxied []e2e.StepResult, loose map[int]string) {
 	t.Helper()
-	templates, notes := 20, len(steps)-1
+	templates, notes, tools := 20, len(steps)-2, len(steps)-1
 	for i, step := range steps {
 		if i == templates || i == 5 || i >= notes-5 { // 5: a dynamic resource, made at each read
 			continue
@@ -330,6 +332,28 @@ func compareEverything(t *testing.T, steps []e2e.Step, direct, proxied []e2e.Ste
 	require.Greater(t, len(pt.Templates), len(dt.Templates))
 	assert.Equal(t, dt.Templates, pt.Templates[:len(dt.Templates)])
 	assert.Contains(t, pt.Templates[len(dt.Templates)]["uriTemplate"], "lro://")
+	// The server's tools as it lists them, but for the output schemas the
+	// proxy widens, and lro_extract after them.
+	var dtl, ptl struct {
+		Tools []map[string]json.RawMessage `json:"tools"`
+	}
+	require.True(t, proxied[tools].OK, proxied[tools].Error)
+	require.NoError(t, json.Unmarshal(direct[tools].Result, &dtl))
+	require.NoError(t, json.Unmarshal(proxied[tools].Result, &ptl))
+	require.Len(t, ptl.Tools, len(dtl.Tools)+1)
+	for i, dt := range dtl.Tools {
+		pt := maps.Clone(ptl.Tools[i])
+		if dt["outputSchema"] != nil {
+			assert.Contains(t, string(pt["outputSchema"]), "anyOf", "output schema of %s widened", dt["name"])
+			delete(pt, "outputSchema")
+			dt = maps.Clone(dt)
+			delete(dt, "outputSchema")
+		}
+		d, _ := json.Marshal(dt)
+		p, _ := json.Marshal(pt)
+		assert.JSONEq(t, string(d), string(p), "tool %s", dt["name"])
+	}
+	assert.JSONEq(t, `"lro_extract"`, string(ptl.Tools[len(dtl.Tools)]["name"]))
 }
 
 func withoutProgress(t *testing.T, raw json.RawMessage) json.RawMessage {
