@@ -2,9 +2,7 @@ package lro
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"time"
 )
 
 // Sweep does at once what the janitor does in the background: it reads
@@ -20,10 +18,7 @@ import (
 // The janitor calls Sweep's parts for you; call it yourself only when the
 // Offloader was made [WithoutJanitor].
 func (o *Offloader) Sweep(ctx context.Context) (int, error) {
-	now := time.Now()
-	n, err := o.rescan(ctx, now)
-	m, xerr := o.expireDue(ctx, now)
-	return n + m, errors.Join(err, xerr)
+	return o.store.Sweep(ctx)
 }
 
 func (o *Offloader) emitExpired(ctx context.Context, e FileExpiredEvent) {

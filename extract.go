@@ -16,6 +16,7 @@ import (
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -69,7 +70,7 @@ func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, e
 	outcome := "ok"
 	if err != nil {
 		outcome = "refused"
-		if o.storeFailed(ctx, ExtractToolName, err) {
+		if o.store.Failed(ctx, ExtractToolName, err) {
 			outcome = outcomeStoreError
 		}
 		text, err = extractFail(err)
@@ -134,18 +135,18 @@ func extractFail(err error) (string, error) {
 // its name in the FS. Nothing is read before this check passes.
 func (o *Offloader) ownFile(path string) (string, error) {
 	clean := filepath.Clean(path)
-	if clean = o.extractPath(path, clean); clean == "" {
+	if clean = store.ExtractPath(o.opts.fs, path, clean); clean == "" {
 		return "", fmt.Errorf("file_path %s must be the absolute path of an offload descriptor", echo(strconv.Quote(path)))
 	}
 	name := filepath.Base(clean)
 	if o.opts.fs.Path(name) != clean {
 		return "", fmt.Errorf("file_path %s is not in the offload directory %s", echo(strconv.Quote(path)), filepath.Dir(o.opts.fs.Path(name)))
 	}
-	_, id, temp, ok := parseFileName(o.cfg.FilePrefix, name)
+	_, id, temp, ok := store.ParseFileName(o.cfg.FilePrefix, name)
 	if !ok || temp {
 		return "", fmt.Errorf("file_path %s is not an offloaded file (%s-{operation}-{ULID}.jsonl)", echo(strconv.Quote(path)), o.cfg.FilePrefix)
 	}
-	if !o.owns(id) {
+	if !o.store.Owns(id) {
 		return "", fmt.Errorf("file_path %s was offloaded by another server sharing the directory, not by %s (see lro.WithName)", echo(strconv.Quote(path)), o.Name())
 	}
 	return name, nil
@@ -155,7 +156,7 @@ func (o *Offloader) openError(path, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot read %s: %w", echo(path), err)
 	}
-	_, id, _, _ := parseFileName(o.cfg.FilePrefix, name)
+	_, id, _, _ := store.ParseFileName(o.cfg.FilePrefix, name)
 	created := ulid.Time(id.Time())
 	if time.Since(created) >= o.cfg.TTL() {
 		return fmt.Errorf("%s has expired: offloaded files are deleted %s after they are written; call the original tool again for a fresh result", echo(path), o.cfg.TTL())
@@ -174,7 +175,7 @@ func readHeader(r *bufio.Reader) (OffloadHeader, error) {
 		if err == nil {
 			break
 		}
-		var se *storeError
+		var se *store.Error
 		if errors.As(err, &se) {
 			return OffloadHeader{}, err
 		}

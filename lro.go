@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcplro/lro/internal/store"
 )
 
 // Detail is the detail level records are serialized at: it decides which
@@ -223,9 +225,8 @@ type Offloader struct {
 	copies    localCopies  // lro_extract's local copies of a store's files: extract_copy.go
 	sessions  sessionBudget
 	metrics   *instruments
-	queries   queryCache // lro_extract's compiled recipes
-	files     fileIndex  // its files in the directory, the quota's tally: quota.go
-	storeLog  storeLog   // spaces out the log lines of a store's failures: fs_store.go
+	queries   queryCache   // lro_extract's compiled recipes
+	store     *store.Store // its files in the directory: names, quota, janitor
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -255,7 +256,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	}
 	o.cfg = cfg
 	if o.opts.fs == nil {
-		o.opts.fs = dirFSFor(cfg)
+		o.opts.fs = store.ForDir(cfg.OutputDir)
 		o.ownFS = true
 	}
 	if err := o.opts.checkPolicies(); err != nil {
@@ -274,10 +275,27 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 		cache = DefaultExtractCacheBytes
 	}
 	o.records = newRecordCache(cache)
+	o.store = store.New(store.Config{
+		FS:           o.opts.fs,
+		Name:         o.opts.dir.name,
+		Prefix:       cfg.FilePrefix,
+		TTL:          cfg.TTL(),
+		MaxDirBytes:  cfg.MaxDirBytes,
+		MaxFileBytes: o.opts.dir.maxFile,
+		MinFreeBytes: o.opts.dir.minFree,
+		Observer: store.Observer{
+			Logger:     o.opts.logger,
+			Expired:    o.emitExpired,
+			StoreError: o.metrics.storeError,
+		},
+	})
 	o.stop = make(chan struct{})
 	o.done = make(chan struct{})
 	if o.opts.janitor {
-		go o.runJanitor()
+		go func() {
+			defer close(o.done)
+			o.store.RunJanitor(o.stop)
+		}()
 	} else {
 		close(o.done)
 	}
@@ -295,6 +313,10 @@ func (o *Offloader) Config() Config {
 
 // FS returns the directory the Offloader writes to.
 func (o *Offloader) FS() FS { return o.opts.fs }
+
+// Name returns the name this Offloader goes by in its directory: the one
+// given to [WithName], or the executable's base name.
+func (o *Offloader) Name() string { return o.store.Name() }
 
 // EstimateTokens estimates p with the Offloader's [Estimator].
 func (o *Offloader) EstimateTokens(p []byte) int { return o.opts.estimator.EstimateTokens(p) }
@@ -363,7 +385,7 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *layout, be
 		if err != nil {
 			// All or none: a descriptor never points at half a result.
 			for _, f := range files {
-				if rerr := o.removeWritten(f); rerr != nil {
+				if rerr := o.store.RemoveWritten(f.name); rerr != nil {
 					err = errors.Join(err, fmt.Errorf("removing %s: %w", f.name, rerr))
 				}
 			}
@@ -400,7 +422,7 @@ func (o *Offloader) accept(set *ResultSet) error {
 	if o.closed.Load() {
 		return ErrClosed
 	}
-	if err := checkName(set.Operation); err != nil {
+	if err := store.CheckName(set.Operation); err != nil {
 		return fmt.Errorf("lro: invalid operation %q: %v", set.Operation, err)
 	}
 	if set.Detail == "" {
@@ -454,7 +476,7 @@ func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, 
 	// score) and carry other fields, and the warning goes with it; the
 	// budget covers all of it (the warning sized with count in place of
 	// the number kept, which has no more digits).
-	warn := o.EstimateTokens([]byte(o.fallbackWarning(err, count, count)))
+	warn := o.EstimateTokens([]byte(store.FallbackWarning(o.opts.fs, err, count, count)))
 	var kept []int
 	if l != nil {
 		kept = o.fit(l, beside+warn)
@@ -473,7 +495,7 @@ func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, 
 		Tokens:    tokens,
 		Err:       err,
 	})
-	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: o.fallbackWarning(err, n, count), Err: err, kept: kept}
+	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: store.FallbackWarning(o.opts.fs, err, n, count), Err: err, kept: kept}
 }
 
 // overhead returns the tokens of the inline result of set besides its
@@ -573,7 +595,7 @@ func (o *Offloader) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessa
 // otherwise when the server handling the call has it (as its adapter told
 // Serve), or, outside a server, when AddExtractTool was called.
 func (o *Offloader) nativeGuidance(ctx context.Context) bool {
-	if isRemote(o.opts.fs) {
+	if store.IsRemote(o.opts.fs) {
 		return true
 	}
 	if native, ok := ctx.Value(nativeKey{}).(bool); ok {
@@ -597,7 +619,7 @@ func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
 
 func (o *Offloader) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 	o.metrics.writeFailed(ctx, e)
-	o.countStoreError(ctx, "offload", e.Err)
+	o.store.CountError(ctx, "offload", e.Err)
 	if h := o.opts.hooks.OnWriteFailed; h != nil {
 		h(e)
 	}

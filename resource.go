@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/internal/textlines"
 	"github.com/oklog/ulid/v2"
 )
@@ -103,7 +104,7 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 	f, err := o.openOffload(name)
 	if err != nil {
 		err = o.resourceOpenError(uri, name, err)
-		o.storeFailed(ctx, "resources/read", err)
+		o.store.Failed(ctx, "resources/read", err)
 		return host.ResourceContents{}, err
 	}
 	defer f.Close()
@@ -119,10 +120,10 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 	} else {
 		c, err = o.readRange(ctx, uri, f, rng, limit, lim, ticket)
 	}
-	var se *storeError
+	var se *store.Error
 	switch {
 	case errors.As(err, &se):
-		o.storeFailed(ctx, "resources/read", err)
+		o.store.Failed(ctx, "resources/read", err)
 		return host.ResourceContents{}, err
 	case errors.Is(err, context.DeadlineExceeded):
 		return host.ResourceContents{}, fmt.Errorf("lro: reading %s took longer than %s and was stopped; read fewer lines", uri, lim.Timeout)
@@ -201,7 +202,7 @@ func (o *Offloader) resourceLink(path string, size int64, text bool) *host.Resou
 		return nil
 	}
 	name := path[strings.LastIndexAny(path, `/\`)+1:]
-	if _, _, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp || o.opts.fs.Path(name) != path {
+	if _, _, temp, ok := store.ParseFileName(o.cfg.FilePrefix, name); !ok || temp || o.opts.fs.Path(name) != path {
 		return nil
 	}
 	uri := resourceRoot + name
@@ -241,7 +242,7 @@ func (o *Offloader) parseResourceURI(uri string) (name string, rng textlines.Ran
 		return "", rng, false, fmt.Errorf("%w: %s is not an offloaded file's URI (%s{name})", ErrResourceNotFound, quoteURI(uri), resourceRoot)
 	}
 	name, text, ranged := strings.Cut(rest, resourceLines)
-	if _, id, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp || !o.owns(id) {
+	if _, id, temp, ok := store.ParseFileName(o.cfg.FilePrefix, name); !ok || temp || !o.store.Owns(id) {
 		return "", rng, false, fmt.Errorf("%w: %s does not name an offloaded file of this server (%s%s-{operation}-{ULID}.jsonl)", ErrResourceNotFound, quoteURI(uri), resourceRoot, o.cfg.FilePrefix)
 	}
 	if ranged {
@@ -268,7 +269,7 @@ func (o *Offloader) resourceOpenError(uri, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("lro: cannot read %s: %w", uri, err)
 	}
-	_, id, _, _ := parseFileName(o.cfg.FilePrefix, name)
+	_, id, _, _ := store.ParseFileName(o.cfg.FilePrefix, name)
 	if time.Since(ulid.Time(id.Time())) >= o.cfg.TTL() {
 		return fmt.Errorf("%w: %s has expired: offloaded files are deleted %s after they are written; call the original tool again for a fresh result", ErrResourceNotFound, uri, o.cfg.TTL())
 	}
