@@ -78,7 +78,7 @@ func textItems(res host.Result) (idx []int, size int) {
 // surelySmall reports, without looking inside, that res is under the
 // threshold: with the heuristic estimator no rune costs more than a token
 // per three bytes.
-func (o *Offloader) surelySmall(res host.Result) bool {
+func (o *engine) surelySmall(res host.Result) bool {
 	if !o.heuristic() {
 		return false
 	}
@@ -101,7 +101,7 @@ func (o *Offloader) surelySmall(res host.Result) bool {
 
 // heuristic reports whether the estimator is the library's own, whose
 // bounds the fast paths rely on.
-func (o *Offloader) heuristic() bool {
+func (o *engine) heuristic() bool {
 	_, ok := o.opts.estimator.(HeuristicEstimator)
 	return ok
 }
@@ -109,7 +109,7 @@ func (o *Offloader) heuristic() bool {
 // surelyUnder reports, with the heuristic estimator, that size bytes are
 // under the threshold whatever they hold: no rune costs more than a token
 // per three bytes.
-func (o *Offloader) surelyUnder(size int) bool {
+func (o *engine) surelyUnder(size int) bool {
 	return o.heuristic() && size <= 3*o.cfg.ThresholdTokens
 }
 
@@ -120,7 +120,7 @@ func (o *Offloader) surelyUnder(size int) bool {
 // Without structured content, a single large text is the document (small
 // ones beside it stay), and several texts of similar weight are records
 // one each.
-func (o *Offloader) documentOf(res host.Result) (document, bool) {
+func (o *engine) documentOf(res host.Result) (document, bool) {
 	idx, _ := textItems(res)
 	if res.Structured != nil {
 		return o.structuredDocument(res, idx)
@@ -177,7 +177,7 @@ func repeats(res host.Result, large []int) bool {
 	return true
 }
 
-func (o *Offloader) textDocument(text string, replace []int) document {
+func (o *engine) textDocument(text string, replace []int) document {
 	d := document{data: bytesOf(text), replace: replace}
 	if looksJSON(text) {
 		d.index, d.isJSON = validIndex(d.data)
@@ -190,7 +190,7 @@ func (o *Offloader) textDocument(text string, replace []int) document {
 	return d
 }
 
-func (o *Offloader) structuredDocument(res host.Result, idx []int) (document, bool) {
+func (o *engine) structuredDocument(res host.Result, idx []int) (document, bool) {
 	d := document{structured: true}
 	serialized := false
 	for _, i := range idx {
@@ -235,7 +235,7 @@ func (o *Offloader) structuredDocument(res host.Result, idx []int) (document, bo
 // pass that validated it found every byte ASCII, gives the heuristic's
 // estimate from the length alone (a quarter token a byte), sparing a
 // pass over the text.
-func (o *Offloader) estimateText(data []byte, ascii bool) int {
+func (o *engine) estimateText(data []byte, ascii bool) int {
 	if o.heuristic() && ascii {
 		return (len(data) + 3) / 4
 	}

@@ -51,7 +51,7 @@ type WriteFailedEvent struct {
 	Err       error  // what went wrong
 }
 
-func (o *Offloader) emitEvicted(ctx context.Context, e FileEvictedEvent) {
+func (o *engine) emitEvicted(ctx context.Context, e FileEvictedEvent) {
 	o.metrics.removed(ctx, "evicted")
 	if h := o.opts.hooks.OnFileEvicted; h != nil {
 		h(e)

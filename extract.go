@@ -64,7 +64,7 @@ var extractInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 // [ExtractLimits]. Whatever the query, the call is admitted first: when
 // the process already runs ExtractLimits.MaxCalls of them, or they hold
 // ExtractLimits.MaxCallBytes, it fails at once with "busy, retry in N s".
-func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, error) {
+func (o *engine) Extract(ctx context.Context, args map[string]any) (string, error) {
 	start := time.Now()
 	text, err := o.extract(ctx, args)
 	outcome := "ok"
@@ -79,7 +79,7 @@ func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, e
 	return text, err
 }
 
-func (o *Offloader) extract(ctx context.Context, args map[string]any) (string, error) {
+func (o *engine) extract(ctx context.Context, args map[string]any) (string, error) {
 	lim := o.opts.extractLimits.withDefaults()
 	call, err := parseExtractCall(args, lim.MaxQueryBytes)
 	if err != nil {
@@ -133,7 +133,7 @@ func extractFail(err error) (string, error) {
 
 // ownFile checks that path names a file this Offloader wrote and returns
 // its name in the FS. Nothing is read before this check passes.
-func (o *Offloader) ownFile(path string) (string, error) {
+func (o *engine) ownFile(path string) (string, error) {
 	clean := filepath.Clean(path)
 	if clean = store.ExtractPath(o.opts.fs, path, clean); clean == "" {
 		return "", fmt.Errorf("file_path %s must be the absolute path of an offload descriptor", echo(strconv.Quote(path)))
@@ -152,7 +152,7 @@ func (o *Offloader) ownFile(path string) (string, error) {
 	return name, nil
 }
 
-func (o *Offloader) openError(path, name string, err error) error {
+func (o *engine) openError(path, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot read %s: %w", echo(path), err)
 	}
@@ -192,7 +192,7 @@ func readHeader(r *bufio.Reader) (OffloadHeader, error) {
 
 // formatResults renders results one a line, at most the threshold's worth:
 // whole results, and of a large array result, whole elements.
-func (o *Offloader) formatResults(res jqsandbox.Result, raw bool) string {
+func (o *engine) formatResults(res jqsandbox.Result, raw bool) string {
 	var b bytes.Buffer
 	budget := o.cfg.ThresholdTokens
 	shown := 0

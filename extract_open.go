@@ -52,7 +52,7 @@ func (f *offloadFile) workerPath(fsys FS) string {
 // openThroughFS opens name through the Offloader's FS, for an FS that is not
 // a directory of this system (MemFS, or one of the user's): such a file is
 // only read in this process.
-func (o *Offloader) openThroughFS(name string) (*offloadFile, error) {
+func (o *engine) openThroughFS(name string) (*offloadFile, error) {
 	f, err := o.opts.fs.Open(name)
 	if err != nil {
 		if store.IsRemote(o.opts.fs) && !errors.Is(err, fs.ErrNotExist) {

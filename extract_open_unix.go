@@ -14,7 +14,7 @@ import (
 // the file opened must be that same entry, a regular file with a single
 // link (a hard link to a file outside the directory is refused), owned by
 // this user.
-func (o *Offloader) openOffload(name string) (*offloadFile, error) {
+func (o *engine) openOffload(name string) (*offloadFile, error) {
 	f, ok, err := store.OpenLocal(o.opts.fs, name) // a regular file, not a link, non-blocking, the entry checked
 	if !ok {
 		return o.openThroughFS(name)

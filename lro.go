@@ -208,7 +208,20 @@ type JQRecipe struct {
 // An Offloader decides whether result sets stay inline or go to a file, and
 // deletes its files when their TTL has passed. It is safe for concurrent
 // use. Close it to stop the janitor.
+//
+// It is the host-neutral engine, whose methods it offers, and the mcp-go
+// adapter (the middleware*.go files), which keeps its own state apart:
+// nothing the engine holds or hands out refers to the Offloader, so a
+// program that uses only another host's adapter (package gosdk) links
+// none of mcp-go's code.
 type Offloader struct {
+	*engine
+	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_detect.go, middleware_task.go
+}
+
+// engine is the host-neutral core of an Offloader: everything but the
+// mcp-go adapter. Host adapters reach it through [Host].
+type engine struct {
 	cfg       Config
 	opts      options
 	templates *templates
@@ -217,9 +230,7 @@ type Offloader struct {
 	warming   sync.WaitGroup // warmExtract's goroutines, which Close waits for
 	resources atomic.Bool    // ServeResources was called (see ServesResources)
 	closed    atomic.Bool
-	proxies   proxySessions
 	warned    sync.Map     // tools whose large inline results were logged
-	wrapped   sync.Map     // task tools a wrapper of middleware_task.go serves
 	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
 	copies    localCopies  // lro_extract's local copies of a store's files: extract_copy.go
@@ -240,7 +251,7 @@ type Offloader struct {
 // or field is an error that names it. Unless [WithoutJanitor] is given,
 // New starts the janitor goroutine; [Offloader.Close] stops it.
 func New(cfg Config, opts ...Option) (*Offloader, error) {
-	o := &Offloader{opts: defaultOptions()}
+	o := &engine{opts: defaultOptions()}
 	for _, opt := range opts {
 		opt(&o.opts)
 	}
@@ -299,31 +310,31 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	} else {
 		close(o.done)
 	}
-	return o, nil
+	return &Offloader{engine: o, mcpgo: &mcpGo{}}, nil
 }
 
 // Config returns the configuration the Offloader was built with, after
 // the environment and the defaults were applied. It is a copy: changing it
 // changes nothing.
-func (o *Offloader) Config() Config {
+func (o *engine) Config() Config {
 	c := o.cfg
 	c.Enabled = Bool(c.IsEnabled())
 	return c
 }
 
 // FS returns the directory the Offloader writes to.
-func (o *Offloader) FS() FS { return o.opts.fs }
+func (o *engine) FS() FS { return o.opts.fs }
 
 // Name returns the name this Offloader goes by in its directory: the one
 // given to [WithName], or the executable's base name.
-func (o *Offloader) Name() string { return o.store.Name() }
+func (o *engine) Name() string { return o.store.Name() }
 
 // EstimateTokens estimates p with the Offloader's [Estimator].
-func (o *Offloader) EstimateTokens(p []byte) int { return o.opts.estimator.EstimateTokens(p) }
+func (o *engine) EstimateTokens(p []byte) int { return o.opts.estimator.EstimateTokens(p) }
 
 // Close stops the janitor and waits for it to return. Files already
 // written stay until a later janitor deletes them. Close is idempotent.
-func (o *Offloader) Close() error {
+func (o *engine) Close() error {
 	o.closeOnce.Do(func() {
 		o.closed.Store(true)
 		close(o.stop)
@@ -349,7 +360,7 @@ func (o *Offloader) Close() error {
 // Offload returns an error only for a set it cannot accept (an invalid
 // operation name or detail level, a record that is not JSON) or after
 // Close; a failed write is never an error.
-func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
+func (o *engine) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
 	return o.offload(ctx, []ResultSet{set}, nil, 0)
 }
 
@@ -359,7 +370,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 // sectionSets. A single set is judged here against the threshold; the
 // caller of several has judged the whole result, and set each one's
 // Tokens.
-func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
+func (o *engine) offload(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
 	for i := range sets {
 		if err := o.accept(&sets[i]); err != nil {
 			return Outcome{}, err
@@ -418,7 +429,7 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *layout, be
 
 // accept refuses a set that cannot be offloaded at all, and fills in its
 // default detail level.
-func (o *Offloader) accept(set *ResultSet) error {
+func (o *engine) accept(set *ResultSet) error {
 	if o.closed.Load() {
 		return ErrClosed
 	}
@@ -434,7 +445,7 @@ func (o *Offloader) accept(set *ResultSet) error {
 }
 
 // estimateRecords estimates the records as a JSON array would send them.
-func (o *Offloader) estimateRecords(src recordSource) int {
+func (o *engine) estimateRecords(src recordSource) int {
 	n := 0
 	if o.heuristic() {
 		_ = src.each(func(_ int, r *record) bool {
@@ -455,7 +466,7 @@ func (o *Offloader) estimateRecords(src recordSource) int {
 // the same pass (see checkRecords): their estimate then costs nothing
 // more than checking them, and writing them needs no other pass to check
 // them or to look for line breaks.
-func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
+func (o *engine) estimateSet(set *ResultSet) (int, recordChecks) {
 	if o.heuristic() && !set.Validated && o.cfg.IsEnabled() {
 		return checkRecords(set.source(), !set.Generic)
 	}
@@ -466,7 +477,7 @@ func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
 // were not to be (path is then empty), for the reason err: as many leading
 // records of each as fit the threshold together, sent inline, and a
 // warning. l and beside are as for offload.
-func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error) Outcome {
+func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error) Outcome {
 	tokens, count := 0, 0
 	for _, s := range sets {
 		tokens += s.Tokens
@@ -501,7 +512,7 @@ func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, 
 // overhead returns the tokens of the inline result of set besides its
 // records: what the result sends beside the document, and the document
 // without its records. Only a fallback needs it, so it is found only then.
-func (o *Offloader) overhead(set ResultSet) int {
+func (o *engine) overhead(set ResultSet) int {
 	t := set.beside
 	if set.doc != nil && !set.doc.items {
 		t += o.EstimateTokens(set.doc.truncated([]int{0}))
@@ -511,7 +522,7 @@ func (o *Offloader) overhead(set ResultSet) int {
 
 // leading returns how many of the first records, each as the result
 // sends it and with a separator, fit budget tokens.
-func (o *Offloader) leading(src recordSource, budget int) int {
+func (o *engine) leading(src recordSource, budget int) int {
 	used, kept := 0, 0
 	_ = src.each(func(i int, r *record) bool {
 		t := o.opts.estimator.EstimateTokens(r.sent) + 1 // and its separator
@@ -527,7 +538,7 @@ func (o *Offloader) leading(src recordSource, budget int) int {
 
 // describe builds the descriptor of a published file.
 // w.stats is what writing it learned of its records.
-func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, w written) *OffloadResponse {
+func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w written) *OffloadResponse {
 	path := w.path
 	sum := OffloadSummary{
 		Count:           set.count(),
@@ -561,7 +572,7 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, w w
 // guidanceFor renders the guidance of a descriptor of set, written as w;
 // section and sections name the field the file holds and how many others
 // there are, for a result that had several.
-func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
+func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
 	var largest int
 	if w.stats != nil && w.stats.largest > 4*o.cfg.ThresholdTokens {
 		largest = w.stats.largest // a record larger than the threshold: say so
@@ -583,7 +594,7 @@ func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, 
 // schemaAndRecipes returns the line schema and recipes of set: the
 // templates' for memories, inferred from the records otherwise (st
 // holds their shape).
-func (o *Offloader) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessage, []Recipe) {
+func (o *engine) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessage, []Recipe) {
 	if set.Generic {
 		return st.shape.schema(), st.shape.recipes()
 	}
@@ -594,7 +605,7 @@ func (o *Offloader) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessa
 // always for files in an object store, which no shell recipe can reach;
 // otherwise when the server handling the call has it (as its adapter told
 // Serve), or, outside a server, when AddExtractTool was called.
-func (o *Offloader) nativeGuidance(ctx context.Context) bool {
+func (o *engine) nativeGuidance(ctx context.Context) bool {
 	if store.IsRemote(o.opts.fs) {
 		return true
 	}
@@ -604,7 +615,7 @@ func (o *Offloader) nativeGuidance(ctx context.Context) bool {
 	return o.native.Load()
 }
 
-func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
+func (o *engine) emitOffloaded(ctx context.Context, e OffloadEvent) {
 	o.metrics.offloaded(ctx, e)
 	if h := o.opts.hooks.OnOffload; h != nil {
 		h(e)
@@ -617,7 +628,7 @@ func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
 	}
 }
 
-func (o *Offloader) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
+func (o *engine) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 	o.metrics.writeFailed(ctx, e)
 	o.store.CountError(ctx, "offload", e.Err)
 	if h := o.opts.hooks.OnWriteFailed; h != nil {

@@ -135,7 +135,15 @@ func WithHooks(h Hooks) Option {
 }
 
 // WithLogger logs events to l: offloads at Info, write failures at Warn,
-// expired files at Debug. By default nothing is logged.
+// expired files at Debug. By default events are not logged.
+//
+// Three notices that a guarantee is weaker than the configuration
+// suggests are never silent: without a logger they go to slog.Default().
+// They are: a tool's result over the threshold sent inline (once per
+// tool and reason, at Warn), a lro_extract query run without a worker
+// process or refused for want of one (at most once a minute, at Warn; in
+// process by ExtractLimits.InProcess, once at Info), and, once, which
+// program the worker processes run when it is this executable (at Info).
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }

@@ -134,7 +134,7 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 }
 
 // readWhole returns the whole file f, of at most limit bytes.
-func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
+func (o *engine) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
 	if f.size > limit {
 		return host.ResourceContents{}, o.tooLarge(ctx, uri, name, f.size, limit)
 	}
@@ -167,7 +167,7 @@ func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadF
 }
 
 // readRange returns the lines of f in rng, at most limit bytes of them.
-func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
+func (o *engine) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
 	if err := extractCalls.reserve(ticket, limit+textlines.BufSize, lim.MaxCallBytes); err != nil {
 		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
@@ -197,7 +197,7 @@ const resourceChunk = 256 << 10
 // resourceLink returns the link to the offloaded file at path, of size
 // bytes, holding lines of text when text is set; nil when this Offloader
 // does not serve resources (see [Host.ServeResources]).
-func (o *Offloader) resourceLink(path string, size int64, text bool) *host.ResourceLink {
+func (o *engine) resourceLink(path string, size int64, text bool) *host.ResourceLink {
 	if !o.Host().ServesResources() {
 		return nil
 	}
@@ -233,7 +233,7 @@ func (h Host) ServesResources() bool {
 // decodes nothing: a name of this Offloader holds only letters, digits,
 // '_', '-' and '.', so any other character (an escape, a slash, a NUL)
 // makes the URI one it did not make.
-func (o *Offloader) parseResourceURI(uri string) (name string, rng textlines.Range, ranged bool, err error) {
+func (o *engine) parseResourceURI(uri string) (name string, rng textlines.Range, ranged bool, err error) {
 	if len(uri) > maxResourceURI {
 		return "", rng, false, fmt.Errorf("%w: the URI is %d bytes long, longer than any this server makes (%s{name})", ErrResourceNotFound, len(uri), resourceRoot)
 	}
@@ -265,7 +265,7 @@ func quoteURI(s string) string {
 }
 
 // resourceOpenError explains why the file of uri could not be opened.
-func (o *Offloader) resourceOpenError(uri, name string, err error) error {
+func (o *engine) resourceOpenError(uri, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("lro: cannot read %s: %w", uri, err)
 	}
@@ -279,7 +279,7 @@ func (o *Offloader) resourceOpenError(uri, name string, err error) error {
 // tooLarge explains that the file of uri is over the read limit, and how
 // to read it anyway: by lines, or with lro_extract when the server has it
 // (as the host adapter told through the context) or may have it.
-func (o *Offloader) tooLarge(ctx context.Context, uri, name string, size, limit int64) error {
+func (o *engine) tooLarge(ctx context.Context, uri, name string, size, limit int64) error {
 	extract := ""
 	switch native, known := ctx.Value(nativeKey{}).(bool); {
 	case native || !known && o.native.Load():
@@ -307,4 +307,4 @@ func sniffMIME[T string | []byte](p T) string {
 }
 
 // resourceMaxBytes returns the read limit.
-func (o *Offloader) resourceMaxBytes() int64 { return o.opts.resourceMaxBytes }
+func (o *engine) resourceMaxBytes() int64 { return o.opts.resourceMaxBytes }

@@ -34,7 +34,7 @@ const (
 // object store, which cannot read back a file before it is published, it
 // is a private file of the system's temporary directory instead.
 type spool struct {
-	o       *Offloader
+	o       *engine
 	fs      FS     // where it is: the Offloader's, or local scratch
 	name    string // temporary name in fs
 	path    string
@@ -49,7 +49,7 @@ type spool struct {
 
 // newSpool creates an empty spool. Its first room may wait for writes in
 // progress to end, until ctx ends; it grows without waiting.
-func (o *Offloader) newSpool(ctx context.Context) (*spool, error) {
+func (o *engine) newSpool(ctx context.Context) (*spool, error) {
 	id, err := o.store.NewID(time.Now())
 	if err != nil {
 		return nil, err
