@@ -96,7 +96,7 @@ func (o *engine) surelySmall(res host.Result) bool {
 			return false
 		}
 	}
-	return o.surelyUnder(size)
+	return o.surelyUnder(size, true)
 }
 
 // heuristic reports whether the estimator is the library's own, whose
@@ -108,8 +108,12 @@ func (o *engine) heuristic() bool {
 
 // surelyUnder reports, with the heuristic estimator, that size bytes are
 // under the threshold whatever they hold: no rune costs more than a token
-// per three bytes.
-func (o *engine) surelyUnder(size int) bool {
+// per three bytes, and no byte of invalid UTF-8 more than half a token
+// (see [HeuristicEstimator]); valid says the bytes are valid UTF-8.
+func (o *engine) surelyUnder(size int, valid bool) bool {
+	if !valid {
+		size = size * 3 / 2
+	}
 	return o.heuristic() && size <= 3*o.cfg.ThresholdTokens
 }
 
@@ -303,5 +307,5 @@ func (h Host) PassesUnchanged(tool string, size int) bool {
 	if p, ok := o.policyFor(tool); ok && !p.Generic {
 		return false
 	}
-	return o.surelyUnder(size)
+	return o.surelyUnder(size, true)
 }

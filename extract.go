@@ -36,6 +36,7 @@ func (h Host) ExtractToolDefinition() host.ToolDefinition {
 		Description: "Query a result set that was offloaded to a JSONL file, with a standard recipe (1-10, see the descriptor's jq_recipes) or a jq filter, " +
 			"or read the file's lines: grep (a regular expression, as grep -n prints them) or lines (a range such as 100-200, as sed -n prints them; line 1 is the header). " +
 			"Give exactly one of recipe, query, grep and lines. Results are capped; narrow the query to see more. " +
+			"The count it states is exact; where it states none, count with query=\"[.[] | FILTER] | length\" and slurp=true. " +
 			"Offloaded files are deleted " + o.cfg.TTL().String() + " after they are written; then call the original tool again.",
 		InputSchema: slices.Clone(extractInputSchema),
 	}
@@ -243,12 +244,11 @@ func (o *engine) formatResults(res jqsandbox.Result, raw bool) string {
 	switch {
 	case total == 0:
 		b.WriteString("[lro_extract: no results]\n")
+	case res.Uncounted:
+		// What was counted depends on the time it had: not stated.
+		fmt.Fprintf(&b, "[lro_extract: showing %d results; more left out, not all counted in time; count them with query=\"[.[] | FILTER] | length\" and slurp=true, or narrow the query]\n", shown)
 	case shown < total:
-		more := ""
-		if res.Truncated {
-			more = "at least "
-		}
-		fmt.Fprintf(&b, "[lro_extract: showing %d of %s%d results (%d left out); narrow the query, e.g. with a select or recipe params, to see the rest]\n", shown, more, total, total-shown)
+		fmt.Fprintf(&b, "[lro_extract: showing %d of %d results (%d left out); narrow the query, e.g. with a select or recipe params, to see the rest]\n", shown, total, total-shown)
 	}
 	return b.String()
 }

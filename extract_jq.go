@@ -105,7 +105,7 @@ func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile
 	if resp.Failure != nil {
 		return "", resp.Failure
 	}
-	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted, Elements: resp.Elements}, raw), nil
+	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted, Uncounted: resp.Uncounted, Elements: resp.Elements}, raw), nil
 }
 
 // runQuery answers req: in a worker process, unless queries were chosen

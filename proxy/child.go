@@ -331,7 +331,14 @@ func (r *relay) stop() {
 			return
 		case <-time.After(childGrace):
 		}
-		r.p.log.Warn("lro proxy: the server did not exit; signalling it", "command", r.p.child.name, "signal", sig)
+		// A server that stays after the end of its input is ordinary (the
+		// MCP shutdown sequence goes on to SIGTERM); one that stays after
+		// SIGTERM is not.
+		level, why := slog.LevelInfo, "when its input ended"
+		if sig == syscall.SIGKILL {
+			level, why = slog.LevelWarn, "after SIGTERM"
+		}
+		r.p.log.Log(context.Background(), level, "lro proxy: the server did not exit "+why+"; signalling it", "command", r.p.child.name, "signal", sig)
 		signalGroup(r.cmd, sig)
 	}
 	select {
@@ -589,7 +596,7 @@ func (r *relay) clientNotification(ctx context.Context, h *header, line []byte) 
 // clientRequest relays a request of the client, or handles it.
 func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	switch h.Method {
-	case string(mcp.MethodInitialize), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
+	case string(mcp.MethodInitialize), string(mcp.MethodServerDiscover), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
 		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
 	case string(mcp.MethodResourcesRead):
 		var params struct {
@@ -687,7 +694,7 @@ func (r *relay) forward(ctx context.Context, h *header, line []byte) {
 	r.pending[id] = pd
 	pd.timer = time.AfterFunc(r.p.cfg.CallTimeout, func() { r.expire(id, pd) })
 	r.mu.Unlock()
-	if err := r.send(ctx, line); err != nil {
+	if err := r.send(ctx, announced(line)); err != nil {
 		r.answer(h.ID, delivery{err: err})
 	}
 }
@@ -725,7 +732,7 @@ func (r *relay) call(ctx context.Context, id json.RawMessage, method string, lin
 	}
 	r.pending[string(id)] = pd
 	r.mu.Unlock()
-	if err := r.send(ctx, line); err != nil {
+	if err := r.send(ctx, announced(line)); err != nil {
 		r.drop(id, pd)
 		return nil, err
 	}

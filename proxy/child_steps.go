@@ -24,6 +24,8 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 	switch h.Method {
 	case string(mcp.MethodInitialize):
 		return r.initialize(ctx, sctx, h, line)
+	case string(mcp.MethodServerDiscover):
+		return r.declared(ctx, h, line)
 	case string(mcp.MethodToolsList):
 		if !r.has("tools") {
 			return r.local(sctx, line)
@@ -131,19 +133,18 @@ func (r *relay) initialize(ctx, sctx context.Context, h *header, line []byte) []
 		params = map[string]json.RawMessage{}
 	}
 	params["clientInfo"] = proxywire.WithProxyFlag(params["clientInfo"])
-	var caps map[string]json.RawMessage
-	if json.Unmarshal(params["capabilities"], &caps) != nil || caps == nil {
-		caps = map[string]json.RawMessage{}
-	}
-	var exp map[string]json.RawMessage
-	if json.Unmarshal(caps["experimental"], &exp) != nil || exp == nil {
-		exp = map[string]json.RawMessage{}
-	}
-	exp[proxywire.Capability], _ = json.Marshal(map[string]any{proxywire.Feature: true})
-	caps["experimental"], _ = json.Marshal(exp)
-	params["capabilities"], _ = json.Marshal(caps)
+	params["capabilities"] = withProxyCapability(params["capabilities"])
 	fwd, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": h.ID, "method": h.Method, "params": params})
-	resp, err := r.call(ctx, h.ID, h.Method, fwd)
+	return r.declared(ctx, h, fwd)
+}
+
+// declared relays line, the client's initialize or server/discover (each
+// answered with the server's capabilities), and returns the server's
+// answer with the capabilities the proxy serves added: tools for
+// lro_extract, resources for the lro:// templates. It notes the server's
+// own, to tell what it lacks.
+func (r *relay) declared(ctx context.Context, h *header, line []byte) []byte {
+	resp, err := r.call(ctx, h.ID, h.Method, line)
 	if err != nil {
 		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
 		return nil
@@ -182,7 +183,20 @@ func (r *relay) listing(ctx context.Context, h *header, line []byte, key string,
 	}
 	var msg map[string]json.RawMessage
 	var result map[string]json.RawMessage
-	if json.Unmarshal(resp, &msg) != nil || json.Unmarshal(msg["result"], &result) != nil || result == nil {
+	if json.Unmarshal(resp, &msg) != nil {
+		return resp
+	}
+	if methodNotFound(msg["error"]) {
+		// A listing the server lacks (it declares resources, but has no
+		// templates): the proxy's own items alone, when it has any.
+		own := edit(nil, true)
+		if len(own) == 0 {
+			return resp
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": h.ID, "result": map[string]any{key: own}})
+		return b
+	}
+	if json.Unmarshal(msg["result"], &result) != nil || result == nil {
 		return resp
 	}
 	var items []json.RawMessage
@@ -199,6 +213,15 @@ func (r *relay) listing(ctx context.Context, h *header, line []byte, key string,
 	msg["result"], _ = json.Marshal(result)
 	b, _ := json.Marshal(msg)
 	return b
+}
+
+// methodNotFound reports whether raw, the error of an answer, is
+// JSON-RPC's "Method not found".
+func methodNotFound(raw json.RawMessage) bool {
+	var e struct {
+		Code int `json:"code"`
+	}
+	return len(raw) > 0 && json.Unmarshal(raw, &e) == nil && e.Code == mcp.METHOD_NOT_FOUND
 }
 
 // toolsPage edits a page of the server's tools: the output schemas of the

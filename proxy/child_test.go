@@ -37,8 +37,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeServer answers initialize, tools/list and ping, and tools/call of
-// "small" with "ok", of "records" with 200 memories, of "lookalike" with
+// fakeServer answers initialize, server/discover (declaring no tools nor
+// resources), tools/list, resources/list, ping, resources/templates/list
+// with "Method not found" (mode "stay": and stays when its input ends),
+// and tools/call of "meta" with the _meta it
+// got, of "small" with "ok", of "records" with 200 memories, of "lookalike" with
 // a small text shaped like a descriptor, and of "failing" with a tool
 // error of 4,000 bytes. A call of "big" is answered by mode: "flood" sends a
 // line of 256 MiB; "hang" never answers; "exit" exits with status 3. A
@@ -66,6 +69,7 @@ func fakeServer(mode string) {
 				Name      string          `json:"name"`
 				RequestID json.RawMessage `json:"requestId"`
 				Cursor    string          `json:"cursor"`
+				Meta      json.RawMessage `json:"_meta"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
@@ -76,7 +80,11 @@ func fakeServer(mode string) {
 		}
 		switch m.Method {
 		case "initialize":
-			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{}},"serverInfo":{"name":"fake","version":"1"}}`)
+			caps := `{"tools":{},"prompts":{}}`
+			if mode == "resources" {
+				caps = `{"tools":{},"prompts":{},"resources":{}}`
+			}
+			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"serverInfo":{"name":"fake","version":"1"}}`)
 		case "tools/list":
 			switch {
 			case mode == "paged" && m.Params.Cursor == "":
@@ -88,10 +96,21 @@ func fakeServer(mode string) {
 			}
 		case "ping":
 			reply(m.ID, `{}`)
+		case "server/discover":
+			reply(m.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"prompts":{}},"serverInfo":{"name":"fake","version":"1"}}`)
+		case "resources/list":
+			reply(m.ID, `{"resources":[{"uri":"fake://a","name":"a"}]}`)
+		case "resources/templates/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", m.ID)
 		case "notifications/cancelled":
 			data, _ := json.Marshal("cancelled " + string(m.Params.RequestID))
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%s}}`+"\n", data)
 		case "tools/call":
+			if m.Params.Name == "meta" {
+				text, _ := json.Marshal(string(m.Params.Meta))
+				reply(m.ID, `{"content":[{"type":"text","text":`+string(text)+`}]}`)
+				break
+			}
 			if m.Params.Name == "small" {
 				reply(m.ID, `{"content":[{"type":"text","text":"ok"}]}`)
 				break
@@ -122,6 +141,9 @@ func fakeServer(mode string) {
 			}
 		}
 		w.Flush()
+	}
+	if mode == "stay" {
+		time.Sleep(time.Hour) // ignores the end of its input, as server-postgres does
 	}
 }
 

@@ -453,13 +453,15 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	}), client.WithSamplingHandler(remoteRequests{p}), client.WithElicitationHandler(remoteRequests{p}), client.WithRootsHandler(remoteRequests{p})}
 	if version != "" {
 		copts = append(copts, client.WithProtocolVersion(version))
-		if version < mcp.ProtocolVersion20260728 {
-			// The older protocol delivers list changes on a GET stream;
-			// the option is deprecated only for the newer one.
-			//lint:ignore SA1019 pinned to a protocol that has the GET stream
-			topts = append(topts, transport.WithContinuousListening())
-		}
 	}
+	// The older protocol delivers list changes, and the remote's requests
+	// made outside a call (server-everything asks for the roots after
+	// initialized), on the standalone GET stream: without it they are
+	// lost, and the remote waits for the answer. The transport opens it
+	// only once it has settled on an older protocol, pinned or negotiated
+	// (proxyTransport.RequiresLegacyProtocol).
+	//lint:ignore SA1019 the stream is opened on the older protocol only
+	topts = append(topts, transport.WithContinuousListening())
 	t, err := transport.NewStreamableHTTP(p.cfg.Remote, topts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lro: proxy: %w", err)
