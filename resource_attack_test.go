@@ -144,11 +144,14 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 		}
 		assert.EqualValues(t, 1000, served.Load())
 	})
-	t.Run("a cancelled request frees its place", func(t *testing.T) {
+	// A cancelled request frees its place when its handler has returned
+	// and its answer is written, not on the cancel: until then the
+	// handler, and its answer, hold memory.
+	t.Run("a cancelled request frees its place once answered", func(t *testing.T) {
 		slow := server.NewMCPServer("slow", "1")
 		release := make(chan struct{})
 		slow.AddResource(mcp.NewResource("test://slow", "slow"), func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			<-release
+			<-release // a handler that does not look at its context
 			return nil, ctx.Err()
 		})
 		in, clientOut := io.Pipe()
@@ -157,30 +160,45 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		answers, w := io.Pipe()
-		go io.Copy(io.Discard, answers)
 		wg.Go(func() { lro.ListenStdio(ctx, ss, in, w, 1) })
+		pinged := make(chan struct{})
+		go func() {
+			r := bufio.NewReader(answers)
+			for {
+				line, err := r.ReadBytes('\n')
+				if err != nil {
+					return
+				}
+				if strings.Contains(string(line), `"id":2`) {
+					close(pinged)
+				}
+			}
+		}()
 		defer func() {
-			close(release)
 			cancel()
 			in.Close()
 			clientOut.Close()
 			w.Close()
 			wg.Wait()
 		}()
-		_, err := io.WriteString(clientOut, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://slow"}}`+"\n")
-		require.NoError(t, err)
-		_, err = io.WriteString(clientOut, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`+"\n")
-		require.NoError(t, err)
-		done := make(chan error, 1)
-		go func() {
-			_, err := io.WriteString(clientOut, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
-			done <- err
-		}()
-		select {
-		case err := <-done:
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://slow"}}`,
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		} {
+			_, err := io.WriteString(clientOut, line+"\n")
 			require.NoError(t, err)
-		case <-time.After(5 * time.Second):
-			t.Fatal("the cancelled request kept its place: the next one was never read")
+		}
+		select {
+		case <-pinged:
+			t.Fatal("the cancel freed the place of a request whose handler still runs")
+		case <-time.After(300 * time.Millisecond):
+		}
+		close(release) // the handler returns; mcp-go writes its answer
+		select {
+		case <-pinged:
+		case <-time.After(time.Minute):
+			t.Fatal("the answered request kept its place: the next one was never served")
 		}
 	})
 }
