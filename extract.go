@@ -62,9 +62,11 @@ var extractInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 // capped, and repeat at most a few hundred bytes of an argument.
 //
 // Where the query runs, and what that guarantees, is told at
-// [ExtractLimits]. Whatever the query, the call is admitted first: when
-// the process already runs ExtractLimits.MaxCalls of them, or they hold
-// ExtractLimits.MaxCallBytes, it fails at once with "busy, retry in N s".
+// [ExtractLimits]. Whatever the query, the call is admitted first, fairly
+// between MCP sessions (one call a session waits, a second at most): when the process already runs ExtractLimits.MaxCalls
+// of them, or they hold ExtractLimits.MaxCallBytes, it fails with "busy,
+// retry in N s", and the place that comes free meanwhile is kept a while
+// for its session.
 func (o *engine) Extract(ctx context.Context, args map[string]any) (string, error) {
 	start := time.Now()
 	text, err := o.extract(ctx, args)
@@ -86,11 +88,11 @@ func (o *engine) extract(ctx context.Context, args map[string]any) (string, erro
 	if err != nil {
 		return "", err
 	}
-	ticket, err := extractCalls.enter(lim.MaxCalls, lim.Timeout+time.Second)
+	ticket, err := enterCall(ctx, lim)
 	if err != nil {
 		return "", err
 	}
-	defer extractCalls.leave(ticket)
+	defer ticket.Leave()
 
 	name, err := o.ownFile(call.path)
 	if err != nil {

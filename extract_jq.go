@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcplro/lro/internal/admit"
 	"io"
 	"log/slog"
 	"runtime"
@@ -37,9 +38,9 @@ const (
 )
 
 // extractJQ runs the recipe or query of call over the file f.
-func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
+func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admit.Ticket) (string, error) {
 	req := &extractworker.Request{Path: f.workerPath(o.opts.fs), File: f.id, Limits: lim.sandbox()}
-	if err := extractCalls.reserve(ticket, headerReserve+2*int64(jqsandbox.DefaultMaxOutputBytes), lim.MaxCallBytes); err != nil {
+	if err := ticket.Reserve(headerReserve+2*int64(jqsandbox.DefaultMaxOutputBytes), lim.MaxCallBytes); err != nil {
 		return "", err
 	}
 	r := bufio.NewReaderSize(f.f, headerBuffer)
@@ -113,7 +114,7 @@ func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile
 // that follow the header from rest (or, for a text request, the whole
 // file). Where no worker can run the query, the call fails: it never runs
 // in this process unasked.
-func (o *engine) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admitted) (*extractworker.Response, error) {
+func (o *engine) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admit.Ticket) (*extractworker.Response, error) {
 	if !lim.InProcess {
 		if !extractworker.Supported() {
 			o.unisolated(ctx, reasonUnsupported, errors.New(runtime.GOOS))
@@ -139,7 +140,7 @@ func (o *engine) runQuery(ctx context.Context, req *extractworker.Request, f *of
 	}
 	o.unisolated(ctx, reasonInProcess, nil)
 	if _, cached := o.records.Get(f.key); req.Text == nil && !cached && o.records.Fits(f.size) {
-		if err := extractCalls.reserve(ticket, decodeFactor*f.size, lim.MaxCallBytes); err != nil {
+		if err := ticket.Reserve(decodeFactor*f.size, lim.MaxCallBytes); err != nil {
 			return nil, err
 		}
 	}
@@ -191,7 +192,7 @@ var warnedInProcess atomic.Bool
 // detail level, or, for generic records, those inferred from them again
 // (read from the start of f, and kept by file). The call ticket, if any,
 // reserves what is read.
-func (o *engine) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimits, ticket *admitted) ([]Recipe, error) {
+func (o *engine) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimits, ticket *admit.Ticket) ([]Recipe, error) {
 	if h.SchemaVersion != GenericSchemaVersion {
 		rs, ok := o.templates.recipes[h.Detail]
 		if !ok {
@@ -203,7 +204,7 @@ func (o *engine) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimit
 		return rs, nil
 	}
 	if ticket != nil {
-		if err := extractCalls.reserve(ticket, min(f.size, maxSampleBytes), lim.MaxCallBytes); err != nil {
+		if err := ticket.Reserve(min(f.size, maxSampleBytes), lim.MaxCallBytes); err != nil {
 			return nil, err
 		}
 	}

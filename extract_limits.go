@@ -49,8 +49,12 @@ import (
 //   - it holds one worker: other calls run on the others, and when every
 //     worker is held by a query running for a quarter of a second already,
 //     the pool grows, up to MaxWorkers. A call that finds no worker free
-//     within half a second fails with "busy, retry in N s", and at once
-//     when MaxWorkers workers each hold such a query;
+//     waits in line two seconds at most, then fails with "busy, retry in
+//     N s"; one call of a session waits, its others are refused at once,
+//     and a worker that comes free goes to the session that used the
+//     workers least lately, or is kept a few seconds for the one refused:
+//     callers looping on queries that run to their deadline cannot keep
+//     the workers from a caller that asks now and then;
 //   - it does not slow the server's other tools: workers run at a lower
 //     CPU priority (nice 10) than the server.
 //

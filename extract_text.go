@@ -3,6 +3,7 @@ package lro
 import (
 	"context"
 	"fmt"
+	"github.com/mcplro/lro/internal/admit"
 	"strings"
 
 	"github.com/mcplro/lro/internal/extractworker"
@@ -18,7 +19,7 @@ import (
 // in the file, but a costly pattern takes microseconds a byte, so a line
 // is matched in its first textlines.MaxMatch bytes only (the answer says
 // when a line was), and the deadline bounds the whole file.
-func (o *engine) extractText(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
+func (o *engine) extractText(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admit.Ticket) (string, error) {
 	budget := 4 * o.cfg.ThresholdTokens
 	req := &extractworker.Request{
 		Path:   f.workerPath(o.opts.fs),
@@ -41,7 +42,7 @@ func (o *engine) extractText(ctx context.Context, call extractCall, f *offloadFi
 	}
 	// The output and, in this process, the read buffers and the context
 	// lines held.
-	if err := extractCalls.reserve(ticket, textReserve+2*int64(budget), lim.MaxCallBytes); err != nil {
+	if err := ticket.Reserve(textReserve+2*int64(budget), lim.MaxCallBytes); err != nil {
 		return "", err
 	}
 	src, err := o.fromStart(f)

@@ -2,6 +2,7 @@ package lro
 
 import (
 	"context"
+	"github.com/mcplro/lro/internal/admit"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,10 +29,20 @@ func (o *Offloader) AddExtractTool(s *server.MCPServer) {
 		OpenWorldHint:   mcp.ToBoolPtr(false),
 	}
 	s.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		text, err := o.Extract(ctx, req.GetArguments())
+		text, err := o.Extract(withSession(ctx), req.GetArguments())
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		return mcp.NewToolResultText(text), nil
 	})
+}
+
+// withSession names the request's MCP session in ctx, for the admission
+// of lro_extract calls and resource reads (see internal/admit), which is
+// fair between sessions.
+func withSession(ctx context.Context) context.Context {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return admit.WithSession(ctx, cs.SessionID())
+	}
+	return ctx
 }

@@ -34,7 +34,7 @@ func (o *Offloader) readMCPGo(ctx context.Context, req mcp.ReadResourceRequest) 
 		// The too-large error names lro_extract plainly when s has it.
 		ctx = context.WithValue(ctx, nativeKey{}, srv.GetTool(ExtractToolName) != nil)
 	}
-	c, err := o.Host().ReadResource(ctx, req.Params.URI)
+	c, err := o.Host().ReadResource(withSession(ctx), req.Params.URI)
 	if err != nil {
 		return nil, err
 	}

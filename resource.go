@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcplro/lro/internal/admit"
 	"io"
 	"io/fs"
 	"strings"
@@ -79,8 +80,9 @@ func (h Host) ServeResources() []host.ResourceTemplate {
 // (not a hard link to a file elsewhere), never through a symbolic link,
 // never blocking. A read is admitted, bounded and timed as an lro_extract
 // call (see [ExtractLimits]): it counts against MaxCalls and
-// MaxCallBytes, and when they are spent it fails at once, wrapping
-// [ErrResourceBusy] ("busy, retry in N s"); it ends by Timeout; and no
+// MaxCallBytes, fairly between sessions, and when they are spent it fails
+// (after a second in line at most), wrapping [ErrResourceBusy] ("busy,
+// retry in N s"); it ends by Timeout; and no
 // file larger than MaxFileBytes is read, whole or by lines.
 //
 // Errors are for the model and wrap [ErrResourceNotFound],
@@ -93,11 +95,11 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 		return host.ResourceContents{}, err
 	}
 	lim := o.opts.extractLimits.withDefaults()
-	ticket, err := extractCalls.enter(lim.MaxCalls, lim.Timeout+time.Second)
+	ticket, err := enterCall(ctx, lim)
 	if err != nil {
 		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
-	defer extractCalls.leave(ticket)
+	defer ticket.Leave()
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 
@@ -134,11 +136,11 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 }
 
 // readWhole returns the whole file f, of at most limit bytes.
-func (o *engine) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
+func (o *engine) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admit.Ticket) (host.ResourceContents, error) {
 	if f.size > limit {
 		return host.ResourceContents{}, o.tooLarge(ctx, uri, name, f.size, limit)
 	}
-	if err := extractCalls.reserve(ticket, f.size+resourceChunk, lim.MaxCallBytes); err != nil {
+	if err := ticket.Reserve(f.size+resourceChunk, lim.MaxCallBytes); err != nil {
 		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
 	// Read in chunks into the text itself, checking the deadline between
@@ -167,8 +169,8 @@ func (o *engine) readWhole(ctx context.Context, uri, name string, f *offloadFile
 }
 
 // readRange returns the lines of f in rng, at most limit bytes of them.
-func (o *engine) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
-	if err := extractCalls.reserve(ticket, limit+textlines.BufSize, lim.MaxCallBytes); err != nil {
+func (o *engine) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admit.Ticket) (host.ResourceContents, error) {
+	if err := ticket.Reserve(limit+textlines.BufSize, lim.MaxCallBytes); err != nil {
 		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
 	br := bufio.NewReaderSize(f.f, textlines.BufSize)

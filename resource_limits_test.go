@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
@@ -49,29 +50,30 @@ func TestReadResourceAdmission(t *testing.T) {
 	path, data := offloadTickets(t, o, 50)
 	uri := uriOf(path)
 
-	a, err := extractCalls.enter(2, time.Minute)
+	other := admit.WithSession(context.Background(), "other")
+	lim := ExtractLimits{MaxCalls: 2, Timeout: time.Minute}
+	a, err := enterCall(other, lim)
 	require.NoError(t, err)
-	b, err := extractCalls.enter(2, time.Minute)
+	b, err := enterCall(other, lim)
 	require.NoError(t, err)
 	_, err = o.Host().ReadResource(context.Background(), uri)
 	require.ErrorIs(t, err, ErrResourceBusy)
 	assert.Regexp(t, `busy: 2 lro_extract calls and resource reads are running or waiting; retry in \d+ s$`, err.Error())
-	extractCalls.leave(b)
+	b.Leave() // the place is kept for the session refused
 
 	// One call slot is free, but the running call holds the bytes.
-	require.NoError(t, extractCalls.reserve(a, 4<<20, 4<<20))
+	require.NoError(t, a.Reserve(4<<20, 4<<20))
 	_, err = o.Host().ReadResource(context.Background(), uri+"/lines/1-5")
 	require.ErrorIs(t, err, ErrResourceBusy)
 	assert.ErrorContains(t, err, "hold 4 MiB")
-	extractCalls.leave(a)
+	a.Leave()
 
 	c, err := o.Host().ReadResource(context.Background(), uri)
 	require.NoError(t, err)
 	assert.Equal(t, string(data), c.Text)
-	extractCalls.mu.Lock()
-	defer extractCalls.mu.Unlock()
-	assert.Zero(t, extractCalls.calls, "the read left the admission")
-	assert.Zero(t, extractCalls.bytes, "and released its bytes")
+	held, _ := extractCalls.Held()
+	assert.Zero(t, held, "the read left the admission")
+	assert.Zero(t, extractCalls.Bytes(), "and released its bytes")
 }
 
 // slowFS is a MemFS whose files are read a little at a time, slowly.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/admit"
 	"sync"
 
 	"github.com/mcplro/lro"
@@ -77,10 +78,7 @@ type adapter struct {
 // time a session is seen while a session budget is set, a goroutine waits
 // for its end to forget it.
 func (a *adapter) session(ss *mcp.ServerSession) string {
-	id := ss.ID()
-	if id == "" {
-		id = fmt.Sprintf("conn-%p", ss)
-	}
+	id := sessionKey(ss)
 	if a.off.Config().SessionBudgetTokens <= 0 {
 		return id
 	}
@@ -304,4 +302,23 @@ func newResult(req *mcp.CallToolRequest) mcp.CallToolResult {
 		_ = json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r)
 	}
 	return r
+}
+
+// sessionKey returns the key of ss: its ID, or, for a connection without
+// one (stdio), the connection itself.
+func sessionKey(ss *mcp.ServerSession) string {
+	if id := ss.ID(); id != "" {
+		return id
+	}
+	return fmt.Sprintf("conn-%p", ss)
+}
+
+// withSession names the session of a request in ctx, for the admission of
+// lro_extract calls and resource reads (see internal/admit), which is fair
+// between sessions.
+func withSession(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return admit.WithSession(ctx, sessionKey(ss))
 }

@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -57,9 +58,11 @@ const maxSessions = 4096
 
 type session struct {
 	held   int
-	served uint64  // the admission's count when it was last admitted
-	wait   *waiter // its place in line, if any
-	kept   *Ticket // a place kept for it (see ClaimHold), if any
+	used   float64   // seconds of places held, halved every usageHalfLife
+	usedAt time.Time // when used was last brought up to date
+	served uint64    // the admission's count when it was last admitted
+	wait   *waiter   // its place in line, if any
+	kept   *Ticket   // a place kept for it (see ClaimHold), if any
 	keep   *time.Timer
 }
 
@@ -77,6 +80,7 @@ type Ticket struct {
 	a       *Admission
 	session string
 	bytes   int64
+	start   time.Time
 	left    bool
 }
 
@@ -202,13 +206,44 @@ func (a *Admission) session(name string) *session {
 	return s
 }
 
+// usageHalfLife is how fast a session's use of the places is forgotten.
+const usageHalfLife = 30 * time.Second
+
+// usage returns s's use of the places at now, in seconds.
+func (s *session) usage(now time.Time) float64 {
+	if s.used == 0 {
+		return 0
+	}
+	return s.used * math.Exp2(-now.Sub(s.usedAt).Seconds()/usageHalfLife.Seconds())
+}
+
+// use adds a place held for d to s's use.
+func (s *session) use(d time.Duration) {
+	now := time.Now()
+	s.used = s.usage(now) + d.Seconds()
+	s.usedAt = now
+}
+
+// before reports whether s goes before o in line: it holds fewer places,
+// or as many but has used them less lately, or as much but was served
+// longer ago.
+func (s *session) before(o *session, now time.Time) bool {
+	if s.held != o.held {
+		return s.held < o.held
+	}
+	if su, ou := s.usage(now), o.usage(now); su != ou {
+		return su < ou
+	}
+	return s.served < o.served
+}
+
 // grant gives a place to the session s. a.mu is held.
 func (a *Admission) grant(s *session, name string, hold time.Duration) *Ticket {
 	a.held++
 	a.served++
 	s.held++
 	s.served = a.served
-	t := &Ticket{a: a, session: name}
+	t := &Ticket{a: a, session: name, start: time.Now()}
 	a.ends[t] = time.Now().Add(hold)
 	return t
 }
@@ -238,7 +273,7 @@ func (a *Admission) handOver() {
 			if a.held >= w.limit {
 				continue
 			}
-			if best == nil || s.held < bs.held || s.held == bs.held && s.served < bs.served {
+			if best == nil || s.before(bs, now) {
 				best, bs = w, s
 			}
 		}
@@ -296,6 +331,7 @@ func (a *Admission) leave(t *Ticket) {
 	delete(a.ends, t)
 	if s := a.sessions[t.session]; s != nil {
 		s.held--
+		s.use(time.Since(t.start))
 	}
 	a.handOver()
 }
@@ -305,6 +341,13 @@ func (a *Admission) Held() (held, waiting int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.counts()
+}
+
+// Bytes returns the bytes the admitted requests hold.
+func (a *Admission) Bytes() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bytes
 }
 
 // counts is Held; a.mu is held.

@@ -118,3 +118,29 @@ func TestReserveBoundsBytes(t *testing.T) {
 	require.NoError(t, t2.Reserve(90, 100))
 	t2.Leave()
 }
+
+// TestFreedPlaceGoesToTheSessionThatUsedLeast: of two sessions that hold
+// nothing and wait, the one that held places for less time lately goes
+// first, whoever was served last.
+func TestFreedPlaceGoesToTheSessionThatUsedLeast(t *testing.T) {
+	a := New("queries")
+	long := enter(t, a, "looping", 1, 0)
+	time.Sleep(50 * time.Millisecond) // a query held to its deadline
+	long.Leave()
+	enter(t, a, "ordinary", 1, 0).Leave() // served last, but briefly
+	holder := enter(t, a, "third", 1, 0)
+	in := make(chan string, 2)
+	for _, s := range []string{"looping", "ordinary"} {
+		go func() {
+			tk, err := a.Enter(context.Background(), Request{Session: s, Limit: 1, Wait: -1})
+			if err == nil {
+				in <- s
+				tk.Leave()
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { _, w := a.Held(); return w == 2 }, 5*time.Second, time.Millisecond)
+	holder.Leave()
+	assert.Equal(t, "ordinary", <-in)
+	assert.Equal(t, "looping", <-in)
+}

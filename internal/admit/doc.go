@@ -14,9 +14,14 @@
 // It is fair between sessions: a session waits in line with at most one
 // request (a second one of the same session is refused at once, since a
 // session that loops must not fill the line), and a freed place goes to
-// the waiting session that holds the fewest places, then to the one served
-// least recently. A session is whatever the caller names: a transport's
-// connection, an MCP session id, a client.
+// the waiting session that holds the fewest places, then to the one that
+// used places least lately (a session looping on queries that run to their
+// deadline uses much; one asking now and then, little), then to the one
+// served least recently. A session that was refused after its wait keeps
+// its turn: the next place that comes free for it is kept for it for
+// [ClaimHold], so that a caller that retries when told finds it. A session
+// is whatever the caller names ([WithSession]): an MCP session id, a
+// transport's connection.
 //
 // Every wait is bounded: by [Request.Wait], and by the context. A refusal
 // is a [*BusyError], which says when to retry.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcplro/lro/internal/admit"
 	"slices"
 	"strings"
 	"sync"
@@ -119,6 +120,12 @@ func (e *BusyError) Error() string {
 // so that no query can take more than its worker; a dead worker is
 // replaced, and its caller told why its query stopped.
 //
+// A call first takes a place in the pool's line (LineWait, see
+// internal/admit): at most MaxWorkers calls hold one, one call of a
+// session waits for one, and a freed place goes to the session that used
+// the workers least lately, so that sessions looping on slow queries
+// cannot keep the workers from others.
+//
 // A call goes to a free worker that has its file decoded, else to any
 // free worker. When none is free, it waits in line, and the pool starts
 // another worker (up to MaxWorkers) only once every worker has held its
@@ -132,7 +139,8 @@ func (e *BusyError) Error() string {
 //
 // A Pool is safe for concurrent use.
 type Pool struct {
-	cfg Config
+	cfg  Config
+	line *admit.Admission // the queries' places, fair between sessions
 
 	mu      sync.Mutex
 	procs   []*proc
@@ -162,7 +170,7 @@ func PoolFor(cfg Config) *Pool {
 	defer poolsMu.Unlock()
 	p, ok := pools[cfg.key()]
 	if !ok {
-		p = &Pool{cfg: cfg}
+		p = &Pool{cfg: cfg, line: admit.New("queries")}
 		pools[cfg.key()] = p
 	}
 	return p
@@ -183,9 +191,14 @@ func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, max
 	if !supported {
 		return nil, ErrUnavailable
 	}
+	place, err := p.enter(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
 	key := req.File.Key()
 	w, err := p.acquire(ctx, key, timeout)
 	if err != nil {
+		place.Leave()
 		return nil, err
 	}
 	type outcome struct {
@@ -196,6 +209,7 @@ func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, max
 	go func() {
 		resp, err := w.exchange(req, timeout, maxResponse)
 		p.release(w, key, resp)
+		place.Leave() // when the worker is free, whether its caller waited or not
 		done <- outcome{resp, err}
 	}()
 	select {
@@ -211,8 +225,26 @@ func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, max
 	}
 }
 
+// LineWait bounds how long a query waits in the pool's line for a place
+// (MaxWorkers places, see [admit]) before it is told to retry.
+var LineWait = 2 * time.Second
+
+// enter takes a place in the pool's line for a query of the session ctx
+// names (see admit.WithSession) that may run for timeout: at most
+// MaxWorkers queries hold one, and a freed one goes to the session that
+// used the workers least, so that callers looping on queries that run to
+// their deadline cannot keep the workers from others.
+func (p *Pool) enter(ctx context.Context, timeout time.Duration) (*admit.Ticket, error) {
+	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: timeout + killGrace})
+}
+
 // retry runs req once more after its worker turned out to be dead.
 func (p *Pool) retry(ctx context.Context, req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
+	place, err := p.enter(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer place.Leave()
 	w, err := p.acquire(ctx, req.File.Key(), timeout)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,9 @@ package extractworker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/mcplro/lro/internal/admit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -196,23 +198,23 @@ func TestPoolHostileQueryCostsOnlyItself(t *testing.T) {
 	wg.Wait()
 }
 
-// TestPoolBusy: when every worker is held, a call waits half a second at
-// most, then is told when to retry.
+// TestPoolBusy: when every worker is held, a call waits in line LineWait
+// at most, then is told when to retry.
 func TestPoolBusy(t *testing.T) {
+	defer func(d time.Duration) { LineWait = d }(LineWait)
+	LineWait = 300 * time.Millisecond
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
 	path, id := jsonlFile(t, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
+		p.Run(admit.WithSession(context.Background(), "holder"), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
 	}()
-	time.Sleep(300 * time.Millisecond)
-	start := time.Now()
+	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, 10*time.Millisecond)
 	_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
-	var be *BusyError
+	var be *admit.BusyError
 	require.ErrorAs(t, err, &be)
-	assert.Less(t, time.Since(start), time.Second)
-	assert.Regexp(t, `^busy: 1 queries are running and 0 waiting; retry in [1-4] s$`, be.Error())
+	assert.Regexp(t, `^busy: 1 queries are running or waiting; retry in [1-4] s$`, be.Error())
 	<-done
 }
 
@@ -287,27 +289,47 @@ func TestPoolGrowsForSlowQueries(t *testing.T) {
 	<-done
 }
 
-// TestPoolBusyAtOnce: when every worker the pool may run holds a slow
-// query, a call is told to retry at once instead of waiting half a
-// second in line (16 such waits filled a server's handlers).
-func TestPoolBusyAtOnce(t *testing.T) {
+// TestPoolOneWaiterASession: when every worker is held, one call of a
+// session waits in line; the session's other calls are told to retry at
+// once instead of waiting (16 such waits filled a server's handlers), and
+// the worker that comes free goes to the session that used the workers
+// least, not to the one that holds them.
+func TestPoolOneWaiterASession(t *testing.T) {
+	defer func(d time.Duration) { LineWait = d }(LineWait)
+	LineWait = time.Minute // the waits end with the held query
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
 	path, id := jsonlFile(t, 1)
+	hostile := admit.WithSession(context.Background(), "hostile")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
+		p.Run(hostile, request(path, id, classHold, 2*time.Second), 2*time.Second, 1<<20)
 	}()
 	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, 10*time.Millisecond)
-	time.Sleep(slowQuery + 50*time.Millisecond)
+	hostileNext := make(chan error, 1)
+	go func() {
+		_, err := p.Run(hostile, request(path, id, classHold, 2*time.Second), 2*time.Second, 1<<20)
+		hostileNext <- err
+	}()
+	require.Eventually(t, func() bool { _, waiting := p.line.Held(); return waiting == 1 }, 5*time.Second, 10*time.Millisecond)
 	for range 5 {
-		start := time.Now()
-		_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
-		var be *BusyError
-		require.ErrorAs(t, err, &be)
-		assert.Less(t, time.Since(start), 100*time.Millisecond, "busy at once")
+		_, err := p.Run(hostile, request(path, id, `.`, time.Second), time.Second, 1<<20)
+		require.ErrorAs(t, err, new(*admit.BusyError), "the session waits in line already")
 	}
+	ordinary := make(chan error, 1)
+	go func() {
+		_, err := p.Run(admit.WithSession(context.Background(), "ordinary"), request(path, id, `.`, time.Second), time.Second, 1<<20)
+		ordinary <- err
+	}()
+	require.Eventually(t, func() bool { _, waiting := p.line.Held(); return waiting == 2 }, 5*time.Second, 10*time.Millisecond)
 	<-done
+	select {
+	case err := <-ordinary:
+		require.NoError(t, err, "the ordinary session is served first")
+	case err := <-hostileNext:
+		t.Fatalf("the looping session took the freed worker first (%v)", err)
+	}
+	<-hostileNext
 }
 
 // TestPoolStartFailure: a worker program that does not start is tried
@@ -376,4 +398,10 @@ func TestPoolKeepsWhatASelectOfALargeFileRead(t *testing.T) {
 	opened := values(run(`select(.id == 3)`))
 	require.Len(t, opened, 1)
 	assert.Contains(t, opened[0], `"title":"record 3"`)
+}
+
+// isBusy reports whether err tells the caller to retry: the pool's line
+// (one call a session waits) or the pool itself.
+func isBusy(err error) bool {
+	return errors.As(err, new(*admit.BusyError)) || errors.As(err, new(*BusyError))
 }

@@ -4,7 +4,6 @@ package extractworker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -39,7 +38,7 @@ func TestPoolReplacesStoppedWorker(t *testing.T) {
 			// Told to retry while the worker's replacement starts, as a
 			// busy machine may take longer than a call waits in line: a
 			// client retries.
-			for be := (*BusyError)(nil); errors.As(err, &be); {
+			for isBusy(err) {
 				resp, err = p.Run(context.Background(), request(path, id, `select(.id == 4) | .id`, 10*time.Second), 10*time.Second, 1<<20)
 			}
 			require.NoError(t, err)
