@@ -580,3 +580,46 @@ func pruned(s, o any) bool {
 	}
 	return reflect.DeepEqual(s, o)
 }
+
+// fieldGroups is an object of groups objects of fields strings of about
+// size bytes each: every string a large field.
+func fieldGroups(groups, fields, size int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range groups {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"g%d":{`, i)
+		for j := range fields {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"f%d":%q`, j, strings.Repeat("x", size))
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// A pointer to files passes the gate as it is, since its size does not
+// grow with the result: but each large field of an object was a section,
+// a file the descriptor lists, and 900 fields of 1.1 KB made 900 files
+// and a 130 KB descriptor. Past maxSections the root's members are the
+// records, in one file.
+func TestPointerDoesNotGrowWithFields(t *testing.T) {
+	obj := fieldGroups(30, 30, 1100)
+	for _, h := range boundHosts {
+		t.Run(h.name, func(t *testing.T) {
+			o := boundOffloader(t, lro.DeliveryDescriptor, nil)
+			a := h.answer(t, o, boundResult{texts: []string{obj}})
+			assertBound(t, o, a, fmt.Sprintf("a %d-byte object of 900 large fields", len(obj)))
+			require.NotEmpty(t, a.texts)
+			var d lro.OffloadResponse
+			require.NoError(t, json.Unmarshal([]byte(a.texts[0]), &d))
+			assert.Equal(t, 30, d.Summary.Count, "one record a member of the root")
+			assert.Zero(t, len(d.Sections), "no section listed")
+		})
+	}
+}
