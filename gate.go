@@ -50,17 +50,22 @@ func (o *Offloader) gate(res host.Result) (host.Result, bool) {
 // structured content is s is within the threshold: its bytes together
 // are few enough for the heuristic estimator's bound.
 func (o *Offloader) surelyWithin(res host.Result, s []byte) bool {
-	size, valid := len(s), utf8.Valid(s)
+	size := len(s)
 	for _, c := range res.Content {
 		switch {
 		case c.Link != nil:
 			size += len(c.Link.URI) + len(c.Link.Name) + len(c.Link.Description) + len(c.Link.MIMEType)
 		case c.Other == nil || c.URI != "":
 			size += len(c.Text)
-			valid = valid && utf8.ValidString(c.Text)
 		}
 	}
-	return o.surelyUnder(size, valid)
+	return o.surelyUnder(size, func() bool {
+		valid := utf8.Valid(s)
+		for _, c := range res.Content {
+			valid = valid && (c.Other != nil && c.URI == "" || utf8.ValidString(c.Text))
+		}
+		return valid
+	})
 }
 
 // answerTokens estimates what a client receives of an answer res whose
