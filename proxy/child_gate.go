@@ -59,6 +59,9 @@ func (r *relay) gateUnread(ctx context.Context, id json.RawMessage, tool string,
 	if sameResult(in, out) {
 		return answer
 	}
+	// A request for input that is cut cannot be answered: the model is
+	// told, by a tool error, rather than handed a part of it as a result.
+	out.IsError = out.IsError || in.NeedsInput
 	b, err := toolAnswer(id, toolResult(out))
 	if err != nil {
 		return nil

@@ -51,8 +51,10 @@ func TestChildAnswersItCannotReadAreGated(t *testing.T) {
 			Content []struct {
 				Text string `json:"text"`
 			} `json:"content"`
+			IsError bool `json:"isError"`
 		}
 		require.NoError(t, json.Unmarshal(m["result"], &res), "%s: a result: %.300s", tool, m["error"])
+		assert.Equal(t, tool == "inputrequired", res.IsError, "%s: a request for input, cut, is a tool error", tool)
 		var text strings.Builder
 		for _, item := range res.Content {
 			text.WriteString(item.Text)
