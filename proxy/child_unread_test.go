@@ -3,6 +3,8 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ const maxGatedAnswer = 16 << 10
 // error 409,638 B; after, 6,675 to 6,714 B.
 func TestChildAnswersItCannotReadAreGated(t *testing.T) {
 	c := startChild(t, "hostile-unread", Config{})
-	for i, tool := range []string{"nocontent", "nullcontent", "unknowntype", "notype", "inputrequired", "rpcerror"} {
+	for i, tool := range slices.Sorted(maps.Keys(UnreadableAnswers)) {
 		id := fmt.Sprint(100 + i)
 		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`)
 		m := c.wait(id, 30*time.Second)
