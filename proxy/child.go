@@ -126,12 +126,14 @@ func newChild(off *lro.Offloader, cfg Config, opts []server.ServerOption) (*Prox
 // subscriptions, its roots), and the client's host restarts the proxy
 // whole with a clear error in its log.
 //
-// With a Remote, Serve is mcp-go's stdio server of [Proxy.Server] (the
-// lro-proxy command uses lro.ServeStdio, which bounds the requests in
-// flight).
+// With a Remote, Serve is mcp-go's stdio server of [Proxy.Server], but
+// for the remote's prompts, resources, templates, completions and
+// subscriptions, which it relays as JSON, as the remote sent them (a
+// local server's answers would drop what mcp-go's types do not model).
+// At most 32 such requests are relayed at once.
 func (p *Proxy) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if p.child == nil {
-		return server.NewStdioServer(p.front).Listen(ctx, in, out)
+		return p.serveRemote(ctx, in, out)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -455,24 +457,7 @@ func writeLine(w io.Writer, buf, line []byte) ([]byte, error) {
 
 // writeError answers the request id (JSON) with a JSON-RPC error.
 func (r *relay) writeError(id []byte, code int, msg string) {
-	r.write(errorAnswer(id, code, proxyClip(msg, r.p.lim.errText)))
-}
-
-// errorAnswer is the message that answers the request id (JSON) with a
-// JSON-RPC error.
-func errorAnswer(id []byte, code int, msg string) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
-	return b
+	r.write(errorMessage(id, code, msg, r.p.lim.errText))
 }
 
 // header is what the relay reads of every message of the client (see

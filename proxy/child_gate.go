@@ -48,7 +48,7 @@ func (r *relay) gateUnread(ctx context.Context, id json.RawMessage, tool string,
 		}
 		// A bounded error: the server's code, and the gate's text of its
 		// message (and data) as the message.
-		return errorAnswer(id, e.Code, textOf(out))
+		return errorMessage(id, e.Code, textOf(out), 0)
 	}
 	var kind struct {
 		ResultType mcp.ResultType `json:"resultType"`

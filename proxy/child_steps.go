@@ -334,7 +334,12 @@ func (r *relay) passSmall(ctx context.Context, id json.RawMessage, tool string, 
 	if !ok {
 		return r.gateUnread(ctx, id, tool, answer)
 	}
-	b, err := toolAnswer(id, r.p.judge(tool, res))
+	marked := res.Meta != nil && (res.Meta.AdditionalFields[proxywire.MetaKey] != nil || res.Meta.AdditionalFields[mcp.MetaKeyServerInfo] != nil)
+	judged := r.p.judge(tool, res)
+	if judged == res && !marked {
+		return answer // nothing in it is the proxy's to change: as it came ("isError": false and all)
+	}
+	b, err := toolAnswer(id, judged)
 	if err != nil {
 		return nil
 	}

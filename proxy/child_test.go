@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // fakeServer answers initialize, server/discover (declaring no tools nor
 // resources), tools/list, resources/list, ping, resources/templates/list
 // with "Method not found" (mode "stay": and stays when its input ends),
-// and tools/call of "meta" with the _meta it
+// and tools/call of "exact" with a small result with fields mcp-go drops, of "meta" with the _meta it
 // got, of "small" with "ok", of "records" with 200 memories, of "lookalike" with
 // a small text shaped like a descriptor, and of "failing" with a tool
 // error of 4,000 bytes. A call of "big" is answered by mode: "flood" sends a
@@ -113,6 +113,10 @@ func fakeServer(mode string) {
 			if m.Params.Name == "meta" {
 				text, _ := json.Marshal(string(m.Params.Meta))
 				reply(m.ID, `{"content":[{"type":"text","text":`+string(text)+`}]}`)
+				break
+			}
+			if m.Params.Name == "exact" {
+				reply(m.ID, `{"content":[{"type":"text","text":"ok"}],"isError":false,"later":{"x":1}}`)
 				break
 			}
 			if m.Params.Name == "small" {

@@ -130,6 +130,7 @@ type Proxy struct {
 	syncMu   sync.Mutex        // serializes tool list syncs
 	served   map[string]string // remote tools currently served: name -> raw JSON
 	pace     pacer             // the listings a change asks for (a remote), the changes told to the client (a Command)
+	order    []string          // the names of served, in the remote's order
 	refused  error             // why the last listing was refused, or nil
 	features listings          // the remote's prompts, resources, templates served
 
@@ -626,6 +627,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 		tools = append(tools, res.Tools...)
 	}
 	next := make(map[string]string, len(tools))
+	var order []string
 	changed := map[string]server.ServerTool{}
 	for _, t := range tools {
 		switch {
@@ -655,6 +657,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 			raw, _ = json.Marshal(t)
 		}
 		next[t.Name] = string(raw)
+		order = append(order, t.Name)
 		if p.served[t.Name] != string(raw) {
 			if p.generic(t.Name) {
 				t = p.off.WidenTool(t)
@@ -671,7 +674,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 	if err := p.serve(changed, gone); err != nil {
 		return err
 	}
-	p.served, p.refused = next, nil
+	p.served, p.order, p.refused = next, order, nil
 	return nil
 }
 
