@@ -632,7 +632,7 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	}
 	switch h.Method {
 	case string(mcp.MethodInitialize), string(mcp.MethodServerDiscover), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
-		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
+		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList), string(mcp.MethodTasksResult):
 	case string(mcp.MethodResourcesRead):
 		var params struct {
 			URI string `json:"uri"`

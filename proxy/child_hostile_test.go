@@ -18,7 +18,8 @@ import (
 //     no messages;
 //   - tools/call of a tool of UnreadableAnswers answers with 200 KB the
 //     proxy cannot read as a tool result; "smallunread" a result of a few
-//     bytes without content;
+//     bytes without content; tasks/result answers with a tool result of
+//     200 KB;
 //   - "hostile-churn" lists 200 tools of 4 KiB under new names at every
 //     listing, and announces a change after each (and 1,000 at once when
 //     "announce" is called); "hostile-bigtools"
@@ -62,6 +63,8 @@ func hostileServer(mode string) {
 			reply(m.ID, `{}`)
 		case "prompts/get":
 			reply(m.ID, `{"messages":[]}`)
+		case "tasks/result":
+			reply(m.ID, `{"content":[{"type":"text","text":"`+strings.Repeat("t", 200<<10)+`"}]}`)
 		case "tools/list":
 			listings++
 			reply(m.ID, churnTools(mode, listings))

@@ -64,8 +64,13 @@ func TestChildAnswersItCannotReadAreGated(t *testing.T) {
 		assert.Contains(t, text.String(), "[cut]", "%s: marked cut", tool)
 		assert.LessOrEqual(t, c.proxy.off.EstimateTokens([]byte(text.String())), bound, "%s: within the threshold and the notice", tool)
 	}
+	// The result of a task is a tools/call answer too.
+	c.send(`{"jsonrpc":"2.0","id":150,"method":"tasks/result","params":{"taskId":"t1"}}`)
+	m := c.wait("150", 10*time.Second)
+	t.Logf("tasks/result: %d B", len(m["result"])+len(m["error"]))
+	assert.LessOrEqual(t, len(m["result"])+len(m["error"]), maxGatedAnswer, "the task's result is bounded")
 	// A small answer the proxy cannot read still goes as it came.
 	c.send(`{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"smallunread","arguments":{}}}`)
-	m := c.wait("200", 10*time.Second)
+	m = c.wait("200", 10*time.Second)
 	assert.JSONEq(t, `{"data":"small"}`, string(m["result"]))
 }
