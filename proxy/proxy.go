@@ -140,6 +140,10 @@ type Proxy struct {
 
 	child *childConfig // set when the upstream is a Command
 
+	asks    rawAsks      // the remote's requests to the client, as they came
+	relayMu sync.Mutex   // guards relay
+	relay   *remoteRelay // the Serve in progress of a remote's client, or nil
+
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -206,7 +210,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
 	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
 	p.lim.tools = resolveLimit(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
-	p.httpc = newLimitClient(p.lim, remote)
+	p.httpc = newLimitClient(p.lim, remote, p.asks.note)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -468,6 +472,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 		return nil, nil, fmt.Errorf("lro: proxy: %w", err)
 	}
 	tr := newProxyTransport(t)
+	tr.ask = p.askClient
 	c := client.NewClient(tr, copts...)
 	tr.close = func() { go c.Close() } // may send a DELETE to a remote that does not answer
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
