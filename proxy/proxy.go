@@ -96,16 +96,20 @@ type Config struct {
 	MaxToolsBytes int64
 }
 
-// A Proxy is a local MCP server that forwards every tool call to a remote
-// streamable-HTTP server and offloads the results on the local disk (see
-// the package documentation). It also says that it restores structured
-// content, so that a remote on this module sends the JSON of a result
-// once, not again as the structured content its text repeats; the proxy
-// puts that back before anything reads the result.
+// A Proxy is a local MCP server in front of another MCP server, a local
+// stdio server it starts ([Config.Command]) or a remote streamable-HTTP
+// one ([Config.Remote]), that relays it and offloads its tools' large
+// results on the local disk (see the package documentation). It also says
+// that it restores structured content, so that a server on this module
+// sends the JSON of a result once, not again as the structured content
+// its text repeats; the proxy puts that back before anything reads the
+// result.
 //
-// Serve [Proxy.Server] on stdio with server.ServeStdio. The proxy holds no
-// state beyond its files, which its Offloader's janitor deletes, and the
-// remote's current tool listing.
+// Serve a client with [Proxy.Serve] (the lro-proxy command serves its
+// stdio so). A client in the same process may use [Proxy.Server] of a
+// Remote instead, as an mcp-go server, which answers from mcp-go's types.
+// The proxy holds no state beyond its files, which its Offloader's
+// janitor deletes, and the server's current tool listing.
 type Proxy struct {
 	cfg   Config
 	off   *lro.Offloader
@@ -244,10 +248,12 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	return p, nil
 }
 
-// Server returns the local MCP server to serve to the client of a
-// Remote (with lro.ServeStdio or [Proxy.Serve]). With a Command, serve
-// the client with [Proxy.Serve]: Server is then the part that answers
-// lro_extract, the lro:// resources and judges tool results.
+// Server returns the proxy's local MCP server: the part that answers
+// lro_extract and the lro:// resources and judges tool results. Serve a
+// client with [Proxy.Serve], which relays through it what the proxy does
+// not step in; a client of a Remote in the same process may also be
+// served Server directly, which answers the remote's listings from
+// mcp-go's types (see [Proxy]).
 func (p *Proxy) Server() *server.MCPServer { return p.front }
 
 // Close disconnects from the remote and stops reconnecting; with a
