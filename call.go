@@ -20,8 +20,20 @@ import (
 // When replaced is false the handler's own result goes out unchanged, and
 // the returned Result is only a view of it; when true, the returned Result
 // is what to send instead: a descriptor, a truncated result with a warning,
-// or a tool error (an invalid detail argument). A handler error is
-// returned as it is.
+// a result cut at the gate, or a tool error (an invalid detail argument).
+// A handler error is returned as it is.
+//
+// Every answer of a tool the library judges leaves through one gate (see
+// [Host.Bound]): whatever the handler returned (a tool error, a result
+// that asks for input, a page with a cursor) and whatever failed on the
+// way (a write, the store, the quota), the answer is at most
+// Config.ThresholdTokens + [NoticeTokens], except a pointer to offloaded
+// files, whose size does not grow with the result. Unjudged, and so
+// passed as they are: the results of a tool without a policy (logged once
+// when large; give it one with [WithTool] or [WithAnyTool]), of a tool
+// whose policy sets SkipOutputSchema and that declares an output schema,
+// every result when offloading is disabled, and those for a proxy client,
+// which judges them on its side.
 func (h Host) Serve(ctx context.Context, call host.Call, next func(context.Context) (host.Result, error)) (res host.Result, replaced bool, err error) {
 	o := h.o
 	policy, ok := o.policyFor(call.Tool)
@@ -36,7 +48,7 @@ func (h Host) Serve(ctx context.Context, call host.Call, next func(context.Conte
 }
 
 // serveWith is Serve under policy, whatever the tools configured.
-func (o *Offloader) serveWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
+func (o *engine) serveWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	if !o.cfg.IsEnabled() {
 		res, err := next(ctx)
 		return res, false, err
@@ -44,10 +56,27 @@ func (o *Offloader) serveWith(ctx context.Context, call host.Call, policy ToolPo
 	if call.FromProxy {
 		return o.serveProxy(ctx, next)
 	}
-	return o.serve(ctx, call, policy, next)
+	var v verdict
+	res, replaced, err := o.serve(ctx, call, policy, next, &v)
+	if err != nil || v.pointer || v.unjudged {
+		return res, replaced, err
+	}
+	if b, cut := o.gate(res); cut {
+		o.logf(ctx, slog.LevelWarn, "lro: an answer over the threshold was cut at the gate", call.Tool, nil)
+		return b, true, nil
+	}
+	return res, replaced, nil
 }
 
-func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
+// A verdict is what serve tells the gate of an answer it returns besides
+// the answer: it points to offloaded files, whose size does not grow with
+// the result, or the tool's policy keeps its results unjudged.
+type verdict struct {
+	pointer  bool
+	unjudged bool
+}
+
+func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error), v *verdict) (host.Result, bool, error) {
 	detail := policy.DefaultDetail
 	if detail == "" {
 		detail = DetailLight
@@ -67,6 +96,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 		}
 	}
 	if call.OutputSchema && policy.SkipOutputSchema {
+		v.unjudged = true
 		res, err := next(ctx)
 		if err == nil {
 			o.warnIfLarge(ctx, call.Tool, res, "declares an output schema and its policy has SkipOutputSchema, so it is not offloaded")
@@ -93,7 +123,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 		return res, false, nil
 	}
 	if col != nil {
-		return o.serveCollected(ctx, call, delivery, res, set, col)
+		return o.serveCollected(ctx, call, delivery, res, set, col, v)
 	}
 	// Under a session budget every result is measured: one under the
 	// threshold may still have to be offloaded.
@@ -113,13 +143,16 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 	}
 	l := doc.layoutOf(policy.RecordsField)
 	if l.cursor != "" {
-		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.cursor+") without handing its full set to lro.Collect, so the page is sent inline: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
-		return res, false, nil
+		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.cursor+") without handing its full set to lro.Collect, so the page is sent inline, cut to the records that fit: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
+		if set.force {
+			return res, false, nil
+		}
 	}
+	set.preamble = string(doc.preamble)
 	beside := o.keptTokens(res, doc)
 	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
 	rp := reply{call: call, res: res, doc: doc, l: &l, delivery: delivery(), first: sets[0]}
-	if rp.delivery.Mode == DeliveryTruncate {
+	if rp.delivery.Mode == DeliveryTruncate || l.cursor != "" {
 		return o.respond(rp, o.truncateInline(sets, &l, beside)), true, nil
 	}
 	if c := o.opts.dir.resultCap(); c > 0 && doc.size() > c {
@@ -134,6 +167,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 	if out.Action == Inline {
 		return res, false, nil
 	}
+	v.pointer = out.Action == Offloaded
 	return o.respond(rp, out), true, nil
 }
 
@@ -142,7 +176,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 // threshold to Collect, the full set in place of the handler's rendering
 // of it (a budgeted text, one page), so that the proxy judges and offloads
 // what a direct client would have had offloaded.
-func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
+func (o *engine) serveProxy(ctx context.Context, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
 	defer c.discard()
 	res, err := next(context.WithValue(ctx, collectorKey{}, c))
@@ -170,12 +204,12 @@ func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (
 }
 
 // sessionBudgeted reports whether call counts against a session budget.
-func (o *Offloader) sessionBudgeted(call host.Call) bool {
+func (o *engine) sessionBudgeted(call host.Call) bool {
 	return o.cfg.SessionBudgetTokens > 0 && call.Session != ""
 }
 
 // serveCollected offloads the set a handler handed to Collect.
-func (o *Offloader) serveCollected(ctx context.Context, call host.Call, delivery func() DeliveryChoice, res host.Result, set ResultSet, col *collection) (host.Result, bool, error) {
+func (o *engine) serveCollected(ctx context.Context, call host.Call, delivery func() DeliveryChoice, res host.Result, set ResultSet, col *collection, v *verdict) (host.Result, bool, error) {
 	records, tokens := col.records, col.tokens
 	set.src, set.Tokens, set.Validated = records, tokens, true
 	l := layout{root: []byte("[]"), sections: []section{{found: found{src: records}}}}
@@ -219,12 +253,13 @@ func (o *Offloader) serveCollected(ctx context.Context, call host.Call, delivery
 		res.Content = []host.Content{{}}
 	}
 	res.Structured = nil
+	v.pointer = out.Action == Offloaded
 	return o.respond(reply{call: call, res: res, doc: doc, l: &l, delivery: d, first: set}, out), true, nil
 }
 
 // keptTokens estimates the items that stay beside the document: small
 // texts next to the data. Images and other items are not counted.
-func (o *Offloader) keptTokens(res host.Result, doc document) int {
+func (o *engine) keptTokens(res host.Result, doc document) int {
 	t := 0
 	idx, _ := textItems(res)
 	for _, i := range idx {
@@ -252,7 +287,7 @@ type reply struct {
 // the structured content, when they were part of it, followed by a
 // resource link to each file and the preview the delivery asks for. Items
 // that were not part of the document stay where they were.
-func (o *Offloader) respond(rp reply, out Outcome) host.Result {
+func (o *engine) respond(rp reply, out Outcome) host.Result {
 	var body []byte
 	var r host.Result
 	var after []host.Content
@@ -312,8 +347,11 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 			continue
 		}
 		if !placed {
-			r.Content = append(r.Content, host.TextContent(string(body)))
 			placed = true
+			if len(body) == 0 && out.Action == Truncated {
+				continue // no line of a text fits: its first, cut, follows
+			}
+			r.Content = append(r.Content, host.TextContent(string(body)))
 		}
 	}
 	r.Content = append(r.Content, after...)
@@ -324,7 +362,7 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 // what fits the threshold beside a notice of notice tokens, and says so:
 // what a truncated result shows when its first record alone is larger
 // than the threshold.
-func (o *Offloader) cutFirst(set ResultSet, notice int) string {
+func (o *engine) cutFirst(set ResultSet, notice int) string {
 	budget := max(o.cfg.ThresholdTokens-o.overhead(set)-notice-40, 16) // and this note
 	var out string
 	_ = set.source().each(func(_ int, r *record) bool {
@@ -342,7 +380,7 @@ func (o *Offloader) cutFirst(set ResultSet, notice int) string {
 // warnIfLarge logs, once per tool, that a result over the threshold went
 // out inline, and why. A silent pass-through of 300 KB is the surprise
 // that costs a newcomer an hour.
-func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
+func (o *engine) warnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
 	if res.IsError || res.NeedsInput || tool == ExtractToolName {
 		return
 	}
@@ -354,7 +392,7 @@ func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res host.Resul
 
 // warnOnce logs, once per tool and reason, that a result over the
 // threshold of tool was sent inline because it: why.
-func (o *Offloader) warnOnce(ctx context.Context, tool, why string) {
+func (o *engine) warnOnce(ctx context.Context, tool, why string) {
 	if _, loaded := o.warned.LoadOrStore(tool+"\x00"+why, true); loaded {
 		return
 	}
@@ -363,7 +401,7 @@ func (o *Offloader) warnOnce(ctx context.Context, tool, why string) {
 }
 
 // resultTokens estimates a result as Serve would judge it.
-func (o *Offloader) resultTokens(res host.Result) int {
+func (o *engine) resultTokens(res host.Result) int {
 	if o.surelySmall(res) {
 		return 0
 	}
@@ -371,10 +409,10 @@ func (o *Offloader) resultTokens(res host.Result) int {
 	return doc.tokens
 }
 
-// logger returns the configured logger, or slog's default one: warnings
-// about results sent inline against the user's likely intent are never
-// silent.
-func (o *Offloader) logger() *slog.Logger {
+// logger returns the configured logger, or slog's default one: for the
+// notices that are never silent (see [WithLogger]), and only for them;
+// events go to the configured logger alone.
+func (o *engine) logger() *slog.Logger {
 	if o.opts.logger != nil {
 		return o.opts.logger
 	}
@@ -411,7 +449,7 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func (o *Offloader) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {
+func (o *engine) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {
 	if l := o.opts.logger; l != nil {
 		l.LogAttrs(ctx, level, msg, slog.String("tool", tool), slog.Any("error", err))
 	}
