@@ -151,6 +151,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		gojq.WithVariables(vars),
 		recordsOption(),
 		matchOption(false),
+		structqOption(),
 	)
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}

@@ -78,14 +78,14 @@ func TestProgramReadsOnlyTheFieldsNamed(t *testing.T) {
 	s, err := Parse(args(t, `{"where": [{"field": "trace.parent", "op": "exists", "value": false}, {"field": "level", "op": "eq", "value": "error"}], "select": ["id", "level"]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"id", "level", "trace.parent"}, s.Paths())
-	assert.Equal(t, `map(if type=="object" then [.["id"],.["level"],first(.["trace"]["parent"]?,null)] else [] end)|_sbx_structq($q)`, s.Program())
+	assert.Equal(t, `map(if type=="object" then [.["id"],.["level"],first(.["trace"]["parent"]?,null)] else [] end)|_lro_structq($q)`, s.Program())
 
 	s, err = Parse(args(t, `{"where": [{"field": "a\"b", "op": "eq", "value": 1}]}`))
 	require.NoError(t, err)
 	assert.True(t, s.Whole(), "records output whole")
-	assert.Equal(t, `_sbx_structq($q)`, s.Program())
+	assert.Equal(t, `_lro_structq($q)`, s.Program())
 
 	s, err = Parse(args(t, `{"aggregate": {"op": "count"}}`))
 	require.NoError(t, err)
-	assert.Equal(t, `map(null)|_sbx_structq($q)`, s.Program())
+	assert.Equal(t, `map(null)|_lro_structq($q)`, s.Program())
 }
