@@ -1,8 +1,6 @@
 package lro
 
 import (
-	"errors"
-
 	"github.com/mcplro/lro/internal/extractworker"
 	"github.com/mcplro/lro/internal/structq"
 )
@@ -23,8 +21,5 @@ func structuredRequest(s *structq.Spec, req *extractworker.Request) []any {
 // structuredAnswer renders the engine's answer to the question s, at most
 // the threshold's worth.
 func (o *Offloader) structuredAnswer(s *structq.Spec, resp *extractworker.Response) (string, error) {
-	if len(resp.Values) != 1 {
-		return "", errors.New("internal error: the question gave no answer")
-	}
-	return s.Answer(resp.Values[0], o.cfg.ThresholdTokens, o.EstimateTokens)
+	return s.Answer(resp.Values, o.cfg.ThresholdTokens, o.EstimateTokens)
 }

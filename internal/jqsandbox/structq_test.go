@@ -25,14 +25,13 @@ func askSample(t *testing.T, question string) (string, Projection) {
 	vars := []any{s.Value()}
 	res, err := q.Run(context.Background(), strings.NewReader(sampleJSONL), Slurp, vars, testLimits())
 	require.NoError(t, err)
-	require.Len(t, res.Values, 1)
 	p := q.CacheProjection(Slurp)
 	recs, err := DecodeProjected(strings.NewReader(sampleJSONL), testLimits(), p)
 	require.NoError(t, err)
 	cached, err := q.RunRecords(context.Background(), recs, Slurp, vars, testLimits())
 	require.NoError(t, err)
 	assert.Equal(t, strs(res.Values), strs(cached.Values), "the cached records answer alike")
-	return string(res.Values[0]), p
+	return strings.Join(strs(res.Values), "\n"), p
 }
 
 func TestStructuredQuestionsRunAsTrustedPrograms(t *testing.T) {
@@ -48,7 +47,11 @@ func TestStructuredQuestionsRunAsTrustedPrograms(t *testing.T) {
 	out, _ = askSample(t, `{"where": [{"field": "tags", "op": "contains", "value": "SECUR"}], "aggregate": {"op": "count"}}`)
 	assert.Equal(t, `{"matched":3,"value":3}`, out)
 
-	out, p = askSample(t, `{"where": [{"field": "title", "op": "matches", "value": "^Deploy"}]}`)
-	assert.True(t, p.Whole(), "records are output whole")
-	assert.Contains(t, out, `"items":[{"id":"m-004","title":"Deploy checklist","namespace":"_procedural/ops",`, "in the file's key order")
+	// Records output whole: chosen by the title alone, printed from
+	// their lines, in the file's key order.
+	out, p = askSample(t, `{"where": [{"field": "title", "op": "matches", "value": "^(Deploy|Cache)"}], "sort": {"field": "size"}}`)
+	assert.Equal(t, "{size:*,title:*}+lines", p.String())
+	assert.Equal(t, `{"groups":0,"matched":2,"total":2}`+"\n"+
+		`[{"id":"m-004","title":"Deploy checklist","namespace":"_procedural/ops","tags":[],"created":"2023-11-02T09:00:00Z","provenance":{"source":"runbook","confidence":0.5},"size":0},`+
+		`{"id":"m-001","title":"Cache invalidation strategy","namespace":"_semantic/architecture","tags":["performance","caching"],"created":"2024-05-01T10:00:00Z","provenance":{"source":"chat","confidence":0.85},"size":1200}]`, out)
 }

@@ -15,17 +15,24 @@ type output struct {
 	Items   []json.RawMessage `json:"items"`
 }
 
-// Answer renders out, Apply's output as the engine encoded it, as the
+// Answer renders the program's outputs (Apply's, as the engine encoded
+// them: for records output whole, the array of records after the head,
+// cut to what the engine's output held, or absent when none fit) as the
 // tool's answer: one line of JSON, {"matched": N, "value": V},
 // {"matched": N, "records": [...]} or {"matched": N, "groups": [...]},
 // with as many records or groups as budget tokens hold (estimate counts
 // them), and a line after it that says what was cut, if anything. Records
 // list the selected fields in select's order; groups their key, value and
 // count.
-func (s *Spec) Answer(out []byte, budget int, estimate func([]byte) int) (string, error) {
+func (s *Spec) Answer(outputs []json.RawMessage, budget int, estimate func([]byte) int) (string, error) {
 	var o output
-	if err := json.Unmarshal(out, &o); err != nil {
-		return "", fmt.Errorf("internal error: the question's answer is malformed: %v", err)
+	if len(outputs) == 0 || len(outputs) > 2 || json.Unmarshal(outputs[0], &o) != nil {
+		return "", fmt.Errorf("internal error: the question's answer is malformed (%d values)", len(outputs))
+	}
+	if len(outputs) == 2 {
+		if err := json.Unmarshal(outputs[1], &o.Items); err != nil {
+			return "", fmt.Errorf("internal error: the question's records are malformed: %v", err)
+		}
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"matched":%d,`, o.Matched)

@@ -12,17 +12,20 @@ import (
 )
 
 // Apply answers the question q (the value [Spec.Value] gave, as the
-// sandbox passes it) over rows: the records themselves when [Spec.Whole],
-// else each record's tuple of the values of [Spec.Paths], as [Program]
-// makes them. It returns, for [Answer] to render:
+// sandbox passes it) from tuples, each record's values of [Spec.Paths] as
+// [Program] makes them. It returns what the program outputs, for [Answer]
+// to render:
 //
-//	{"matched": N, "value": V}                                  aggregate
-//	{"matched": N, "total": L, "groups": G, "items": [...]}     records or groups
+//	{"matched": N, "value": V}                                 aggregate
+//	{"matched": N, "total": L, "groups": G, "items": [...]}    select, group_by
+//	{"matched": N, "total": L, "groups": 0}, [records...]      records whole
 //
 // where items are the records or groups after sort and limit, at most
-// Spec.Budget bytes of them, L how many there were and G the groups before
-// limit. stop is called every few thousand rows; Apply returns its error.
-func Apply(rows []any, q any, stop func() error) (any, error) {
+// Spec.Budget bytes of them, L how many there were and G the groups
+// before limit. Records output whole are the elements of records (the
+// slurped array, which the sandbox prints from their lines), L of them.
+// stop is called every few thousand rows; Apply returns its error.
+func Apply(records, tuples []any, q any, stop func() error) ([]any, error) {
 	m, ok := q.(map[string]any)
 	if !ok {
 		return nil, errors.New("structq: the question is not an object")
@@ -34,64 +37,55 @@ func Apply(rows []any, q any, stop func() error) (any, error) {
 	if b, ok := whole(m["budget"]); ok {
 		s.Budget = b
 	}
+	if s.Whole() && len(records) != len(tuples) {
+		return nil, errors.New("structq: the records and their tuples do not match")
+	}
 	for i := range s.Where {
 		s.Where[i].at = s.pathOf(s.Where[i].Field)
 	}
-	get := s.getter()
 	var matched []int
-	for i, row := range rows {
+	for i, row := range tuples {
 		if i%4096 == 4095 && stop != nil {
 			if err := stop(); err != nil {
 				return nil, err
 			}
 		}
-		if s.matches(row, get) {
+		if s.matches(row) {
 			matched = append(matched, i)
 		}
 	}
 	switch {
 	case s.GroupBy != "":
-		return s.groups(rows, matched, get), nil
+		return []any{s.groups(tuples, matched)}, nil
 	case s.Aggregate != nil:
 		a := newAggregator(s.Aggregate.Op)
-		path := s.pathOf(s.Aggregate.Field)
+		p := s.pathOf(s.Aggregate.Field)
 		for _, i := range matched {
-			a.add(get(rows[i], path))
+			a.add(p.get(tuples[i]))
 		}
-		return map[string]any{"matched": len(matched), "value": a.value()}, nil
+		return []any{map[string]any{"matched": len(matched), "value": a.value()}}, nil
 	}
-	return s.records(rows, matched, get), nil
+	return s.records(records, tuples, matched), nil
 }
 
-// getter returns how to read a field of a row: by walking a whole record,
-// or at the field's position in the row's tuple.
-func (s *Spec) getter() func(row any, p path) any {
-	if s.Whole() {
-		return func(row any, p path) any { return walk(row, p.keys) }
+// get reads a field of a row, at its position in the row's tuple.
+func (p path) get(row any) any {
+	t, _ := row.([]any)
+	if p.index >= 0 && p.index < len(t) {
+		return t[p.index]
 	}
-	return func(row any, p path) any {
-		t, _ := row.([]any)
-		if p.index >= 0 && p.index < len(t) {
-			return t[p.index]
-		}
-		return nil
-	}
+	return nil
 }
 
-// path is a field as Apply reads it.
-type path struct {
-	keys  []string
-	index int // in the tuple of Spec.Paths
-}
+// path is a field as Apply reads it: its position in the tuples.
+type path struct{ index int }
 
-func (s *Spec) pathOf(f string) path {
-	return path{keys: strings.Split(f, "."), index: slices.Index(s.Paths(), f)}
-}
+func (s *Spec) pathOf(f string) path { return path{index: slices.Index(s.Paths(), f)} }
 
-func (s *Spec) matches(row any, get func(any, path) any) bool {
+func (s *Spec) matches(row any) bool {
 	for i := range s.Where {
 		c := &s.Where[i]
-		if !c.holds(get(row, c.at)) {
+		if !c.holds(c.at.get(row)) {
 			return false
 		}
 	}
@@ -164,13 +158,14 @@ func (c *Cond) text(v any) bool {
 	return c.re.MatchString(s)
 }
 
-// records sorts, limits and selects the matched rows.
-func (s *Spec) records(rows []any, matched []int, get func(any, path) any) map[string]any {
+// records sorts, limits and selects the matched rows: the tuples' values
+// of the selected fields, or the records themselves.
+func (s *Spec) records(records, tuples []any, matched []int) []any {
 	if s.Sort != nil {
 		p := s.pathOf(s.Sort.Field)
-		keys := make([]any, len(rows))
+		keys := make([]any, len(tuples))
 		for _, i := range matched {
-			keys[i] = get(rows[i], p)
+			keys[i] = p.get(tuples[i])
 		}
 		sort.SliceStable(matched, func(a, b int) bool {
 			c := compare(keys[matched[a]], keys[matched[b]])
@@ -184,32 +179,35 @@ func (s *Spec) records(rows []any, matched []int, get func(any, path) any) map[s
 	if s.Limit > 0 {
 		total = min(total, s.Limit)
 	}
-	var paths []path
-	for _, f := range s.Select {
-		paths = append(paths, s.pathOf(f))
+	head := map[string]any{"matched": len(matched), "total": total, "groups": 0}
+	if s.Whole() {
+		// Printed by the sandbox from the records' lines, as many as its
+		// output holds.
+		items := make([]any, total)
+		for k, i := range matched[:total] {
+			items[k] = records[i]
+		}
+		return []any{head, items}
 	}
 	items := make([]any, 0, min(total, 256))
 	size := 0
 	for _, i := range matched[:total] {
-		item := rows[i]
-		if s.Select != nil {
-			out := make(map[string]any, len(paths))
-			for k, p := range paths {
-				out[s.Select[k]] = get(rows[i], p)
-			}
-			item = out
+		out := make(map[string]any, len(s.Select))
+		for _, f := range s.Select {
+			out[f] = s.pathOf(f).get(tuples[i])
 		}
-		if size += len(jsonText(item)) + 1; s.Budget > 0 && size > s.Budget {
+		if size += len(jsonText(out)) + 1; s.Budget > 0 && size > s.Budget {
 			break
 		}
-		items = append(items, item)
+		items = append(items, out)
 	}
-	return map[string]any{"matched": len(matched), "total": total, "groups": 0, "items": items}
+	head["items"] = items
+	return []any{head}
 }
 
 // groups aggregates the matched rows by the value of group_by, sorted by
 // value descending, then key.
-func (s *Spec) groups(rows []any, matched []int, get func(any, path) any) map[string]any {
+func (s *Spec) groups(rows []any, matched []int) map[string]any {
 	type group struct {
 		key   any
 		count int
@@ -219,7 +217,7 @@ func (s *Spec) groups(rows []any, matched []int, get func(any, path) any) map[st
 	var order []*group
 	gp, ap := s.pathOf(s.GroupBy), s.pathOf(s.Aggregate.Field)
 	for _, i := range matched {
-		k := get(rows[i], gp)
+		k := gp.get(rows[i])
 		id := key(k)
 		g := byKey[id]
 		if g == nil {
@@ -228,7 +226,7 @@ func (s *Spec) groups(rows []any, matched []int, get func(any, path) any) map[st
 			order = append(order, g)
 		}
 		g.count++
-		g.agg.add(get(rows[i], ap))
+		g.agg.add(ap.get(rows[i]))
 	}
 	values := make([]any, len(order))
 	for i, g := range order {

@@ -2,6 +2,7 @@ package structq
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,7 +19,8 @@ func ask(t *testing.T, question string, records ...string) map[string]any {
 	return m
 }
 
-// askJSON is ask's output as JSON text.
+// askJSON is ask's output as JSON text: Apply's, with the records it
+// outputs whole put in items.
 func askJSON(t *testing.T, question string, records ...string) string {
 	t.Helper()
 	s, err := Parse(args(t, question))
@@ -27,23 +29,37 @@ func askJSON(t *testing.T, question string, records ...string) string {
 	for i, r := range records {
 		require.NoError(t, json.Unmarshal([]byte(r), &rows[i]))
 	}
-	if !s.Whole() {
-		// The tuples the program makes: the fields of Paths, in order.
-		tuples := make([]any, len(rows))
-		for i, r := range rows {
-			var t []any
-			if _, ok := r.(map[string]any); ok {
-				for _, f := range s.Paths() {
-					t = append(t, walk(r, s.pathOf(f).keys))
-				}
+	// The tuples the program makes: the fields of Paths, in order.
+	tuples := make([]any, len(rows))
+	for i, r := range rows {
+		var t []any
+		if _, ok := r.(map[string]any); ok {
+			for _, f := range s.Paths() {
+				t = append(t, walk(r, strings.Split(f, ".")))
 			}
-			tuples[i] = t
 		}
-		rows = tuples
+		tuples[i] = t
 	}
-	out, err := Apply(rows, s.Value(), nil)
+	out, err := Apply(rows, tuples, s.Value(), nil)
 	require.NoError(t, err)
-	return mustJSON(t, out)
+	if s.Whole() {
+		require.Len(t, out, 2)
+		out[0].(map[string]any)["items"] = out[1]
+	}
+	return mustJSON(t, out[0])
+}
+
+// walk returns the value at path in v, or nil when a key is absent or a
+// step is not an object: what the program's tuples hold.
+func walk(v any, path []string) any {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }
 
 func TestConditions(t *testing.T) {
@@ -97,10 +113,11 @@ func TestRecordsSortLimitAndBudget(t *testing.T) {
 	s, err := Parse(args(t, `{"select": ["id"]}`))
 	require.NoError(t, err)
 	s.Budget = 20
-	res, err := Apply([]any{[]any{1.0}, []any{2.0}, []any{3.0}, []any{4.0}}, s.Value(), nil)
+	tuples := []any{[]any{1.0}, []any{2.0}, []any{3.0}, []any{4.0}}
+	res, err := Apply(tuples, tuples, s.Value(), nil)
 	require.NoError(t, err)
-	assert.Len(t, res.(map[string]any)["items"], 2, "items stop at the budget: {\"id\":1} is 8 bytes and a comma")
-	assert.Equal(t, 4, res.(map[string]any)["total"])
+	assert.Len(t, res[0].(map[string]any)["items"], 2, "items stop at the budget: {\"id\":1} is 8 bytes and a comma")
+	assert.Equal(t, 4, res[0].(map[string]any)["total"])
 }
 
 func TestAggregates(t *testing.T) {

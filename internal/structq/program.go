@@ -15,16 +15,18 @@ const FuncName = "_lro_structq"
 // Var is the variable the question is bound to, without '$'.
 const Var = "q"
 
-// Whole reports whether Apply needs whole records: records are output
-// whole when no select names fields.
+// Whole reports whether the answer is records output whole (no select):
+// Apply then chooses them by the tuples, and the engine prints the
+// records it chose from their lines, decoded whole (a lazy sort's path).
 func (s *Spec) Whole() bool { return s.Aggregate == nil && s.Select == nil }
 
-// Paths returns the fields Apply reads of each record, in the order of the
-// tuples Program makes (none when it reads whole records).
+// Paths returns the fields Apply reads of each record, in the order of
+// the tuples Program makes.
 func (s *Spec) Paths() []string {
-	if s.Whole() || s.paths != nil {
+	if s.paths != nil {
 		return s.paths
 	}
+	s.paths = []string{}
 	add := func(f string) {
 		if f != "" && !slices.Contains(s.paths, f) {
 			s.paths = append(s.paths, f)
@@ -43,26 +45,36 @@ func (s *Spec) Paths() []string {
 		add(s.Aggregate.Field)
 	}
 	add(s.GroupBy)
-	if s.paths == nil {
-		s.paths = []string{} // count with no condition reads nothing
-	}
 	return s.paths
 }
 
 // Program returns the jq program that answers s in slurp mode, given the
-// question as $q (see [Spec.Value]): it maps each record to the tuple of
+// question as $q (see [Spec.Value]). It maps each record to the tuple of
 // the fields s reads, the only reads the engine's projection sees, and
-// hands the tuples to Apply. A record that is not an object gives an
+// hands the tuples to Apply:
+//
+//	map([.a, first(.b.c?, null)]) | _lro_structq($q)     aggregates, select
+//	_lro_structq($q; map([.a, first(.b.c?, null)]))      records output whole
+//
+// In the second form Apply also gets the records, and outputs those it
+// chose, as they are: the sandbox decodes them with the tuples'
+// projection and their lines, and prints each chosen record from its
+// line (a lazy sort's path). A record that is not an object gives an
 // empty tuple (every field missing), and a path through a value that is
-// not an object gives null, as Apply's walk of a whole record does. The
-// program depends only on the fields, so that one compiled program serves
-// every value of a condition.
+// not an object gives null. The program depends only on the fields, so
+// that one compiled program serves every value of a condition.
 func (s *Spec) Program() string {
-	switch {
-	case s.Whole():
-		return FuncName + "($" + Var + ")"
-	case len(s.Paths()) == 0: // count: no field read
-		return "map(null)|" + FuncName + "($" + Var + ")"
+	q := "$" + Var
+	if s.Whole() {
+		return FuncName + "(" + q + ";" + s.tuples() + ")"
+	}
+	return s.tuples() + "|" + FuncName + "(" + q + ")"
+}
+
+// tuples is the program's map of each record to its fields.
+func (s *Spec) tuples() string {
+	if len(s.Paths()) == 0 {
+		return "map(null)" // count: no field read
 	}
 	var b strings.Builder
 	b.WriteString(`map(if type=="object" then [`)
@@ -86,7 +98,7 @@ func (s *Spec) Program() string {
 			b.WriteString("?,null)")
 		}
 	}
-	b.WriteString(`] else [] end)|` + FuncName + "($" + Var + ")")
+	b.WriteString(`] else [] end)`)
 	return b.String()
 }
 

@@ -83,7 +83,7 @@ func TestProgramReadsOnlyTheFieldsNamed(t *testing.T) {
 	s, err = Parse(args(t, `{"where": [{"field": "a\"b", "op": "eq", "value": 1}]}`))
 	require.NoError(t, err)
 	assert.True(t, s.Whole(), "records output whole")
-	assert.Equal(t, `_lro_structq($q)`, s.Program())
+	assert.Equal(t, `_lro_structq($q;map(if type=="object" then [.["a\"b"]] else [] end))`, s.Program(), "a key is a JSON string")
 
 	s, err = Parse(args(t, `{"aggregate": {"op": "count"}}`))
 	require.NoError(t, err)

@@ -242,16 +242,3 @@ func jsonText(v any) []byte {
 	}
 	return b
 }
-
-// walk returns the value at path in v, or nil when a key is absent or a
-// step is not an object.
-func walk(v any, path []string) any {
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}

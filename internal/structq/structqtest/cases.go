@@ -210,7 +210,8 @@ func eventCases() []Case {
 	events := Events(NumEvents)
 	roots, matched, fivexx := 0, 0, 0
 	latency := new(big.Rat)
-	var errs []Event
+	var errs, rootErrors []Event
+	rootErrs := 0
 	bySvc := map[string]int64{}
 	re := regexp.MustCompile(`(?i)timeout|refused`)
 	for _, e := range events {
@@ -227,6 +228,10 @@ func eventCases() []Case {
 		}
 		if e.Level == "error" {
 			errs = append(errs, e)
+			if e.Parent == "" {
+				rootErrs++
+				rootErrors = append([]Event{e}, rootErrors...) // latest first
+			}
 		}
 		if e.Level == "error" || e.Level == "warn" {
 			bySvc[e.Service]++
@@ -252,6 +257,9 @@ func eventCases() []Case {
 		{Name: "latest 5 errors by timestamp", Tool: "search_logs", Section: "events",
 			Args: map[string]any{"where": where(cond("level", "eq", "error")), "sort": map[string]any{"field": "ts", "desc": true}, "limit": 5, "select": []any{"ts", "trace.id"}},
 			Want: answer(len(errs), "records", latest)},
+		{Name: "the 2 latest errors of a root span, whole", Tool: "search_logs", Section: "events",
+			Args: map[string]any{"where": where(cond("level", "eq", "error"), cond("trace.parent", "exists", false)), "sort": map[string]any{"field": "ts", "desc": true}, "limit": 2},
+			Want: answer(rootErrs, "records", []any{rootErrors[0].Row(), rootErrors[1].Row()})},
 		{Name: "average latency of 5xx, nested numeric strings", Tool: "search_logs", Section: "events",
 			Args: map[string]any{"where": where(cond("http.status", "ge", 500)), "aggregate": map[string]any{"op": "avg", "field": "http.latency_ms"}},
 			Want: answer(fivexx, "value", avg)},

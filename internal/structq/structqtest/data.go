@@ -137,14 +137,19 @@ func Events(n int) []Event {
 func EventsJSON(events []Event) string {
 	rows := make([]map[string]any, len(events))
 	for i, e := range events {
-		trace := map[string]any{"id": e.TraceID}
-		if e.Parent != "" {
-			trace["parent"] = e.Parent
-		}
-		rows[i] = map[string]any{"ts": e.TS, "level": e.Level, "service": e.Service, "msg": e.Msg, "trace": trace,
-			"http": map[string]any{"status": e.Status, "latency_ms": e.Latency}}
+		rows[i] = e.Row()
 	}
 	return mustJSON(map[string]any{"events": rows})
+}
+
+// Row is the event as the server prints it.
+func (e Event) Row() map[string]any {
+	trace := map[string]any{"id": e.TraceID}
+	if e.Parent != "" {
+		trace["parent"] = e.Parent
+	}
+	return map[string]any{"ts": e.TS, "level": e.Level, "service": e.Service, "msg": e.Msg, "trace": trace,
+		"http": map[string]any{"status": e.Status, "latency_ms": e.Latency}}
 }
 
 func mustJSON(v any) string {
