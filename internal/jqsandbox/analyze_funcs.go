@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/itchyny/gojq"
+	"github.com/mcplro/lro/internal/structq"
 )
 
 // plainFuncs are the builtins (name/arity) whose outputs are new values or
@@ -35,9 +36,6 @@ var plainFuncs = setOf(
 	"have_decnum/0", "halt/0", "IN/1", "IN/2", "INDEX/1", "INDEX/2", "ltrimstr/1", "@base64/0",
 	"@base64d/0", "@base32/0", "@base32d/0", "@uri/0", "@csv/0", "@tsv/0", "@html/0", "@sh/0",
 	"getpath/1", "group_by/1", "unique_by/1", "sort_by/1", "values/0", "nulls/0",
-	// structq.FuncName, which trusted programs alone can call, reads the
-	// tuples of fields it is given.
-	"_lro_structq/1",
 )
 
 // passFuncs pass some of their input through untouched after a test of
@@ -95,6 +93,8 @@ func (a *analyzer) call(f *gojq.Func, in []alt, env *varScope) []alt {
 			}
 			return []alt{{kind: altArray, elem: e}}
 		})
+	case structq.FuncName + "/2", structq.RecordsFuncName + "/2":
+		return a.question(f, in, env)
 	case "first/1", "last/1", "limit/2":
 		for _, arg := range f.Args[:len(f.Args)-1] {
 			a.need(a.query(arg, in, env))

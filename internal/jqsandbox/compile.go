@@ -146,13 +146,12 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := gojq.Compile(overRecords(ast, defs),
+	code, err := gojq.Compile(overRecords(ast, defs), append(structqOptions(),
 		gojq.WithEnvironLoader(func() []string { return nil }),
 		gojq.WithVariables(vars),
 		recordsOption(),
 		matchOption(false),
-		structqOption(),
-	)
+	)...)
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}

@@ -3,31 +3,25 @@ package jqsandbox
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/itchyny/gojq"
 	"github.com/mcplro/lro/internal/structq"
 )
 
-// structqOption defines structq.FuncName for trusted programs: Apply,
+// structqOptions define structq's functions for trusted programs: Apply,
 // which answers lro_extract's questions without jq (see package structq)
-// from the tuples of fields the program made of the slurped records:
-// map(T) | _lro_structq($q), or _lro_structq($q; map(T)), which also
-// outputs records of its input whole (see lazyQuestion). It stops with
-// the run's cause when the run is canceled (deadline, heap watchdog).
-func structqOption() gojq.CompilerOption {
-	return gojq.WithIterFunction(structq.FuncName, 1, 2, func(v any, args []any) gojq.Iter {
+// over the slurped records, decoded with the fields its second argument
+// names (see analyzer.question). It stops with the run's cause when the
+// run is canceled (deadline, heap watchdog).
+func structqOptions() []gojq.CompilerOption {
+	apply := func(v any, args []any) gojq.Iter {
 		records, ok := v.([]any)
 		if !ok {
-			return gojq.NewIter[any](errors.New(structq.FuncName + ": the input is not the array of records (run it in slurp mode)"))
-		}
-		tuples := records
-		if len(args) == 2 {
-			if tuples, ok = args[1].([]any); !ok {
-				return gojq.NewIter[any](errors.New(structq.FuncName + ": the tuples are not an array"))
-			}
+			return gojq.NewIter[any](errors.New("the input of a question is not the array of records (run it in slurp mode)"))
 		}
 		st := current()
-		out, err := structq.Apply(records, tuples, args[0], func() error {
+		out, err := structq.Apply(records, args[0], func() error {
 			if st.ctx.Err() != nil {
 				return context.Cause(st.ctx)
 			}
@@ -37,23 +31,81 @@ func structqOption() gojq.CompilerOption {
 			return gojq.NewIter[any](err)
 		}
 		return gojq.NewIter(out...)
-	})
+	}
+	return []gojq.CompilerOption{
+		gojq.WithIterFunction(structq.FuncName, 2, 2, apply),
+		gojq.WithIterFunction(structq.RecordsFuncName, 2, 2, apply),
+	}
+}
+
+// question applies one of structq's functions to in, the slurped
+// records: it reads of each record the dotted paths its second argument
+// lists (a constant array of strings), and RecordsFuncName outputs
+// records whole too.
+func (a *analyzer) question(f *gojq.Func, in []alt, env *varScope) []alt {
+	a.need(a.query(f.Args[0], in, env))
+	paths, ok := constStrings(f.Args[1])
+	if !ok {
+		return a.fail()
+	}
+	for _, v := range in {
+		if v.kind != altArray {
+			a.need([]alt{v})
+			continue
+		}
+		for _, p := range paths {
+			x := v.elem
+			for _, k := range strings.Split(p, ".") {
+				x = a.field(k, x)
+			}
+			a.need(x)
+		}
+	}
+	if f.Name == structq.RecordsFuncName {
+		a.need(in)
+	}
+	return opaque
+}
+
+// constStrings reads a constant array of strings, ["a","b.c"].
+func constStrings(q *gojq.Query) ([]string, bool) {
+	if q == nil || q.Term == nil || q.Term.Type != gojq.TermTypeArray || len(q.Term.SuffixList) > 0 {
+		return nil, false
+	}
+	var out []string
+	var walk func(q *gojq.Query) bool
+	walk = func(q *gojq.Query) bool {
+		if q.Op == gojq.OpComma {
+			return walk(q.Left) && walk(q.Right)
+		}
+		s := constString(q)
+		if s == nil {
+			return false
+		}
+		out = append(out, *s)
+		return true
+	}
+	if q.Term.Array.Query == nil {
+		return out, true
+	}
+	return out, walk(q.Term.Array.Query)
 }
 
 // lazyQuestion returns, for a question's program that outputs records
-// whole, _lro_structq($q; T), the projection of T alone, as lazySort does
-// for sort_by(f): T reads what the question tests and sorts by, and the
-// records are output as they are, each decoded whole from its line. For
-// any other query it returns false.
+// whole, _lro_structq_records($q; paths), the projection of its paths,
+// as lazySort does for sort_by(f): the paths are what the question tests
+// and sorts by, and the records are output as they are, each decoded
+// whole from its line. For any other query it returns false.
 func lazyQuestion(query *gojq.Query) (Projection, bool) {
 	t := query.Term
 	if query.Op != 0 || t == nil || t.Type != gojq.TermTypeFunc || len(t.SuffixList) > 0 ||
-		t.Func.Name != structq.FuncName || len(t.Func.Args) != 2 {
+		t.Func.Name != structq.RecordsFuncName || len(t.Func.Args) != 2 {
 		return Projection{}, false
 	}
 	a := &analyzer{root: &projNode{}}
-	records := []alt{{kind: altArray, elem: []alt{{kind: altRef, node: a.root}}}}
-	a.need(a.query(t.Func.Args[1], records, nil))
+	fn := *t.Func
+	fn.Name = structq.FuncName // the same reads, without the output
+	a.question(&fn, []alt{{kind: altArray, elem: []alt{{kind: altRef, node: a.root}}}}, nil)
 	if a.failed || a.root.whole {
 		return Projection{}, true
 	}

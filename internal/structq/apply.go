@@ -12,9 +12,9 @@ import (
 )
 
 // Apply answers the question q (the value [Spec.Value] gave, as the
-// sandbox passes it) from tuples, each record's values of [Spec.Paths] as
-// [Program] makes them. It returns what the program outputs, for [Answer]
-// to render:
+// sandbox passes it) over records, the slurped records as the engine
+// decoded them (projected to [Spec.Paths]). It returns what the program
+// outputs, for [Answer] to render:
 //
 //	{"matched": N, "value": V}                                 aggregate
 //	{"matched": N, "total": L, "groups": G, "items": [...]}    select, group_by
@@ -22,10 +22,10 @@ import (
 //
 // where items are the records or groups after sort and limit, at most
 // Spec.Budget bytes of them, L how many there were and G the groups
-// before limit. Records output whole are the elements of records (the
-// slurped array, which the sandbox prints from their lines), L of them.
-// stop is called every few thousand rows; Apply returns its error.
-func Apply(records, tuples []any, q any, stop func() error) ([]any, error) {
+// before limit. Records output whole are elements of records, which the
+// sandbox prints from their lines, L of them. stop is called every few
+// thousand records; Apply returns its error.
+func Apply(records []any, q any, stop func() error) ([]any, error) {
 	m, ok := q.(map[string]any)
 	if !ok {
 		return nil, errors.New("structq: the question is not an object")
@@ -37,50 +37,56 @@ func Apply(records, tuples []any, q any, stop func() error) ([]any, error) {
 	if b, ok := whole(m["budget"]); ok {
 		s.Budget = b
 	}
-	if s.Whole() && len(records) != len(tuples) {
-		return nil, errors.New("structq: the records and their tuples do not match")
-	}
 	for i := range s.Where {
-		s.Where[i].at = s.pathOf(s.Where[i].Field)
+		s.Where[i].at = pathOf(s.Where[i].Field)
 	}
 	var matched []int
-	for i, row := range tuples {
+	for i, rec := range records {
 		if i%4096 == 4095 && stop != nil {
 			if err := stop(); err != nil {
 				return nil, err
 			}
 		}
-		if s.matches(row) {
+		if s.matches(rec) {
 			matched = append(matched, i)
 		}
 	}
 	switch {
 	case s.GroupBy != "":
-		return []any{s.groups(tuples, matched)}, nil
+		return []any{s.groups(records, matched)}, nil
 	case s.Aggregate != nil:
 		a := newAggregator(s.Aggregate.Op)
-		p := s.pathOf(s.Aggregate.Field)
+		p := pathOf(s.Aggregate.Field)
 		for _, i := range matched {
-			a.add(p.get(tuples[i]))
+			a.add(p.get(records[i]))
 		}
 		return []any{map[string]any{"matched": len(matched), "value": a.value()}}, nil
 	}
-	return s.records(records, tuples, matched), nil
+	return s.records(records, matched), nil
 }
 
-// get reads a field of a row, at its position in the row's tuple.
-func (p path) get(row any) any {
-	t, _ := row.([]any)
-	if p.index >= 0 && p.index < len(t) {
-		return t[p.index]
+// path is a field as Apply reads it: its keys.
+type path []string
+
+func pathOf(f string) path {
+	if f == "" {
+		return nil
 	}
-	return nil
+	return strings.Split(f, ".")
 }
 
-// path is a field as Apply reads it: its position in the tuples.
-type path struct{ index int }
-
-func (s *Spec) pathOf(f string) path { return path{index: slices.Index(s.Paths(), f)} }
+// get returns the value at p in v, or nil when a key is absent or a step
+// is not an object.
+func (p path) get(v any) any {
+	for _, k := range p {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
 
 func (s *Spec) matches(row any) bool {
 	for i := range s.Where {
@@ -139,7 +145,7 @@ func (c *Cond) text(v any) bool {
 	case float64:
 		s = strconv.FormatFloat(x, 'g', -1, 64)
 	default:
-		if n := toNumber(v); n != nil {
+		if n, ok := toNumber(v); ok {
 			s = n.decimalText()
 		} else {
 			return false
@@ -158,17 +164,17 @@ func (c *Cond) text(v any) bool {
 	return c.re.MatchString(s)
 }
 
-// records sorts, limits and selects the matched rows: the tuples' values
-// of the selected fields, or the records themselves.
-func (s *Spec) records(records, tuples []any, matched []int) []any {
+// records sorts, limits and selects the matched records: the values of
+// the selected fields, or the records themselves.
+func (s *Spec) records(records []any, matched []int) []any {
 	if s.Sort != nil {
-		p := s.pathOf(s.Sort.Field)
-		keys := make([]any, len(tuples))
+		p := pathOf(s.Sort.Field)
+		keys := make([]sortKey, len(records))
 		for _, i := range matched {
-			keys[i] = p.get(tuples[i])
+			keys[i] = keyOf(p.get(records[i]))
 		}
 		sort.SliceStable(matched, func(a, b int) bool {
-			c := compare(keys[matched[a]], keys[matched[b]])
+			c := keys[matched[a]].cmp(keys[matched[b]])
 			if s.Sort.Desc {
 				return c > 0
 			}
@@ -189,12 +195,16 @@ func (s *Spec) records(records, tuples []any, matched []int) []any {
 		}
 		return []any{head, items}
 	}
+	paths := make([]path, len(s.Select))
+	for k, f := range s.Select {
+		paths[k] = pathOf(f)
+	}
 	items := make([]any, 0, min(total, 256))
 	size := 0
 	for _, i := range matched[:total] {
 		out := make(map[string]any, len(s.Select))
-		for _, f := range s.Select {
-			out[f] = s.pathOf(f).get(tuples[i])
+		for k, f := range s.Select {
+			out[f] = paths[k].get(records[i])
 		}
 		if size += len(jsonText(out)) + 1; s.Budget > 0 && size > s.Budget {
 			break
@@ -207,7 +217,7 @@ func (s *Spec) records(records, tuples []any, matched []int) []any {
 
 // groups aggregates the matched rows by the value of group_by, sorted by
 // value descending, then key.
-func (s *Spec) groups(rows []any, matched []int) map[string]any {
+func (s *Spec) groups(records []any, matched []int) map[string]any {
 	type group struct {
 		key   any
 		count int
@@ -215,9 +225,9 @@ func (s *Spec) groups(rows []any, matched []int) map[string]any {
 	}
 	byKey := map[string]*group{}
 	var order []*group
-	gp, ap := s.pathOf(s.GroupBy), s.pathOf(s.Aggregate.Field)
+	gp, ap := pathOf(s.GroupBy), pathOf(s.Aggregate.Field)
 	for _, i := range matched {
-		k := gp.get(rows[i])
+		k := gp.get(records[i])
 		id := key(k)
 		g := byKey[id]
 		if g == nil {
@@ -226,7 +236,7 @@ func (s *Spec) groups(rows []any, matched []int) map[string]any {
 			order = append(order, g)
 		}
 		g.count++
-		g.agg.add(ap.get(rows[i]))
+		g.agg.add(ap.get(records[i]))
 	}
 	values := make([]any, len(order))
 	for i, g := range order {
@@ -263,7 +273,7 @@ type aggregator struct {
 	op    string
 	n     int
 	sum   decimalSum
-	best  any
+	best  sortKey
 	seen  map[string]struct{}
 	found bool
 }
@@ -281,19 +291,20 @@ func (a *aggregator) add(v any) {
 	a.n++
 	switch a.op {
 	case "sum", "avg":
-		if n := toNumber(v); n != nil {
+		if n, ok := toNumber(v); ok {
 			a.sum.add(n)
 		}
 	case "min", "max":
 		if v == nil {
 			return
 		}
+		k := keyOf(v)
 		c := 0
 		if a.found {
-			c = compare(v, a.best)
+			c = k.cmp(a.best)
 		}
 		if !a.found || (a.op == "min" && c < 0) || (a.op == "max" && c > 0) {
-			a.best, a.found = v, true
+			a.best, a.found = k, true
 		}
 	case "distinct":
 		if v != nil {
@@ -316,5 +327,5 @@ func (a *aggregator) value() any {
 	case "distinct":
 		return len(a.seen)
 	}
-	return a.best
+	return a.best.v
 }

@@ -2,7 +2,6 @@ package structq
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,37 +28,13 @@ func askJSON(t *testing.T, question string, records ...string) string {
 	for i, r := range records {
 		require.NoError(t, json.Unmarshal([]byte(r), &rows[i]))
 	}
-	// The tuples the program makes: the fields of Paths, in order.
-	tuples := make([]any, len(rows))
-	for i, r := range rows {
-		var t []any
-		if _, ok := r.(map[string]any); ok {
-			for _, f := range s.Paths() {
-				t = append(t, walk(r, strings.Split(f, ".")))
-			}
-		}
-		tuples[i] = t
-	}
-	out, err := Apply(rows, tuples, s.Value(), nil)
+	out, err := Apply(rows, s.Value(), nil)
 	require.NoError(t, err)
 	if s.Whole() {
 		require.Len(t, out, 2)
 		out[0].(map[string]any)["items"] = out[1]
 	}
 	return mustJSON(t, out[0])
-}
-
-// walk returns the value at path in v, or nil when a key is absent or a
-// step is not an object: what the program's tuples hold.
-func walk(v any, path []string) any {
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }
 
 func TestConditions(t *testing.T) {
@@ -113,8 +88,8 @@ func TestRecordsSortLimitAndBudget(t *testing.T) {
 	s, err := Parse(args(t, `{"select": ["id"]}`))
 	require.NoError(t, err)
 	s.Budget = 20
-	tuples := []any{[]any{1.0}, []any{2.0}, []any{3.0}, []any{4.0}}
-	res, err := Apply(tuples, tuples, s.Value(), nil)
+	records := []any{map[string]any{"id": 1.0}, map[string]any{"id": 2.0}, map[string]any{"id": 3.0}, map[string]any{"id": 4.0}}
+	res, err := Apply(records, s.Value(), nil)
 	require.NoError(t, err)
 	assert.Len(t, res[0].(map[string]any)["items"], 2, "items stop at the budget: {\"id\":1} is 8 bytes and a comma")
 	assert.Equal(t, 4, res[0].(map[string]any)["total"])
@@ -170,7 +145,9 @@ func TestExactSums(t *testing.T) {
 	} {
 		var s decimalSum
 		for _, v := range c.values {
-			s.add(toNumber(v))
+			n, ok := toNumber(v)
+			require.True(t, ok, v)
+			s.add(n)
 		}
 		assert.Equal(t, json.Number(c.want), s.value(), "%v", c.values)
 	}

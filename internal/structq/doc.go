@@ -7,7 +7,7 @@
 // under the same limits and cache: [Program] compiles it to a trusted jq
 // program in slurp mode,
 //
-//	map([.status?, first(.trace.parent?, null)]) | _lro_structq($q)
+//	map([.status, .trace.parent]) | _lro_structq($q)
 //
 // whose first half reads the fields the question names (so that the
 // engine's projection decodes those fields only, and keeps them in its

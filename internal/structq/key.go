@@ -9,7 +9,7 @@ import (
 // (and strings that read as numbers) by their exact value, so that "1.50"
 // and 1.5 are one value, everything else by its JSON text.
 func key(v any) string {
-	if n := toNumber(v); n != nil {
+	if n, ok := toNumber(v); ok {
 		return "#" + canonicalDecimal(n.decimalText())
 	}
 	switch x := v.(type) {

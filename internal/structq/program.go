@@ -3,25 +3,29 @@ package structq
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 )
 
-// FuncName is the Go function the sandbox registers for trusted programs
-// alone to call: Apply, given the rows and the question. (The sandbox
-// reserves _sbx for the names that rewrite checks; this one is simply
-// unknown to the queries it compiles with guards.)
-const FuncName = "_lro_structq"
+// The Go functions the sandbox registers for trusted programs alone to
+// call (the sandbox reserves _sbx for the names its rewrite checks; these
+// are simply unknown to the queries it compiles with guards):
+// FuncName(q; paths) answers the question q over the slurped records, and
+// RecordsFuncName(q; paths) also outputs records whole. paths, a constant
+// array of the dotted fields the question reads, tells the sandbox's
+// projection what to decode of each record.
+const (
+	FuncName        = "_lro_structq"
+	RecordsFuncName = "_lro_structq_records"
+)
 
 // Var is the variable the question is bound to, without '$'.
 const Var = "q"
 
 // Whole reports whether the answer is records output whole (no select):
-// Apply then chooses them by the tuples, and the engine prints the
-// records it chose from their lines, decoded whole (a lazy sort's path).
+// the sandbox then prints the records Apply chose from their lines,
+// decoded whole (a lazy sort's path).
 func (s *Spec) Whole() bool { return s.Aggregate == nil && s.Select == nil }
 
-// Paths returns the fields Apply reads of each record, in the order of
-// the tuples Program makes.
+// Paths returns the fields Apply reads of each record.
 func (s *Spec) Paths() []string {
 	if s.paths != nil {
 		return s.paths
@@ -49,57 +53,22 @@ func (s *Spec) Paths() []string {
 }
 
 // Program returns the jq program that answers s in slurp mode, given the
-// question as $q (see [Spec.Value]). It maps each record to the tuple of
-// the fields s reads, the only reads the engine's projection sees, and
-// hands the tuples to Apply:
+// question as $q (see [Spec.Value]): one call of a Go function over the
+// records, which the sandbox decodes with the fields it names only,
 //
-//	map([.a, first(.b.c?, null)]) | _lro_structq($q)     aggregates, select
-//	_lro_structq($q; map([.a, first(.b.c?, null)]))      records output whole
+//	_lro_structq($q;["status","trace.parent"])
 //
-// In the second form Apply also gets the records, and outputs those it
-// chose, as they are: the sandbox decodes them with the tuples'
-// projection and their lines, and prints each chosen record from its
-// line (a lazy sort's path). A record that is not an object gives an
-// empty tuple (every field missing), and a path through a value that is
-// not an object gives null. The program depends only on the fields, so
-// that one compiled program serves every value of a condition.
+// and, for records output whole, _lro_structq_records. The program
+// depends only on the fields, so that one compiled program serves every
+// value of a condition.
 func (s *Spec) Program() string {
-	q := "$" + Var
+	name := FuncName
 	if s.Whole() {
-		return FuncName + "(" + q + ";" + s.tuples() + ")"
+		name = RecordsFuncName
 	}
-	return s.tuples() + "|" + FuncName + "(" + q + ")"
-}
-
-// tuples is the program's map of each record to its fields.
-func (s *Spec) tuples() string {
-	if len(s.Paths()) == 0 {
-		return "map(null)" // count: no field read
-	}
-	var b strings.Builder
-	b.WriteString(`map(if type=="object" then [`)
-	for i, f := range s.Paths() {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		keys := strings.Split(f, ".")
-		if len(keys) > 1 {
-			b.WriteString("first(")
-		}
-		b.WriteByte('.')
-		for _, k := range keys {
-			// A JSON string is a jq string literal: it never holds \(.
-			q, _ := json.Marshal(k)
-			b.WriteByte('[')
-			b.Write(q)
-			b.WriteByte(']')
-		}
-		if len(keys) > 1 {
-			b.WriteString("?,null)")
-		}
-	}
-	b.WriteString(`] else [] end)`)
-	return b.String()
+	// A JSON string is a jq string literal: it never holds \(.
+	paths, _ := json.Marshal(s.Paths())
+	return name + "($" + Var + ";" + string(paths) + ")"
 }
 
 // Value returns s in the form Parse reads, for the engine to bind as $q

@@ -241,7 +241,7 @@ func (c *Cond) prepare(name string) error {
 				return err
 			}
 			c.set = append(c.set, e)
-			c.nums = append(c.nums, toNumber(e))
+			c.nums = append(c.nums, asNumber(e))
 		}
 	default: // eq ne lt le gt ge
 		if !hasValue && c.Op != "eq" && c.Op != "ne" {
@@ -250,7 +250,7 @@ func (c *Cond) prepare(name string) error {
 		if err := scalar(name, v); err != nil {
 			return err
 		}
-		c.num = toNumber(v)
+		c.num = asNumber(v)
 	}
 	return nil
 }

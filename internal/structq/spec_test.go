@@ -74,18 +74,18 @@ func TestParseAcceptsEveryForm(t *testing.T) {
 	assert.False(t, Present(map[string]any{"query": ".", "where": nil}))
 }
 
-func TestProgramReadsOnlyTheFieldsNamed(t *testing.T) {
+func TestProgramNamesTheFieldsItReads(t *testing.T) {
 	s, err := Parse(args(t, `{"where": [{"field": "trace.parent", "op": "exists", "value": false}, {"field": "level", "op": "eq", "value": "error"}], "select": ["id", "level"]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"id", "level", "trace.parent"}, s.Paths())
-	assert.Equal(t, `map(if type=="object" then [.["id"],.["level"],first(.["trace"]["parent"]?,null)] else [] end)|_lro_structq($q)`, s.Program())
+	assert.Equal(t, `_lro_structq($q;["id","level","trace.parent"])`, s.Program())
 
-	s, err = Parse(args(t, `{"where": [{"field": "a\"b", "op": "eq", "value": 1}]}`))
+	s, err = Parse(args(t, `{"where": [{"field": "a\"b", "op": "eq", "value": 1}], "sort": {"field": "c"}}`))
 	require.NoError(t, err)
 	assert.True(t, s.Whole(), "records output whole")
-	assert.Equal(t, `_lro_structq($q;map(if type=="object" then [.["a\"b"]] else [] end))`, s.Program(), "a key is a JSON string")
+	assert.Equal(t, `_lro_structq_records($q;["a\"b","c"])`, s.Program(), "a key is a JSON string")
 
 	s, err = Parse(args(t, `{"aggregate": {"op": "count"}}`))
 	require.NoError(t, err)
-	assert.Equal(t, `map(null)|_lro_structq($q)`, s.Program())
+	assert.Equal(t, `_lro_structq($q;[])`, s.Program())
 }

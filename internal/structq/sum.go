@@ -23,7 +23,7 @@ type decimalSum struct {
 // has more than any price, and its sum prints as a float instead.
 const maxDecimals = 40
 
-func (s *decimalSum) add(n *number) {
+func (s *decimalSum) add(n number) {
 	s.n++
 	text := n.decimalText()
 	if m, sc, ok := shortDecimal(text); ok && s.r == nil {

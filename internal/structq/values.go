@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // number is a value read as a number: a JSON number, or a string that
@@ -20,38 +21,48 @@ type number struct {
 // (hashes, ids of 100 digits) stay strings.
 const maxNumberText = 64
 
-// toNumber reads v as a number, or returns nil.
-func toNumber(v any) *number {
+// toNumber reads v as a number (by value: it is read for each record,
+// and must not allocate).
+func toNumber(v any) (number, bool) {
 	switch x := v.(type) {
 	case float64:
 		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil
+			return number{}, false
 		}
-		return &number{f: x}
+		return number{f: x}, true
 	case int:
-		return &number{f: float64(x), text: strconv.Itoa(x)}
+		return number{f: float64(x), text: strconv.Itoa(x)}, true
 	case *big.Int:
 		f, _ := new(big.Float).SetInt(x).Float64()
-		return &number{f: f, text: x.String()}
+		return number{f: f, text: x.String()}, true
 	case json.Number:
 		return numberText(string(x))
 	case string:
 		return numberText(x)
 	}
-	return nil
+	return number{}, false
 }
 
 // numberText reads s as a number when it is one as JSON writes it
-// (leading zeros allowed: "007"), or returns nil.
-func numberText(s string) *number {
+// (leading zeros allowed: "007").
+func numberText(s string) (number, bool) {
 	if !isDecimal(s) {
-		return nil
+		return number{}, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return nil
+		return number{}, false
 	}
-	return &number{f: f, text: s}
+	return number{f: f, text: s}, true
+}
+
+// asNumber is toNumber for a condition's value, kept: nil when it is not
+// a number.
+func asNumber(v any) *number {
+	if n, ok := toNumber(v); ok {
+		return &n
+	}
+	return nil
 }
 
 // isDecimal reports whether s is -?digits(.digits)?([eE][+-]?digits)?,
@@ -94,15 +105,15 @@ func isDecimal(s string) bool {
 
 // decimalText is the number's text, exact for the input: a float's
 // shortest representation is the number it was written as.
-func (n *number) decimalText() string {
+func (n number) decimalText() string {
 	if n.text == "" {
-		n.text = strconv.FormatFloat(n.f, 'g', -1, 64)
+		return strconv.FormatFloat(n.f, 'g', -1, 64)
 	}
 	return n.text
 }
 
 // rat returns the number exactly.
-func (n *number) rat() *big.Rat {
+func (n number) rat() *big.Rat {
 	r, ok := new(big.Rat).SetString(n.decimalText())
 	if !ok {
 		r = new(big.Rat)
@@ -112,7 +123,7 @@ func (n *number) rat() *big.Rat {
 }
 
 // cmpNumbers orders two numbers exactly.
-func cmpNumbers(a, b *number) int {
+func cmpNumbers(a, b number) int {
 	switch {
 	case a.f < b.f:
 		return -1
@@ -128,8 +139,8 @@ func cmpNumbers(a, b *number) int {
 // condition (xn: x as a number): as numbers when both are, else as JSON.
 func equal(v any, x any, xn *number) bool {
 	if xn != nil {
-		if vn := toNumber(v); vn != nil {
-			return cmpNumbers(vn, xn) == 0
+		if vn, ok := toNumber(v); ok {
+			return cmpNumbers(vn, *xn) == 0
 		}
 	}
 	switch y := x.(type) {
@@ -152,8 +163,8 @@ func equal(v any, x any, xn *number) bool {
 // "amount gt 999" never holds of "N/A".
 func order(v any, x any, xn *number) (c int, ok bool) {
 	if xn != nil {
-		if vn := toNumber(v); vn != nil {
-			return cmpNumbers(vn, xn), true
+		if vn, ok := toNumber(v); ok {
+			return cmpNumbers(vn, *xn), true
 		}
 		return 0, false
 	}
@@ -190,7 +201,7 @@ func rank(v any) int {
 	case map[string]any:
 		return 5
 	}
-	if toNumber(v) != nil {
+	if _, ok := toNumber(v); ok {
 		return 2
 	}
 	return 0
@@ -199,14 +210,30 @@ func rank(v any) int {
 // compare orders any two values, as sort does: by rank, then numbers
 // exactly, strings bytewise, false before true, and arrays and objects by
 // their JSON text.
-func compare(a, b any) int {
-	ra, rb := rank(a), rank(b)
-	if ra != rb {
-		return ra - rb
+func compare(a, b any) int { return keyOf(a).cmp(keyOf(b)) }
+
+// sortKey is a value read once for the comparisons of a sort.
+type sortKey struct {
+	rank int
+	num  number // rank 2
+	v    any
+}
+
+func keyOf(v any) sortKey {
+	k := sortKey{rank: rank(v), v: v}
+	if k.rank == 2 {
+		k.num, _ = toNumber(v)
 	}
-	switch ra {
+	return k
+}
+
+func (a sortKey) cmp(b sortKey) int {
+	if a.rank != b.rank {
+		return a.rank - b.rank
+	}
+	switch a.rank {
 	case 1:
-		x, y := a.(bool), b.(bool)
+		x, y := a.v.(bool), b.v.(bool)
 		switch {
 		case x == y:
 			return 0
@@ -215,21 +242,11 @@ func compare(a, b any) int {
 		}
 		return 1
 	case 2:
-		na, nb := toNumber(a), toNumber(b)
-		if na != nil && nb != nil {
-			return cmpNumbers(na, nb)
-		}
+		return cmpNumbers(a.num, b.num)
 	case 3:
-		x, y := a.(string), b.(string)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return strings.Compare(a.v.(string), b.v.(string))
 	case 4, 5:
-		return bytes.Compare(jsonText(a), jsonText(b))
+		return bytes.Compare(jsonText(a.v), jsonText(b.v))
 	}
 	return 0
 }
