@@ -152,7 +152,7 @@ func (c *Cond) text(v any) bool {
 		}
 	}
 	if c.Op == "contains" {
-		return strings.Contains(strings.ToLower(s), c.lower)
+		return containsFold(s, c.lower)
 	}
 	if len(s) > textlines.MaxMatch {
 		n := textlines.MaxMatch
