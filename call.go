@@ -20,8 +20,20 @@ import (
 // When replaced is false the handler's own result goes out unchanged, and
 // the returned Result is only a view of it; when true, the returned Result
 // is what to send instead: a descriptor, a truncated result with a warning,
-// or a tool error (an invalid detail argument). A handler error is
-// returned as it is.
+// a result cut at the gate, or a tool error (an invalid detail argument).
+// A handler error is returned as it is.
+//
+// Every answer of a tool the library judges leaves through one gate (see
+// [Host.Bound]): whatever the handler returned (a tool error, a result
+// that asks for input, a page with a cursor) and whatever failed on the
+// way (a write, the store, the quota), the answer is at most
+// Config.ThresholdTokens + [NoticeTokens], except a pointer to offloaded
+// files, whose size does not grow with the result. Unjudged, and so
+// passed as they are: the results of a tool without a policy (logged once
+// when large; give it one with [WithTool] or [WithAnyTool]), of a tool
+// whose policy sets SkipOutputSchema and that declares an output schema,
+// every result when offloading is disabled, and those for a proxy client,
+// which judges them on its side.
 func (h Host) Serve(ctx context.Context, call host.Call, next func(context.Context) (host.Result, error)) (res host.Result, replaced bool, err error) {
 	o := h.o
 	policy, ok := o.policyFor(call.Tool)
@@ -44,10 +56,27 @@ func (o *Offloader) serveWith(ctx context.Context, call host.Call, policy ToolPo
 	if call.FromProxy {
 		return o.serveProxy(ctx, next)
 	}
-	return o.serve(ctx, call, policy, next)
+	var v verdict
+	res, replaced, err := o.serve(ctx, call, policy, next, &v)
+	if err != nil || v.pointer || v.unjudged {
+		return res, replaced, err
+	}
+	if b, cut := o.gate(res); cut {
+		o.logf(ctx, slog.LevelWarn, "lro: an answer over the threshold was cut at the gate", call.Tool, nil)
+		return b, true, nil
+	}
+	return res, replaced, nil
 }
 
-func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
+// A verdict is what serve tells the gate of an answer it returns besides
+// the answer: it points to offloaded files, whose size does not grow with
+// the result, or the tool's policy keeps its results unjudged.
+type verdict struct {
+	pointer  bool
+	unjudged bool
+}
+
+func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error), v *verdict) (host.Result, bool, error) {
 	detail := policy.DefaultDetail
 	if detail == "" {
 		detail = DetailLight
@@ -67,6 +96,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 		}
 	}
 	if call.OutputSchema && policy.SkipOutputSchema {
+		v.unjudged = true
 		res, err := next(ctx)
 		if err == nil {
 			o.warnIfLarge(ctx, call.Tool, res, "declares an output schema and its policy has SkipOutputSchema, so it is not offloaded")
@@ -93,7 +123,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 		return res, false, nil
 	}
 	if col != nil {
-		return o.serveCollected(ctx, call, delivery, res, set, col)
+		return o.serveCollected(ctx, call, delivery, res, set, col, v)
 	}
 	// Under a session budget every result is measured: one under the
 	// threshold may still have to be offloaded.
@@ -113,13 +143,16 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 	}
 	l := doc.layoutOf(policy.RecordsField)
 	if l.cursor != "" {
-		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.cursor+") without handing its full set to lro.Collect, so the page is sent inline: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
-		return res, false, nil
+		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.cursor+") without handing its full set to lro.Collect, so the page is sent inline, cut to the records that fit: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
+		if set.force {
+			return res, false, nil
+		}
 	}
+	set.preamble = string(doc.preamble)
 	beside := o.keptTokens(res, doc)
 	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
 	rp := reply{call: call, res: res, doc: doc, l: &l, delivery: delivery(), first: sets[0]}
-	if rp.delivery.Mode == DeliveryTruncate {
+	if rp.delivery.Mode == DeliveryTruncate || l.cursor != "" {
 		return o.respond(rp, o.truncateInline(sets, &l, beside)), true, nil
 	}
 	if c := o.opts.dir.resultCap(); c > 0 && doc.size() > c {
@@ -134,6 +167,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 	if out.Action == Inline {
 		return res, false, nil
 	}
+	v.pointer = out.Action == Offloaded
 	return o.respond(rp, out), true, nil
 }
 
@@ -175,7 +209,7 @@ func (o *Offloader) sessionBudgeted(call host.Call) bool {
 }
 
 // serveCollected offloads the set a handler handed to Collect.
-func (o *Offloader) serveCollected(ctx context.Context, call host.Call, delivery func() DeliveryChoice, res host.Result, set ResultSet, col *collection) (host.Result, bool, error) {
+func (o *Offloader) serveCollected(ctx context.Context, call host.Call, delivery func() DeliveryChoice, res host.Result, set ResultSet, col *collection, v *verdict) (host.Result, bool, error) {
 	records, tokens := col.records, col.tokens
 	set.src, set.Tokens, set.Validated = records, tokens, true
 	l := layout{root: []byte("[]"), sections: []section{{found: found{src: records}}}}
@@ -219,6 +253,7 @@ func (o *Offloader) serveCollected(ctx context.Context, call host.Call, delivery
 		res.Content = []host.Content{{}}
 	}
 	res.Structured = nil
+	v.pointer = out.Action == Offloaded
 	return o.respond(reply{call: call, res: res, doc: doc, l: &l, delivery: d, first: set}, out), true, nil
 }
 
@@ -312,8 +347,11 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 			continue
 		}
 		if !placed {
-			r.Content = append(r.Content, host.TextContent(string(body)))
 			placed = true
+			if len(body) == 0 && out.Action == Truncated {
+				continue // no line of a text fits: its first, cut, follows
+			}
+			r.Content = append(r.Content, host.TextContent(string(body)))
 		}
 	}
 	r.Content = append(r.Content, after...)

@@ -36,6 +36,7 @@ func (h Host) ExtractToolDefinition() host.ToolDefinition {
 			"or read the file's lines: grep (a regular expression, as grep -n prints them) or lines (a range such as 100-200, as sed -n prints them; line 1 is the header). " +
 			"Or ask without jq: where, select, sort, limit, aggregate, group_by. " +
 			"Give exactly one of recipe, query, grep, lines and such a question. Results are capped; narrow the query to see more. " +
+			"The count it states is exact; where it states none, count with query=\"[.[] | FILTER] | length\" and slurp=true. " +
 			"Offloaded files are deleted " + o.cfg.TTL().String() + " after they are written; then call the original tool again.",
 		InputSchema: slices.Clone(extractInputSchema),
 	}
@@ -257,12 +258,11 @@ func (o *Offloader) formatResults(res jqsandbox.Result, raw bool) string {
 	switch {
 	case total == 0:
 		b.WriteString("[lro_extract: no results]\n")
+	case res.Uncounted:
+		// What was counted depends on the time it had: not stated.
+		fmt.Fprintf(&b, "[lro_extract: showing %d results; more left out, not all counted in time; count them with query=\"[.[] | FILTER] | length\" and slurp=true, or narrow the query]\n", shown)
 	case shown < total:
-		more := ""
-		if res.Truncated {
-			more = "at least "
-		}
-		fmt.Fprintf(&b, "[lro_extract: showing %d of %s%d results (%d left out); narrow the query, e.g. with a select or recipe params, to see the rest]\n", shown, more, total, total-shown)
+		fmt.Fprintf(&b, "[lro_extract: showing %d of %d results (%d left out); narrow the query, e.g. with a select or recipe params, to see the rest]\n", shown, total, total-shown)
 	}
 	return b.String()
 }

@@ -110,7 +110,7 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 	if call.structured != nil {
 		return o.structuredAnswer(call.structured, resp)
 	}
-	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted, Elements: resp.Elements}, raw), nil
+	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted, Uncounted: resp.Uncounted, Elements: resp.Elements}, raw), nil
 }
 
 // runQuery answers req: in a worker process, unless queries were chosen

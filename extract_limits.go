@@ -108,7 +108,8 @@ type ExtractLimits struct {
 	// cmd/lro-worker, which runs no code of yours. Default: the
 	// LRO_WORKER_PATH environment variable, else lro-worker beside this
 	// executable, else lro-worker on PATH, else this executable run again
-	// (see "Where queries run" above).
+	// (see "Where queries run" above); a program found that answers with
+	// another protocol (an older build) is passed over for the next.
 	WorkerPath string
 	// Workers is how many worker processes are kept warm; under load the
 	// pool grows to MaxWorkers. Default 2.
@@ -172,9 +173,6 @@ func (l ExtractLimits) withDefaults() ExtractLimits {
 	if l.MaxCalls <= 0 {
 		l.MaxCalls = defaultMaxCalls
 	}
-	if l.WorkerPath == "" {
-		l.WorkerPath, _ = workerProgram()
-	}
 	return l.withinBudget()
 }
 
@@ -231,5 +229,9 @@ func (l ExtractLimits) sandbox() jqsandbox.Limits {
 
 // pool returns the configuration of the worker pool these limits use.
 func (l ExtractLimits) pool() extractworker.Config {
-	return extractworker.Config{Workers: l.Workers, MaxWorkers: l.MaxWorkers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes, Executable: l.WorkerPath}
+	c := extractworker.Config{Workers: l.Workers, MaxWorkers: l.MaxWorkers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes, Executable: l.WorkerPath}
+	if c.Executable == "" {
+		c.Executable, c.Fallbacks = workerProgram()
+	}
+	return c
 }

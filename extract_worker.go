@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -26,17 +27,26 @@ const (
 	modulePath = "github.com/mcplro/lro"
 )
 
-// workerProgram is the worker program found for this process, and what
-// to log about it, looked for once.
-var workerProgram = sync.OnceValues(findWorker)
+// workerProgram returns the worker program found for this process and
+// those to fall back on, in order, should it speak another protocol (see
+// extractworker.Config.Fallbacks), looked for once.
+func workerProgram() (string, []string) {
+	c, _ := workerPrograms()
+	return c[0], c[1:]
+}
 
-// findWorker returns the worker program: LRO_WORKER_PATH, else lro-worker
-// beside this executable, else on PATH, when it was built from the
-// version of this module that this program links; else "" (this
-// executable, run again), with a note of why for the log.
-func findWorker() (path string, note string) {
+// workerPrograms is findWorker, once.
+var workerPrograms = sync.OnceValues(findWorker)
+
+// findWorker returns the worker programs: LRO_WORKER_PATH alone, else
+// lro-worker beside this executable and on PATH when they were built
+// from the version of this module that this program links (or either is
+// a development build, whose protocol only its hello tells), then ""
+// (this executable, run again); with a note of why for the log when
+// none was found.
+func findWorker() (programs []string, note string) {
 	if p := os.Getenv(workerPathEnv); p != "" {
-		return p, ""
+		return []string{p}, ""
 	}
 	var candidates []string
 	if exe, err := os.Executable(); err == nil {
@@ -48,7 +58,7 @@ func findWorker() (path string, note string) {
 	note = "lro: lro_extract's workers run this executable again, so every init function of its packages runs again in each worker; to run none, install " +
 		workerName + " beside it or on PATH (go install " + workerPkg + "@" + installVersion() + ") or set " + workerPathEnv
 	for _, c := range candidates {
-		if fi, err := os.Stat(c); err != nil || fi.IsDir() {
+		if fi, err := os.Stat(c); err != nil || fi.IsDir() || slices.Contains(programs, c) {
 			continue
 		}
 		bi, err := buildinfo.ReadFile(c)
@@ -60,9 +70,12 @@ func findWorker() (path string, note string) {
 			note = "lro: " + c + " is " + workerPkg + " " + bi.Main.Version + ", not " + v + " as this program links; " + note
 			continue
 		}
-		return c, ""
+		programs = append(programs, c)
 	}
-	return "", note
+	if len(programs) > 0 {
+		note = ""
+	}
+	return append(programs, ""), note
 }
 
 // installVersion is the version to name in a go install command: this
@@ -102,7 +115,7 @@ func (o *Offloader) noteWorker() {
 	if o.opts.extractLimits.WorkerPath != "" || o.opts.extractLimits.InProcess {
 		return
 	}
-	_, note := workerProgram()
+	_, note := workerPrograms()
 	if note == "" || notedWorker.Swap(true) {
 		return
 	}

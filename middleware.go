@@ -271,7 +271,9 @@ func embeddedMCPGo(r mcp.ResourceContents, item mcp.Content) host.Content {
 func toMCPGo(orig *mcp.CallToolResult, res host.Result) *mcp.CallToolResult {
 	r := &mcp.CallToolResult{IsError: res.IsError, Content: toMCPGoContent(res.Content), StructuredContent: res.Structured}
 	if orig != nil {
-		r.Result = orig.Result
+		// The result type and input requests of a result that asks for
+		// input, cut at the gate, go out too.
+		r.Result, r.MultiRoundTripResult = orig.Result, orig.MultiRoundTripResult
 	}
 	return r
 }

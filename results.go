@@ -96,11 +96,14 @@ func findLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) layou
 		if want == "" && isTreeObject(p, ix.Fields) {
 			return layout{sections: []section{{found: fromTree(p), bytes: len(p)}}}
 		}
-		if want == "" && allSmall(p, ix.Fields) {
+		if want == "" && isMap(p, ix.Fields) {
 			// A map from ids to records, not a result object: its members
 			// are the records, read in place. Splitting it into fields
 			// would cost a map entry and a path a member (two million
-			// members of a 29 MB object took 36 times the payload).
+			// members of a 29 MB object took 36 times the payload), and
+			// a fallback would cut each member's large fields (a hundred
+			// users of 2,000 bytes were shown with every long field
+			// emptied) where it can show whole members.
 			return layout{root: p, sections: []section{{found: fromMembers(p), bytes: len(p)}}}
 		}
 		l := layout{root: p}
@@ -179,28 +182,34 @@ func wide(obj []byte) bool {
 	return n > maxSearched
 }
 
-// allSmall reports whether obj, whose members are fields when not nil,
-// is wide and none of its members would be a section of its own.
-func allSmall(obj []byte, fields []jsonscan.Field) bool {
+// isMap reports whether obj, whose members are fields when not nil, is
+// wide and none of its members is a large array: a map whose members are
+// the records, not a result object whose records are an array beside
+// many small fields.
+func isMap(obj []byte, fields []jsonscan.Field) bool {
 	if fields == nil {
-		n, small := 0, true
+		n, records := 0, true
 		_ = jsonscan.Fields(obj, func(f jsonscan.Field) bool {
 			n++
-			small = len(f.Value) <= sectionBytes
-			return small
+			records = !isLargeArray(f.Value)
+			return records
 		})
-		return small && n > maxSearched
+		return records && n > maxSearched
 	}
 	if len(fields) <= maxSearched {
 		return false
 	}
 	for _, f := range fields {
-		if len(f.Value) > sectionBytes {
+		if isLargeArray(f.Value) {
 			return false
 		}
 	}
 	return true
 }
+
+// isLargeArray reports whether v is an array that would be a section of
+// its own.
+func isLargeArray(v []byte) bool { return len(v) > sectionBytes && v[0] == '[' }
 
 func (l *layout) addExtra(path []string, v []byte) {
 	if l.extra == nil {

@@ -252,13 +252,27 @@ func TestManySmallFieldsAreRecords(t *testing.T) {
 	assert.Equal(t, flat[rec.Key], rec.Value)
 }
 
-func TestPageWithCursorStaysInline(t *testing.T) {
+func TestPageWithCursorIsCutToWholeRecords(t *testing.T) {
 	var logs bytes.Buffer
 	o := genericOffloader(t, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	page := mustJSON(t, map[string]any{"items": tickets(500), "next_cursor": "500"})
 	for range 3 {
 		res := serve(t, o, "tickets", nil, host.Result{Content: []host.Content{host.TextContent(page)}})
-		assert.Equal(t, page, res.Content[0].Text, "the page and its cursor go out as they are")
+		// Over the threshold, the page is cut to the records that fit,
+		// each whole, and keeps its cursor.
+		var got struct {
+			Items      []json.RawMessage `json:"items"`
+			NextCursor string            `json:"next_cursor"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &got))
+		assert.Equal(t, "500", got.NextCursor, "the cursor goes out")
+		require.NotEmpty(t, got.Items)
+		assert.Less(t, len(got.Items), 500)
+		for i, it := range got.Items {
+			assert.JSONEq(t, mustJSON(t, tickets(500)[i]), string(it), "record %d whole", i)
+		}
+		assert.Contains(t, res.Content[1].Text, "cut to its first")
+		assert.LessOrEqual(t, o.EstimateTokens([]byte(res.Content[0].Text+res.Content[1].Text)), o.Config().ThresholdTokens)
 	}
 	assert.Equal(t, 1, strings.Count(logs.String(), "active cursor (next_cursor)"), logs.String())
 	assert.Contains(t, logs.String(), "lro.Collect")
@@ -404,6 +418,8 @@ func TestLongStringField(t *testing.T) {
 	var cut struct{ Log, Status string }
 	require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &cut))
 	assert.Equal(t, "failed", cut.Status)
+	assert.True(t, strings.HasSuffix(cut.Log, " …[cut]"), "a text cut says so")
+	cut.Log = strings.TrimSuffix(cut.Log, " …[cut]")
 	assert.True(t, strings.HasPrefix(b.String(), cut.Log), "the leading lines, whole")
 	assert.Less(t, len(cut.Log), b.Len())
 	assert.NotEmpty(t, cut.Log)

@@ -17,7 +17,8 @@ func (l *layout) truncated(kept []int) []byte {
 		return nil // the caller keeps the leading items themselves
 	case l.root == nil:
 		return bytes.Join(firstRecords(l.sections[0].src, kept[0]), []byte("\n"))
-	case l.root[0] == '[':
+	case l.root[0] == '[' || l.sections[0].path == nil:
+		// The records are the root's elements, or its members.
 		return l.sections[0].cut(kept[0])
 	}
 	r := rebuild{l: l, kept: kept, cuts: map[string]int{}, inner: map[string]bool{}, fields: map[string][2]int{}}
@@ -83,13 +84,20 @@ func (r *rebuild) object(b *bytes.Buffer, obj []byte, prefix []string) {
 	b.WriteByte('}')
 }
 
-// cut returns the section's value with its first k records.
+// cut returns the section's value with its first k records. A text cut
+// ends with the marker of a cut, so that what it shows is not taken for
+// the whole text; an array or an object shows whole elements or members,
+// fewer of them, as the fallback's warning says.
 func (s *section) cut(k int) []byte {
 	var b bytes.Buffer
 	kept := firstRecords(s.src, k)
 	switch {
 	case s.text:
-		return jsonscan.AppendQuoted(nil, bytes.Join(kept, []byte("\n")))
+		text := bytes.Join(kept, []byte("\n"))
+		if k < s.src.count() {
+			text = append(text, cutMarker...)
+		}
+		return jsonscan.AppendQuoted(nil, text)
 	case s.members:
 		b.WriteByte('{')
 		b.Write(bytes.Join(kept, []byte(",")))

@@ -37,14 +37,21 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeServer answers initialize, tools/list and ping, and tools/call of
-// "small" with "ok", of "records" with 200 memories, of "lookalike" with
+// fakeServer answers initialize, server/discover (declaring no tools nor
+// resources), tools/list, resources/list, ping, resources/templates/list
+// with "Method not found" (mode "stay": and stays when its input ends),
+// and tools/call of "exact" with a small result with fields mcp-go drops, of "meta" with the _meta it
+// got, of "small" with "ok", of "records" with 200 memories, of "lookalike" with
 // a small text shaped like a descriptor, and of "failing" with a tool
 // error of 4,000 bytes. A call of "big" is answered by mode: "flood" sends a
 // line of 256 MiB; "hang" never answers; "exit" exits with status 3. A
 // notifications/cancelled is answered with a log message that names the
 // request.
 func fakeServer(mode string) {
+	if strings.HasPrefix(mode, "hostile-") {
+		hostileServer(mode)
+		return
+	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
@@ -66,6 +73,7 @@ func fakeServer(mode string) {
 				Name      string          `json:"name"`
 				RequestID json.RawMessage `json:"requestId"`
 				Cursor    string          `json:"cursor"`
+				Meta      json.RawMessage `json:"_meta"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
@@ -76,7 +84,11 @@ func fakeServer(mode string) {
 		}
 		switch m.Method {
 		case "initialize":
-			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{}},"serverInfo":{"name":"fake","version":"1"}}`)
+			caps := `{"tools":{},"prompts":{}}`
+			if mode == "resources" {
+				caps = `{"tools":{},"prompts":{},"resources":{}}`
+			}
+			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"serverInfo":{"name":"fake","version":"1"}}`)
 		case "tools/list":
 			switch {
 			case mode == "paged" && m.Params.Cursor == "":
@@ -88,10 +100,25 @@ func fakeServer(mode string) {
 			}
 		case "ping":
 			reply(m.ID, `{}`)
+		case "server/discover":
+			reply(m.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"prompts":{}},"serverInfo":{"name":"fake","version":"1"}}`)
+		case "resources/list":
+			reply(m.ID, `{"resources":[{"uri":"fake://a","name":"a"}]}`)
+		case "resources/templates/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", m.ID)
 		case "notifications/cancelled":
 			data, _ := json.Marshal("cancelled " + string(m.Params.RequestID))
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%s}}`+"\n", data)
 		case "tools/call":
+			if m.Params.Name == "meta" {
+				text, _ := json.Marshal(string(m.Params.Meta))
+				reply(m.ID, `{"content":[{"type":"text","text":`+string(text)+`}]}`)
+				break
+			}
+			if m.Params.Name == "exact" {
+				reply(m.ID, `{"content":[{"type":"text","text":"ok"}],"isError":false,"later":{"x":1}}`)
+				break
+			}
 			if m.Params.Name == "small" {
 				reply(m.ID, `{"content":[{"type":"text","text":"ok"}]}`)
 				break
@@ -123,16 +150,20 @@ func fakeServer(mode string) {
 		}
 		w.Flush()
 	}
+	if mode == "stay" {
+		time.Sleep(time.Hour) // ignores the end of its input, as server-postgres does
+	}
 }
 
 // childClient is a client of a proxy of the fake server, served in this
 // process.
 type childClient struct {
 	t     testing.TB
+	proxy *Proxy
 	in    *io.PipeWriter
 	lines chan map[string]json.RawMessage
 	done  chan error
-	notes []string        // the params of the notifications received
+	notes []string        // the method and params of the notifications received
 	seen  map[string]bool // the ids of the answers passed over
 }
 
@@ -162,7 +193,7 @@ func startChildOut(t testing.TB, mode string, cfg Config, wrap func(io.Writer) i
 	t.Cleanup(func() { p.Close() })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &childClient{t: t, in: inW, lines: make(chan map[string]json.RawMessage, 100), done: make(chan error, 1)}
+	c := &childClient{t: t, proxy: p, in: inW, lines: make(chan map[string]json.RawMessage, 100), done: make(chan error, 1)}
 	var out io.Writer = outW
 	if wrap != nil {
 		out = wrap(outW)
@@ -219,7 +250,7 @@ func (c *childClient) wait(id string, d time.Duration) map[string]json.RawMessag
 				return m
 			}
 			if m["method"] != nil {
-				c.notes = append(c.notes, string(m["params"]))
+				c.notes = append(c.notes, string(m["method"])+" "+string(m["params"]))
 			} else {
 				if c.seen == nil {
 					c.seen = map[string]bool{}

@@ -29,6 +29,10 @@ import (
 //   - the result of a forwarded tools/call, decoded once and without maps
 //     by its HTTP client, in place of the typed client's decodes (see
 //     proxy_raw.go);
+//   - the remote's answer to a request relayed as JSON, as it came (see
+//     rawExchange);
+//   - the standalone GET stream on the older protocol, negotiated or
+//     pinned (see RequiresLegacyProtocol);
 //   - cancellation both ways: a notifications/cancelled of a call whose
 //     context ended (before protocol 2026-07-28, see cancelled), and a
 //     context for each of the remote's requests that its
@@ -139,6 +143,12 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 		}
 		return nil, err
 	}
+	if ex, _ := ctx.Value(rawExchangeKey{}).(*rawExchange); ex != nil && resp != nil && req.Method == ex.method {
+		ex.answer, ex.failed = resp.Result, resp.Error != nil
+		if ex.failed {
+			ex.answer, _ = json.Marshal(resp.Error)
+		}
+	}
 	if resp == nil || resp.Error != nil {
 		return resp, err
 	}
@@ -156,6 +166,13 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	}
 	return resp, err
 }
+
+// RequiresLegacyProtocol reports false: the proxy's transport listens on
+// the standalone GET stream (transport.WithContinuousListening), which
+// mcp-go's transport opens only once it has settled on a protocol older
+// than 2026-07-28, but it does not keep the connection from the newer
+// one.
+func (p *proxyTransport) RequiresLegacyProtocol() bool { return false }
 
 // SetProtocolVersion notes the protocol version in effect (mcp-go's client
 // sets it once negotiated), and passes it on.

@@ -42,6 +42,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -51,7 +52,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/proxy"
 )
@@ -137,11 +137,7 @@ true), so a server that offloads on its own returns full results.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), `
-Environment:
-  ATLATL_PROMPT__OFFLOAD__ENABLED, _THRESHOLD_TOKENS, _TTL_SECONDS, _OUTPUT_DIR
-      the offload configuration (defaults: true, 1600, 3600, %s)
-`, lro.DefaultOutputDir())
+		printEnvironment(fs.Output())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -169,6 +165,9 @@ Environment:
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	off, err := lro.New(cfg, lro.WithLogger(logger))
 	if err != nil {
+		// A malformed ATLATL_PROMPT__OFFLOAD__* variable: the client is told
+		// which, not only the host's log.
+		refuseClient(os.Stdin, os.Stdout, err)
 		return err
 	}
 	defer off.Close()
@@ -190,10 +189,26 @@ Environment:
 		return err
 	}
 	defer p.Close()
-	if len(command) > 0 {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-		return p.Serve(ctx, os.Stdin, os.Stdout)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return p.Serve(ctx, os.Stdin, os.Stdout)
+}
+
+// printEnvironment writes the offload variables, each with its default
+// (README's "Configuration" lists the same; TestProxyHelpNamesEveryVariable).
+func printEnvironment(w io.Writer) {
+	d := lro.DefaultConfig()
+	fmt.Fprintf(w, "\nEnvironment (the offload configuration; the server gets it too):\n")
+	for _, v := range []struct{ name, def string }{
+		{"ENABLED", strconv.FormatBool(*d.Enabled)},
+		{"THRESHOLD_TOKENS", strconv.Itoa(d.ThresholdTokens)},
+		{"TTL_SECONDS", strconv.FormatInt(d.TTLSeconds, 10)},
+		{"OUTPUT_DIR", lro.DefaultOutputDir()},
+		{"FILE_PREFIX", d.FilePrefix},
+		{"DELIVERY", string(d.Delivery) + " (or compact, truncate)"},
+		{"SESSION_BUDGET_TOKENS", "0 (off)"},
+		{"MAX_DIR_BYTES", strconv.FormatInt(d.MaxDirBytes, 10) + " (-1: no quota)"},
+	} {
+		fmt.Fprintf(w, "  ATLATL_PROMPT__OFFLOAD__%-22s default %s\n", v.name, v.def)
 	}
-	return lro.ServeStdio(p.Server(), server.WithWorkerPoolSize(16))
 }

@@ -169,6 +169,17 @@ func (ts *TS) RunStdioFeatures(t testing.TB, clientName string, roots []string, 
 	return ts.run(t, append(argv, args...), steps)
 }
 
+// RunHTTPFeatures is RunHTTP with the client of RunStdioFeatures, which
+// declares sampling, elicitation and roots and answers them.
+func (ts *TS) RunHTTPFeatures(t testing.TB, url, clientName string, roots []string, steps []Step) []StepResult {
+	t.Helper()
+	argv := []string{"--name", clientName, "--features", "--url", url}
+	for _, r := range roots {
+		argv = append(argv, "--root", r)
+	}
+	return ts.run(t, argv, steps)
+}
+
 // NodeBin returns the path of the named program installed by npm in the
 // client's folder (node_modules/.bin), or skips the test.
 func NodeBin(t testing.TB, name string) string {

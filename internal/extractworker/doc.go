@@ -29,7 +29,9 @@
 // response), so that results cross as they are, unescaped. A worker first
 // writes a hello frame with its protocol version: a process that does not
 // (a different binary now at the executable's path, or one that does not
-// link this package) is not used.
+// link this package) is not used; one that speaks another version (a
+// stale build of cmd/lro-worker) is given up for the next of
+// Config.Fallbacks.
 //
 // # What a Pool guarantees
 //

@@ -158,7 +158,7 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			_, cached = e.Files.Get(in.Key)
 		}
 	}
-	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Elements: res.Elements, Cached: cached}
+	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Uncounted: res.Uncounted, Elements: res.Elements, Cached: cached}
 	if err != nil {
 		resp.Failure = Describe(err, timeout)
 		resp.Retire = errors.Is(err, jqsandbox.ErrStuck)

@@ -26,7 +26,27 @@ type Config struct {
 	// takes over (cmd/lro-worker). Empty: this very executable, run again
 	// (see the package doc).
 	Executable string
+	// Fallbacks are the programs to run instead, in order, once
+	// Executable (or the fallback before) answers with another protocol
+	// version: a stale build of cmd/lro-worker found on PATH. "" is this
+	// executable, run again.
+	Fallbacks []string
 }
+
+// poolKey is a Config as a map key.
+type poolKey struct {
+	workers, maxWorkers int
+	memoryBytes         uint64
+	cacheBytes          int64
+	programs            string // Executable and Fallbacks, joined by NUL
+}
+
+func (c Config) key() poolKey {
+	return poolKey{c.Workers, c.MaxWorkers, c.MemoryBytes, c.CacheBytes, strings.Join(c.programs(), "\x00")}
+}
+
+// programs returns the programs a worker may run, in order of preference.
+func (c Config) programs() []string { return append([]string{c.Executable}, c.Fallbacks...) }
 
 // FootprintBytes is what a worker holds at start, before any query: its
 // runtime, its code's pages and a heap warmed to 16 MiB (25 MiB resident
@@ -118,6 +138,7 @@ type Pool struct {
 	procs   []*proc
 	waiting []*waiter
 	broken  time.Time // when starting a worker last failed
+	program int       // the program workers run: cfg.programs()[program]
 	lastErr error     // why
 	reaping bool      // the reaper goroutine runs
 }
@@ -129,7 +150,7 @@ type waiter struct {
 
 var (
 	poolsMu sync.Mutex
-	pools   = map[Config]*Pool{}
+	pools   = map[poolKey]*Pool{}
 )
 
 // PoolFor returns the process's pool for cfg, made on first use. Workers
@@ -139,10 +160,10 @@ func PoolFor(cfg Config) *Pool {
 	cfg = cfg.withDefaults()
 	poolsMu.Lock()
 	defer poolsMu.Unlock()
-	p, ok := pools[cfg]
+	p, ok := pools[cfg.key()]
 	if !ok {
 		p = &Pool{cfg: cfg}
-		pools[cfg] = p
+		pools[cfg.key()] = p
 	}
 	return p
 }
@@ -355,13 +376,41 @@ func (p *Pool) grow(timeout time.Duration) (*proc, error) {
 // start starts a worker, and tries once more if that fails: a start may
 // fail for a passing reason (a machine so loaded that the worker misses
 // helloWait, a process limit reached for a moment).
+// A program that speaks another protocol is given up for the next of
+// Config.Fallbacks, for good, without counting as a try.
 func (p *Pool) start() (*proc, error) {
 	cfg := workerConfig{MemoryBytes: p.cfg.MemoryBytes, CacheBytes: p.cfg.CacheBytes}
-	w, err := startProc(p.cfg.Executable, cfg)
-	if err != nil {
-		w, err = startProc(p.cfg.Executable, cfg)
+	var err error
+	for tries := 0; tries < 2; {
+		exe, n := p.programNow()
+		var w *proc
+		if w, err = startProc(exe, cfg); err == nil {
+			return w, nil
+		}
+		if !errors.Is(err, errProtocol) || !p.nextProgram(n) {
+			tries++
+		}
 	}
-	return w, err
+	return nil, err
+}
+
+// programNow returns the program workers run and its index.
+func (p *Pool) programNow() (string, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cfg.programs()[p.program], p.program
+}
+
+// nextProgram gives up the program of index n for the next one, and
+// reports whether there is another to try (the next, or one another call
+// moved to meanwhile).
+func (p *Pool) nextProgram(n int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.program == n && n+1 < len(p.cfg.programs()) {
+		p.program++
+	}
+	return p.program != n
 }
 
 // failed records that a worker could not start, and wakes the calls

@@ -81,6 +81,10 @@ func executable() (string, error) {
 	return os.Executable()
 }
 
+// errProtocol: the program started answered with another protocol
+// version (another version of this module).
+var errProtocol = errors.New("extractworker: the worker is another version")
+
 // startProc starts a worker, running the program exe (this executable
 // when empty), and waits for its hello.
 func startProc(exe string, cfg workerConfig) (*proc, error) {
@@ -152,7 +156,7 @@ func startProc(exe string, cfg workerConfig) (*proc, error) {
 		<-p.exited
 		err = fmt.Errorf("extractworker: the worker did not start: %v%s", err, p.stderr.note())
 	case h.Protocol != protocolVersion:
-		err = fmt.Errorf("extractworker: the worker speaks protocol %d, not %d", h.Protocol, protocolVersion)
+		err = fmt.Errorf("%w: %s speaks protocol %d, not %d", errProtocol, exe, h.Protocol, protocolVersion)
 	}
 	if err == nil {
 		// After the hello: by then the runtime's threads are up, and
@@ -208,6 +212,9 @@ func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*
 	})
 	defer t.Stop()
 	defer p.watchStall()()
+	// Whether the system's out-of-memory killer ends a process meanwhile
+	// tells how a worker killed by a signal died.
+	oom, oomKnown := oomKills()
 	if err := writeFrame(p.stdin, req, req.blobs()); err != nil {
 		p.kill()
 		return nil, fmt.Errorf("extractworker: the worker is gone: %w", err)
@@ -220,7 +227,10 @@ func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*
 		if p.stalled.Load() && !p.timedOut.Load() {
 			return nil, errStalled
 		}
-		return &Response{Failure: p.deathFailure(timeout, err)}, nil
+		return &Response{Failure: p.deathFailure(timeout, err, func() bool {
+			n, ok := oomKills()
+			return !oomKnown || !ok || n != oom
+		})}, nil
 	}
 	resp.Values = blobs
 	return &resp, nil
@@ -271,8 +281,10 @@ func (p *proc) spent() bool {
 	return ok && n > p.dataBase+p.dataRoom/2
 }
 
-// deathFailure explains why the worker died during a query.
-func (p *proc) deathFailure(timeout time.Duration, readErr error) *Failure {
+// deathFailure explains why the worker died during a query. oomMaybe
+// reports whether the system's out-of-memory killer may have ended it
+// (it ended a process meanwhile, or that is not known).
+func (p *proc) deathFailure(timeout time.Duration, readErr error, oomMaybe func() bool) *Failure {
 	if p.timedOut.Load() {
 		return TimeoutFailure(timeout)
 	}
@@ -288,9 +300,12 @@ func (p *proc) deathFailure(timeout time.Duration, readErr error) *Failure {
 		}
 	}
 	if st := p.cmd.ProcessState; st != nil && !st.Exited() {
-		// Killed by a signal we did not send: on Linux, most likely the
-		// out-of-memory killer.
-		return MemoryFailure()
+		// Killed by a signal we did not send: the out-of-memory killer,
+		// or someone else, whom the query is not known to have provoked.
+		if oomMaybe() {
+			return &Failure{Kind: KindLimit, Message: "query stopped: the worker process running it was killed (" + st.String() + "), most likely by the system's out-of-memory killer; narrow the query, or retry later"}
+		}
+		return &Failure{Kind: KindInternal, Message: "query stopped: the worker process running it was killed from outside (" + st.String() + "), by none of this server's limits, while the system had memory to spare; the query itself is not known to be at fault: retry it"}
 	}
 	return &Failure{Kind: KindInternal, Message: "query stopped: its worker process failed" + p.stderr.note()}
 }

@@ -46,3 +46,20 @@ func (p *proc) dataBytes() (uint64, bool) {
 	}
 	return kb << 10, true
 }
+
+// oomKills returns how many processes the kernel's out-of-memory killer
+// has ended since boot (oom_kill in /proc/vmstat, Linux 4.13 and later),
+// if it can be read.
+func oomKills() (uint64, bool) {
+	b, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\noom_kill "))
+	if !ok {
+		return 0, false
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	n, err := strconv.ParseUint(string(line), 10, 64)
+	return n, err == nil
+}

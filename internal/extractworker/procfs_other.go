@@ -8,3 +8,7 @@ func (p *proc) stopped() bool { return false }
 
 // dataBytes returns the process's data segment; not known here.
 func (p *proc) dataBytes() (uint64, bool) { return 0, false }
+
+// oomKills returns how many processes the out-of-memory killer has ended;
+// not known here.
+func oomKills() (uint64, bool) { return 0, false }

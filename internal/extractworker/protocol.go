@@ -62,9 +62,10 @@ type TextRequest struct {
 type Response struct {
 	// Values holds the results, each encoded as jq -c prints it.
 	Values []json.RawMessage `json:"-"`
-	// Truncated, Omitted and Elements are jqsandbox.Result's.
+	// Truncated, Omitted, Uncounted and Elements are jqsandbox.Result's.
 	Truncated bool `json:"truncated,omitempty"`
 	Omitted   int  `json:"omitted,omitempty"`
+	Uncounted bool `json:"uncounted,omitempty"`
 	Elements  int  `json:"elements,omitempty"`
 	// Failure is set when the query failed or was stopped; Values then
 	// holds the results produced before.
@@ -209,5 +210,5 @@ type hello struct {
 }
 
 // protocolVersion changes whenever Request, Response or the framing do.
-// 3: Request.Text, Response.Text.
-const protocolVersion = 3
+// 3: Request.Text, Response.Text. 4: Response.Uncounted (Omitted exact).
+const protocolVersion = 4

@@ -50,13 +50,17 @@ type Result struct {
 	// Truncated reports that MaxOutputs or MaxOutputBytes was reached;
 	// Values holds the results that fit, in order.
 	Truncated bool
-	// Omitted counts the results produced but not kept; after truncation
-	// it is a lower bound. Counting them costs as much as producing them,
-	// so it goes only as far as is cheap: over records read from a file,
-	// to the end of the records decoded already (a batch); over records
-	// in memory (cached or slurped), for as long as it took to fill the
-	// output, at least minCountFor and at most countFor.
+	// Omitted counts the results produced but not kept. Once the output
+	// is full, the run goes on to the end of the records only to count
+	// them (without encoding, and without decoding whole the records a
+	// select outputs), so that the count is exact and the same every
+	// run, unless Uncounted.
 	Omitted int
+	// Uncounted reports that the count of omitted results did not reach
+	// the end of the records: the deadline, the memory budget or a
+	// runtime error stopped it. Omitted is then what was counted before,
+	// a figure that depends on time: a caller must not state it.
+	Uncounted bool
 	// Elements, when the last value is an array result that did not fit
 	// MaxOutputBytes, cut to the elements that did (a slurped file
 	// sorted: the model is shown the first few), is that array's length;
@@ -69,16 +73,7 @@ const (
 	// before returning anyway (a builtin may be busy in native code, which
 	// the context cannot interrupt; the guards keep that short).
 	abandonAfter = time.Second
-	// countFor and minCountFor bound the evaluation of records in memory
-	// after truncation, which counts Omitted: a small file's results are
-	// all counted, and a large one's second query is not ten times slower
-	// than the first, which stopped when the output was full.
-	countFor    = 100 * time.Millisecond
-	minCountFor = 5 * time.Millisecond
 )
-
-// errStopCounting ends the evaluation that counts omitted results.
-var errStopCounting = errors.New("jqsandbox: done counting")
 
 // Run evaluates the query over the JSONL records read from r (the lines
 // after the header). vars holds the values of the variables named at
@@ -236,7 +231,7 @@ func (q *Query) start(ctx context.Context, src source, mode Mode, vars []any, li
 	st := newRunState(ctx, lim, cancel)
 	st.order = newKeyOrder(src.keyOrders(), q.objects)
 	active = st
-	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}, begin: time.Now()}
+	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}}
 	e.enc.order = st.order
 	done = make(chan struct{})
 	go func() {
@@ -247,7 +242,6 @@ func (q *Query) start(ctx context.Context, src source, mode Mode, vars []any, li
 				e.setErr(fmt.Errorf("jqsandbox: internal error: %v", p))
 			}
 			close(watching)
-			e.stopCounting()
 			active = nil
 			cancel(nil)
 			stop()
@@ -288,8 +282,7 @@ type evaluation struct {
 	vm   *vmContext
 	vars []any
 
-	enc   encoder   // of the results; used by the evaluating goroutine only
-	begin time.Time // when the evaluation started
+	enc encoder // of the results; used by the evaluating goroutine only
 	// sorted, when set, are the records of a lazy sort, whose array
 	// result is replaced by the records decoded whole (see addRecords).
 	sorted *sortedRecords
@@ -299,7 +292,7 @@ type evaluation struct {
 	bytes    int
 	err      error
 	finished bool
-	counter  *time.Timer // set once truncated: ends the counting
+	full     bool // the output is full: results are only counted
 }
 
 func (e *evaluation) run(src source, mode Mode) {
@@ -459,14 +452,10 @@ func (e *evaluation) runBatches(p *prefetcher) {
 			return
 		}
 		raw := func(i int) ([]byte, error) { return b.rawLine(i), nil }
+		// Once the output is full, the records that follow are decoded
+		// (with the query's projection only) to count their results:
+		// an exact count, the same every run.
 		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, raw) {
-			return
-		}
-		if e.counting() {
-			// The output is full: decoding more records only to count
-			// their results would cost as much as the whole query (a
-			// file of 100,000 records, where the model sees a few
-			// hundred). The count is a lower bound.
 			return
 		}
 		switch {
@@ -482,25 +471,17 @@ func (e *evaluation) runBatches(p *prefetcher) {
 }
 
 // stopped reports (and records) the end of the run by its context. Once
-// the output is truncated, the run only counts the omitted results: how it
-// ends does not matter.
+// the output is full, the run only counts the omitted results: its end
+// leaves the results shown as they are, and the count unfinished.
 func (e *evaluation) stopped() bool {
 	e.st.checkpoint()
 	if e.st.ctx.Err() == nil {
 		return false
 	}
-	if !e.counting() {
-		e.setErr(e.cancelErr())
+	if !e.uncounted() {
+		e.setErr(context.Cause(e.st.ctx))
 	}
 	return true
-}
-
-// cancelErr is the error for a canceled context.
-func (e *evaluation) cancelErr() error {
-	if cause := context.Cause(e.st.ctx); !errors.Is(cause, errStopCounting) {
-		return cause
-	}
-	return nil
 }
 
 // evalBatch runs the query on each of vals and adds its outputs, until
@@ -558,15 +539,19 @@ func rawAt(raw func(int) ([]byte, error), i int) ([]byte, error) {
 
 // fail records the error ending the evaluation of the record on line.
 func (e *evaluation) fail(err error, line int) {
-	if e.stopped() || e.counting() {
-		return // canceled, or an error while counting omitted results
+	if e.stopped() {
+		return
 	}
 	var he *gojq.HaltError
 	if errors.As(err, &he) {
-		if he.Value() != nil || he.ExitCode() != 0 {
+		// A halt ends the results where jq's end: counted exactly.
+		if (he.Value() != nil || he.ExitCode() != 0) && !e.counting() {
 			e.setErr(&HaltError{Value: errorValue(he.Value()), Code: he.ExitCode(), Record: line})
 		}
 		return
+	}
+	if e.uncounted() {
+		return // an error while counting omitted results
 	}
 	var ve gojq.ValueError // error/1; its Error() would encode the whole value
 	if errors.As(err, &ve) {
@@ -614,7 +599,7 @@ func (e *evaluation) add(v any) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	lim := e.st.lim
-	if e.counter != nil {
+	if e.full {
 		e.res.Omitted++
 		return true
 	}
@@ -731,25 +716,26 @@ func (e *evaluation) truncate() {
 	e.countOmitted()
 }
 
-// countOmitted counts the results that follow, for a short while: as
-// long as the output took to fill, within [minCountFor, countFor].
-func (e *evaluation) countOmitted() {
-	d := min(max(time.Since(e.begin), minCountFor), countFor)
-	e.counter = time.AfterFunc(d, func() { e.st.cancel(errStopCounting) })
-}
+// countOmitted marks the output full: the results that follow are only
+// counted; e.mu is held.
+func (e *evaluation) countOmitted() { e.full = true }
 
+// counting reports whether the output is full.
 func (e *evaluation) counting() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.counter != nil
+	return e.full
 }
 
-func (e *evaluation) stopCounting() {
+// uncounted reports whether the output is full, and if so marks the count
+// unfinished: the caller stops the run.
+func (e *evaluation) uncounted() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.counter != nil {
-		e.counter.Stop()
+	if e.full {
+		e.res.Uncounted = true
 	}
+	return e.full
 }
 
 func (e *evaluation) setErr(err error) {

@@ -1,0 +1,223 @@
+package lro
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"unicode/utf8"
+
+	"github.com/mcplro/lro/host"
+)
+
+// NoticeTokens is the most tokens, as the Offloader's estimator counts
+// them, that an answer leaving the library may hold beyond
+// Config.ThresholdTokens: the gate's notice that it cut the answer, with
+// the marker at the cut, or a notice of the library's own (a fallback's
+// warning). Every answer of a tool the library judges is at most
+// ThresholdTokens + NoticeTokens, whatever the handler returned and
+// whatever failed on the way; a pointer to an offloaded file is the one
+// exception, as its size does not grow with the result (see [Host.Serve]).
+const NoticeTokens = 128
+
+// cutMarker ends a text the gate cut.
+const cutMarker = " …[cut]"
+
+// gate is the exit of every answer the library judges: an answer within
+// the threshold and NoticeTokens goes out as it is; a larger one is cut
+// to the threshold, text item by text item, the one cut ending with a
+// marker, and followed by a notice of what was left out. Items that are
+// not text (images, audio, binary resources) are not estimated and stay;
+// structured content over the bound is left out, and the answer then
+// becomes a tool error, so that a client that validates structured
+// content against the tool's output schema still accepts it. It reports
+// whether it changed res.
+func (o *Offloader) gate(res host.Result) (host.Result, bool) {
+	s := structuredJSON(res.Structured)
+	if o.surelyWithin(res, s) {
+		return res, false
+	}
+	texts, structured := o.answerTokens(res, s)
+	tokens := texts + structured
+	if tokens <= o.cfg.ThresholdTokens+NoticeTokens {
+		return res, false
+	}
+	return o.cut(res, s, tokens, structured > 0), true
+}
+
+// surelyWithin reports, without estimating, that an answer whose
+// structured content is s is within the threshold: its bytes together
+// are few enough for the heuristic estimator's bound.
+func (o *Offloader) surelyWithin(res host.Result, s []byte) bool {
+	size, valid := len(s), utf8.Valid(s)
+	for _, c := range res.Content {
+		switch {
+		case c.Link != nil:
+			size += len(c.Link.URI) + len(c.Link.Name) + len(c.Link.Description) + len(c.Link.MIMEType)
+		case c.Other == nil || c.URI != "":
+			size += len(c.Text)
+			valid = valid && utf8.ValidString(c.Text)
+		}
+	}
+	return o.surelyUnder(size, valid)
+}
+
+// answerTokens estimates what a client receives of an answer res whose
+// structured content is s: its text items, resource links and structured
+// content. The structured content counts once with a text item that is
+// its serialization, as the threshold counts a result set once when it is
+// sent twice; otherwise it counts on its own (structured is then its
+// part).
+func (o *Offloader) answerTokens(res host.Result, s []byte) (texts, structured int) {
+	repeated := false
+	for _, c := range res.Content {
+		switch {
+		case c.Link != nil:
+			texts += o.linkTokens(c.Link)
+		case c.Other == nil || c.URI != "":
+			texts += o.EstimateTokens(bytesOf(c.Text))
+			repeated = repeated || s != nil && bytes.Equal(bytes.TrimSpace(bytesOf(c.Text)), bytes.TrimSpace(s))
+		}
+	}
+	if s != nil && !repeated {
+		structured = o.EstimateTokens(s)
+	}
+	return texts, structured
+}
+
+// linkTokens estimates a resource link as a client receives it.
+func (o *Offloader) linkTokens(l *host.ResourceLink) int {
+	return o.EstimateTokens(bytesOf(l.URI+l.Name+l.Description+l.MIMEType)) + 16 // and its field names
+}
+
+// structuredJSON returns the structured content of a result as JSON, or
+// nil when there is none or it cannot be encoded (the host cannot send
+// it either).
+func structuredJSON(v any) []byte {
+	switch s := v.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		return s
+	case []byte:
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// cut returns res cut to the threshold: text items whole while they fit,
+// the first that does not cut to what is left and marked, later ones left
+// out; a notice of what was cut comes last. s is res's structured
+// content as JSON; hadStructured says it counted on its own: it is left
+// out, and s takes its place as a text item, cut like the others.
+func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured bool) host.Result {
+	out := host.Result{IsError: res.IsError, NeedsInput: res.NeedsInput}
+	items := res.Content
+	if hadStructured {
+		items = append(items[:len(items):len(items)], host.TextContent(string(s)))
+		// A result without its structured content would fail a
+		// client's check against the tool's output schema.
+		out.IsError = true
+	}
+	budget := o.cfg.ThresholdTokens
+	shown, dropped, cutBytes, ofBytes := 0, 0, -1, 0
+	for _, c := range items {
+		if c.Link != nil {
+			budget -= o.linkTokens(c.Link)
+			out.Content = append(out.Content, c)
+			continue
+		}
+		if c.Other != nil && c.URI == "" {
+			out.Content = append(out.Content, c) // not text: not judged
+			continue
+		}
+		if cutBytes >= 0 || budget <= 0 {
+			dropped++
+			continue
+		}
+		t := o.EstimateTokens(bytesOf(c.Text))
+		if t <= budget {
+			budget -= t
+			shown++
+			out.Content = append(out.Content, c)
+			continue
+		}
+		n := o.prefixWithin(c.Text, budget)
+		cutBytes, ofBytes = n, len(c.Text)
+		// An embedded resource cut becomes a text item: its host value
+		// holds the whole text.
+		out.Content = append(out.Content, host.TextContent(c.Text[:n]+cutMarker))
+		budget = 0
+	}
+	out.Content = append(out.Content, host.TextContent(gateNotice(tokens, o.cfg.ThresholdTokens, shown, dropped, cutBytes, ofBytes, hadStructured)))
+	return out
+}
+
+// prefixWithin returns the length of the longest prefix of text, ending
+// at a character boundary, that the estimator puts within budget tokens
+// (or near it: the estimate is searched, not inverted). No rune costs
+// less than an eighth of a token a byte, so the search starts at most
+// eight bytes a token in.
+func (o *Offloader) prefixWithin(text string, budget int) int {
+	n := min(len(text), 8*budget+8)
+	for n > 0 {
+		for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		t := o.EstimateTokens(bytesOf(text[:n]))
+		if t <= budget {
+			return n
+		}
+		n = min(n-1, n*budget/t)
+	}
+	return 0
+}
+
+// gateNotice says what the gate cut, in at most NoticeTokens with the
+// marker: its numbers have at most 20 digits each.
+func gateNotice(tokens, threshold, shown, dropped, cutBytes, ofBytes int, structured bool) string {
+	what := fmt.Sprintf("%d text items shown whole", shown)
+	if cutBytes >= 0 {
+		what += fmt.Sprintf(", the next cut to its first %d of %d bytes", cutBytes, ofBytes)
+	}
+	if dropped > 0 {
+		what += fmt.Sprintf(", %d left out", dropped)
+	}
+	if structured {
+		what += ", structured content left out"
+	}
+	return fmt.Sprintf("lro: this answer (about %d tokens) is over the threshold of %d tokens and could not be offloaded, so it is cut: %s. Narrow the call to see the rest.",
+		tokens, threshold, what)
+}
+
+// Bound is the gate for the answers a host relays without [Host.Serve]:
+// the proxy's answers that it cannot hand to a tool's handler (an error,
+// a result that asks for input, one whose content it cannot read). It
+// returns res when res is within Config.ThresholdTokens + [NoticeTokens]
+// as the Offloader's estimator counts it (text items, resource links and
+// structured content, the latter once when a text item is its
+// serialization), or when offloading is disabled. Otherwise it returns
+// res cut to that bound: text items whole while they fit, the first that
+// does not cut and marked " …[cut]", later ones left out, and a last text
+// item that says what was cut; structured content counted on its own is
+// left out (its JSON cut as a text item), and the answer is then a tool
+// error. Items that are not text (images, audio, binary resources) are
+// not counted and stay as they are: a host hands over an item it cannot
+// read as a text item of its JSON, to be bounded. Bound does not offload:
+// an answer to offload goes through Serve.
+func (h Host) Bound(ctx context.Context, tool string, res host.Result) host.Result {
+	o := h.o
+	if !o.cfg.IsEnabled() {
+		return res
+	}
+	b, cut := o.gate(res)
+	if cut {
+		o.logf(ctx, slog.LevelWarn, "lro: an answer over the threshold was cut at the gate", tool, nil)
+	}
+	return b
+}

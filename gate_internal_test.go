@@ -1,0 +1,15 @@
+package lro
+
+import (
+	"math"
+	"testing"
+)
+
+// The gate's notice with the marker fits NoticeTokens with the largest
+// numbers it can state.
+func TestGateNoticeIsBounded(t *testing.T) {
+	n := gateNotice(math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, true) + cutMarker
+	if got := (HeuristicEstimator{}).EstimateTokens([]byte(n)); got > NoticeTokens {
+		t.Fatalf("the notice takes %d tokens, over NoticeTokens (%d): %s", got, NoticeTokens, n)
+	}
+}
