@@ -1,11 +1,8 @@
 package extractworker
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -60,37 +57,7 @@ func BenchmarkEngineQuestion(b *testing.B) {
 			req.Trusted = true
 			req.Limits.MaxOutputBytes = 64 << 10
 			req.Limits.Timeout = time.Minute
-			in := func(key string) Input {
-				return Input{Key: key, Size: int64(len(data)), Open: func() (io.Reader, func(), error) {
-					return bytes.NewReader(data), func() {}, nil
-				}, OpenAt: func() (io.ReaderAt, func(), error) {
-					return bytes.NewReader(data), func() {}, nil
-				}}
-			}
-			run := func(b *testing.B, e *Engine, key string) {
-				if resp := e.Run(context.Background(), req, in(key)); resp.Failure != nil {
-					b.Fatal(resp.Failure)
-				}
-			}
-			prefix := fmt.Sprintf("records=%d/%s/%s/", n, bc.name, side)
-			b.Run(prefix+"first", func(b *testing.B) {
-				b.SetBytes(int64(len(data)))
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					i++
-					run(b, &Engine{Files: NewFileCache(32 << 20), Queries: &QueryCache{}}, fmt.Sprint(i))
-				}
-			})
-			b.Run(prefix+"second", func(b *testing.B) {
-				e := &Engine{Files: NewFileCache(32 << 20), Queries: &QueryCache{}}
-				run(b, e, "f")
-				b.SetBytes(int64(len(data)))
-				b.ReportAllocs()
-				for b.Loop() {
-					run(b, e, "f")
-				}
-			})
+			benchEngine(b, data, req, fmt.Sprintf("records=%d/%s/%s/", n, bc.name, side), false)
 		}
 	}
 }
