@@ -48,7 +48,7 @@ func (h Host) Serve(ctx context.Context, call host.Call, next func(context.Conte
 }
 
 // serveWith is Serve under policy, whatever the tools configured.
-func (o *Offloader) serveWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
+func (o *engine) serveWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	if !o.cfg.IsEnabled() {
 		res, err := next(ctx)
 		return res, false, err
@@ -76,7 +76,7 @@ type verdict struct {
 	unjudged bool
 }
 
-func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error), v *verdict) (host.Result, bool, error) {
+func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error), v *verdict) (host.Result, bool, error) {
 	detail := policy.DefaultDetail
 	if detail == "" {
 		detail = DetailLight
@@ -176,7 +176,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 // threshold to Collect, the full set in place of the handler's rendering
 // of it (a budgeted text, one page), so that the proxy judges and offloads
 // what a direct client would have had offloaded.
-func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
+func (o *engine) serveProxy(ctx context.Context, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
 	defer c.discard()
 	res, err := next(context.WithValue(ctx, collectorKey{}, c))
@@ -204,12 +204,12 @@ func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (
 }
 
 // sessionBudgeted reports whether call counts against a session budget.
-func (o *Offloader) sessionBudgeted(call host.Call) bool {
+func (o *engine) sessionBudgeted(call host.Call) bool {
 	return o.cfg.SessionBudgetTokens > 0 && call.Session != ""
 }
 
 // serveCollected offloads the set a handler handed to Collect.
-func (o *Offloader) serveCollected(ctx context.Context, call host.Call, delivery func() DeliveryChoice, res host.Result, set ResultSet, col *collection, v *verdict) (host.Result, bool, error) {
+func (o *engine) serveCollected(ctx context.Context, call host.Call, delivery func() DeliveryChoice, res host.Result, set ResultSet, col *collection, v *verdict) (host.Result, bool, error) {
 	records, tokens := col.records, col.tokens
 	set.src, set.Tokens, set.Validated = records, tokens, true
 	l := layout{root: []byte("[]"), sections: []section{{found: found{src: records}}}}
@@ -259,7 +259,7 @@ func (o *Offloader) serveCollected(ctx context.Context, call host.Call, delivery
 
 // keptTokens estimates the items that stay beside the document: small
 // texts next to the data. Images and other items are not counted.
-func (o *Offloader) keptTokens(res host.Result, doc document) int {
+func (o *engine) keptTokens(res host.Result, doc document) int {
 	t := 0
 	idx, _ := textItems(res)
 	for _, i := range idx {
@@ -287,7 +287,7 @@ type reply struct {
 // the structured content, when they were part of it, followed by a
 // resource link to each file and the preview the delivery asks for. Items
 // that were not part of the document stay where they were.
-func (o *Offloader) respond(rp reply, out Outcome) host.Result {
+func (o *engine) respond(rp reply, out Outcome) host.Result {
 	var body []byte
 	var r host.Result
 	var after []host.Content
@@ -362,7 +362,7 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 // what fits the threshold beside a notice of notice tokens, and says so:
 // what a truncated result shows when its first record alone is larger
 // than the threshold.
-func (o *Offloader) cutFirst(set ResultSet, notice int) string {
+func (o *engine) cutFirst(set ResultSet, notice int) string {
 	budget := max(o.cfg.ThresholdTokens-o.overhead(set)-notice-40, 16) // and this note
 	var out string
 	_ = set.source().each(func(_ int, r *record) bool {
@@ -380,7 +380,7 @@ func (o *Offloader) cutFirst(set ResultSet, notice int) string {
 // warnIfLarge logs, once per tool, that a result over the threshold went
 // out inline, and why. A silent pass-through of 300 KB is the surprise
 // that costs a newcomer an hour.
-func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
+func (o *engine) warnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
 	if res.IsError || res.NeedsInput || tool == ExtractToolName {
 		return
 	}
@@ -392,7 +392,7 @@ func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res host.Resul
 
 // warnOnce logs, once per tool and reason, that a result over the
 // threshold of tool was sent inline because it: why.
-func (o *Offloader) warnOnce(ctx context.Context, tool, why string) {
+func (o *engine) warnOnce(ctx context.Context, tool, why string) {
 	if _, loaded := o.warned.LoadOrStore(tool+"\x00"+why, true); loaded {
 		return
 	}
@@ -401,7 +401,7 @@ func (o *Offloader) warnOnce(ctx context.Context, tool, why string) {
 }
 
 // resultTokens estimates a result as Serve would judge it.
-func (o *Offloader) resultTokens(res host.Result) int {
+func (o *engine) resultTokens(res host.Result) int {
 	if o.surelySmall(res) {
 		return 0
 	}
@@ -409,10 +409,10 @@ func (o *Offloader) resultTokens(res host.Result) int {
 	return doc.tokens
 }
 
-// logger returns the configured logger, or slog's default one: warnings
-// about results sent inline against the user's likely intent are never
-// silent.
-func (o *Offloader) logger() *slog.Logger {
+// logger returns the configured logger, or slog's default one: for the
+// notices that are never silent (see [WithLogger]), and only for them;
+// events go to the configured logger alone.
+func (o *engine) logger() *slog.Logger {
 	if o.opts.logger != nil {
 		return o.opts.logger
 	}
@@ -449,7 +449,7 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func (o *Offloader) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {
+func (o *engine) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {
 	if l := o.opts.logger; l != nil {
 		l.LogAttrs(ctx, level, msg, slog.String("tool", tool), slog.Any("error", err))
 	}

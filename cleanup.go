@@ -2,9 +2,7 @@ package lro
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"time"
 )
 
 // Sweep does at once what the janitor does in the background: it reads
@@ -19,14 +17,11 @@ import (
 //
 // The janitor calls Sweep's parts for you; call it yourself only when the
 // Offloader was made [WithoutJanitor].
-func (o *Offloader) Sweep(ctx context.Context) (int, error) {
-	now := time.Now()
-	n, err := o.rescan(ctx, now)
-	m, xerr := o.expireDue(ctx, now)
-	return n + m, errors.Join(err, xerr)
+func (o *engine) Sweep(ctx context.Context) (int, error) {
+	return o.store.Sweep(ctx)
 }
 
-func (o *Offloader) emitExpired(ctx context.Context, e FileExpiredEvent) {
+func (o *engine) emitExpired(ctx context.Context, e FileExpiredEvent) {
 	o.metrics.removed(ctx, "expired")
 	if h := o.opts.hooks.OnFileExpired; h != nil {
 		h(e)

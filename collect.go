@@ -16,7 +16,7 @@ type collectorKey struct{}
 
 // collector holds the result set a handler hands over with Collect.
 type collector struct {
-	o         *Offloader
+	o         *engine
 	threshold int
 
 	mu      sync.Mutex

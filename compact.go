@@ -30,7 +30,7 @@ type CompactSummary struct {
 
 // compact returns the compact form of a descriptor. linked says the
 // result carries a resource link the client can read.
-func (o *Offloader) compact(r *OffloadResponse, native, linked, lines bool) *CompactResponse {
+func (o *engine) compact(r *OffloadResponse, native, linked, lines bool) *CompactResponse {
 	c := &CompactResponse{
 		Offloaded: true,
 		FilePath:  r.FilePath,
@@ -71,7 +71,7 @@ func compactGuidance(native, linked, lines bool) string {
 // records, as many as fit budget tokens, and how many there are. A first
 // record larger than the whole budget is shown cut, so that the model
 // still sees what a record looks like.
-func (o *Offloader) preview(set ResultSet, budget int) string {
+func (o *engine) preview(set ResultSet, budget int) string {
 	src := set.source()
 	if budget <= 0 || src.count() == 0 {
 		return ""
@@ -104,7 +104,7 @@ func (o *Offloader) preview(set ResultSet, budget int) string {
 // truncateInline is the response of DeliveryTruncate: as many leading
 // records as fit the threshold, of each section, and a notice. No file
 // is written.
-func (o *Offloader) truncateInline(sets []ResultSet, l *layout, beside int) Outcome {
+func (o *engine) truncateInline(sets []ResultSet, l *layout, beside int) Outcome {
 	count, tokens := 0, 0
 	for _, s := range sets {
 		count += s.count()

@@ -2,10 +2,13 @@ package lro
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcplro/lro/internal/store"
 )
 
 // The defaults, in one place: what a Config field or an option left zero
@@ -170,7 +173,7 @@ func (c Config) Validate() error {
 		return &ConfigError{"ttl_seconds", strconv.FormatInt(c.TTLSeconds, 10), "must be at most 10 years"}
 	}
 	if c.FilePrefix != "" {
-		if err := checkName(c.FilePrefix); err != nil {
+		if err := store.CheckName(c.FilePrefix); err != nil {
 			return &ConfigError{"file_prefix", c.FilePrefix, err.Error()}
 		}
 	}
@@ -258,20 +261,24 @@ func (c *Config) applyEnv(prefix string, lookup func(string) (string, bool)) err
 	return nil
 }
 
-// checkName accepts the characters that may appear in a file prefix or an
-// operation name: they become part of a file name that a shell command
-// and a glob must match, so they stay in a small portable set.
-func checkName(s string) error {
-	if s == "" {
-		return fmt.Errorf("must not be empty")
+// checkStoreURL is Validate's check of an output_dir that is a store URL:
+// it must parse, and its scheme must be registered.
+func checkStoreURL(dir string) error {
+	scheme, ok := store.Scheme(dir)
+	if !ok {
+		return nil
 	}
-	if len(s) > 64 {
-		return fmt.Errorf("must be at most 64 characters")
+	if _, err := url.Parse(dir); err != nil {
+		return &ConfigError{"output_dir", dir, fmt.Sprintf("not a valid store URL: %v", err)}
 	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
-			return fmt.Errorf("may hold only letters, digits and '_'")
-		}
+	if store.Registered(scheme) {
+		return nil
 	}
-	return nil
+	known := "none"
+	if s := StoreSchemes(); len(s) > 0 {
+		known = strings.Join(s, ", ")
+	}
+	return &ConfigError{"output_dir", dir, fmt.Sprintf(
+		"no object store is registered for the URL scheme %q (registered: %s); add import _ \"github.com/mcplro/lro/blobfs\" to the program for s3://, or register the scheme with lro.RegisterStore",
+		scheme, known)}
 }

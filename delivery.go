@@ -67,12 +67,12 @@ func (h Host) WantsClientCapabilities() bool { return h.o.opts.delivery != nil }
 // deliveryOf returns the delivery of an offloaded result of call, chosen
 // on first use and then remembered: the session budget asks for it before
 // the result is offloaded, and WithDelivery's function runs once a call.
-func (o *Offloader) deliveryOf(call host.Call) func() DeliveryChoice {
+func (o *engine) deliveryOf(call host.Call) func() DeliveryChoice {
 	return sync.OnceValue(func() DeliveryChoice { return o.deliveryFor(call) })
 }
 
 // deliveryFor chooses the delivery of an offloaded result of call.
-func (o *Offloader) deliveryFor(call host.Call) DeliveryChoice {
+func (o *engine) deliveryFor(call host.Call) DeliveryChoice {
 	c := DeliveryChoice{Mode: o.cfg.Delivery}
 	if choose := o.opts.delivery; choose != nil {
 		got := choose(DeliveryRequest{Tool: call.Tool, Client: call.Client, NativeExtract: call.NativeExtract, Resources: call.Resources, Default: o.cfg.Delivery})
@@ -89,7 +89,7 @@ func (o *Offloader) deliveryFor(call host.Call) DeliveryChoice {
 
 // linkFor returns the resource link of an offloaded file, or nil when
 // the server handling call does not answer resources/read.
-func (o *Offloader) linkFor(call host.Call, f offloadedFile) *host.ResourceLink {
+func (o *engine) linkFor(call host.Call, f offloadedFile) *host.ResourceLink {
 	if !call.Resources {
 		return nil
 	}

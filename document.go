@@ -85,7 +85,7 @@ func textItems(res host.Result) (idx []int, size int) {
 // threshold: with the heuristic estimator no rune costs more than a token
 // per three bytes, and no byte of invalid UTF-8 (which it checks for)
 // more than half a token.
-func (o *Offloader) surelySmall(res host.Result) bool {
+func (o *engine) surelySmall(res host.Result) bool {
 	if !o.heuristic() {
 		return false
 	}
@@ -114,7 +114,7 @@ func (o *Offloader) surelySmall(res host.Result) bool {
 
 // heuristic reports whether the estimator is the library's own, whose
 // bounds the fast paths rely on.
-func (o *Offloader) heuristic() bool {
+func (o *engine) heuristic() bool {
 	_, ok := o.opts.estimator.(HeuristicEstimator)
 	return ok
 }
@@ -123,7 +123,7 @@ func (o *Offloader) heuristic() bool {
 // under the threshold whatever they hold: no rune costs more than a token
 // per three bytes, and no byte of invalid UTF-8 more than half a token
 // (see [HeuristicEstimator]); valid says the bytes are valid UTF-8.
-func (o *Offloader) surelyUnder(size int, valid bool) bool {
+func (o *engine) surelyUnder(size int, valid bool) bool {
 	if !valid {
 		size = size * 3 / 2
 	}
@@ -137,7 +137,7 @@ func (o *Offloader) surelyUnder(size int, valid bool) bool {
 // Without structured content, a single large text is the document (small
 // ones beside it stay), and several texts of similar weight are records
 // one each.
-func (o *Offloader) documentOf(res host.Result) (document, bool) {
+func (o *engine) documentOf(res host.Result) (document, bool) {
 	idx, _ := textItems(res)
 	if res.Structured != nil {
 		return o.structuredDocument(res, idx)
@@ -211,7 +211,7 @@ func repeats(res host.Result, large []int) bool {
 	return true
 }
 
-func (o *Offloader) textDocument(text string, replace []int) document {
+func (o *engine) textDocument(text string, replace []int) document {
 	d := document{data: bytesOf(text), replace: replace}
 	if looksJSON(text) {
 		d.index, d.isJSON = validIndex(d.data)
@@ -224,7 +224,7 @@ func (o *Offloader) textDocument(text string, replace []int) document {
 	return d
 }
 
-func (o *Offloader) structuredDocument(res host.Result, idx []int) (document, bool) {
+func (o *engine) structuredDocument(res host.Result, idx []int) (document, bool) {
 	d := document{structured: true}
 	serialized := false
 	for _, i := range idx {
@@ -269,7 +269,7 @@ func (o *Offloader) structuredDocument(res host.Result, idx []int) (document, bo
 // pass that validated it found every byte ASCII, gives the heuristic's
 // estimate from the length alone (a quarter token a byte), sparing a
 // pass over the text.
-func (o *Offloader) estimateText(data []byte, ascii bool) int {
+func (o *engine) estimateText(data []byte, ascii bool) int {
 	if o.heuristic() && ascii {
 		return (len(data) + 3) / 4
 	}

@@ -1,6 +1,10 @@
 package lro
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/mcplro/lro/internal/store"
+)
 
 // The sentinel errors of the package. Each error the package returns for
 // one of these reasons wraps it: test with errors.Is. The struct errors are
@@ -16,14 +20,14 @@ var (
 
 	// ErrOverQuota: the file would not fit Config.MaxDirBytes even with
 	// every other file of this Offloader's name evicted.
-	ErrOverQuota = errors.New("lro: over the offload directory's quota (max_dir_bytes)")
+	ErrOverQuota = store.ErrOverQuota
 	// ErrFileTooLarge: the file would be larger than the per-file cap
 	// (see [WithMaxFileBytes]).
-	ErrFileTooLarge = errors.New("lro: over the per-file cap")
+	ErrFileTooLarge = store.ErrFileTooLarge
 	// ErrLowDiskSpace: writing the file would leave less free space on the
 	// file system than the reserve (see [WithMinFreeBytes]). It also
 	// wraps syscall.ENOSPC.
-	ErrLowDiskSpace = errors.New("lro: too little free disk space")
+	ErrLowDiskSpace = store.ErrLowDiskSpace
 	// ErrResultTooLarge: the tool result is larger than the cap of
 	// [WithMaxResultBytes]; nothing was written.
 	ErrResultTooLarge = errors.New("lro: the result is over the cap on results")

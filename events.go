@@ -1,6 +1,12 @@
 package lro
 
-import "time"
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/mcplro/lro/internal/store"
+)
 
 // Hooks are called when something worth observing happens. Each is
 // optional (nil means not called), is called synchronously on the goroutine
@@ -45,32 +51,29 @@ type WriteFailedEvent struct {
 	Err       error  // what went wrong
 }
 
-// FileExpiredEvent describes a file the janitor deleted.
-type FileExpiredEvent struct {
-	Path    string
-	Created time.Time // from the ULID in the file name
-	// TTL is how long the file was to live: Expires - Created, which for
-	// a file of another process of the same name may differ from this
-	// Offloader's TTL.
-	TTL time.Duration
-	// Expires is when it could be deleted: the expiry recorded in the
-	// file (see [WithName]), never before Created + TTL.
-	Expires time.Time
+func (o *engine) emitEvicted(ctx context.Context, e FileEvictedEvent) {
+	o.metrics.removed(ctx, "evicted")
+	if h := o.opts.hooks.OnFileEvicted; h != nil {
+		h(e)
+	}
+	if l := o.opts.logger; l != nil {
+		l.LogAttrs(ctx, slog.LevelInfo, "lro: offloaded file evicted to stay under max_dir_bytes",
+			slog.String("path", e.Path), slog.Int64("bytes", e.Bytes), slog.Time("expires", e.Expires),
+			slog.String("for", e.For), slog.Int64("used", e.Used), slog.Int64("need", e.Need), slog.Int64("quota", e.Quota))
+	}
 }
 
-// FileEvictedEvent describes a file deleted before its TTL passed, and why.
-type FileEvictedEvent struct {
-	Path    string
-	Bytes   int64     // its size, now free
-	Created time.Time // from the ULID in the file name
-	Expires time.Time // when its TTL would have passed
-	// For is the path of the file that needed the room.
-	For string
-	// Reason says why, for a log line: the quota, the bytes in use and
-	// the bytes needed.
-	Reason string
-	// Used is the bytes of this Offloader's files and of files being
-	// written before the eviction; Need the size of the new file; Quota
-	// is Config.MaxDirBytes. Used + Need was over Quota.
-	Used, Need, Quota int64
-}
+// FileExpiredEvent describes a file the janitor deleted: its Path, when
+// it was Created (from the ULID in its name), its TTL (Expires - Created,
+// which for a file of another process of the same name may differ from
+// this Offloader's) and when it Expires (the expiry recorded in the file,
+// see [WithName], never before Created + TTL).
+type FileExpiredEvent = store.FileExpiredEvent
+
+// FileEvictedEvent describes a file deleted before its TTL passed, and
+// why: its Path, Bytes, Created and Expires; For, the path of the file
+// that needed the room; Reason, a sentence for a log line; and Used (the
+// bytes of this Offloader's files and of files being written before the
+// eviction), Need (the size of the new file) and Quota
+// (Config.MaxDirBytes), Used + Need having been over Quota.
+type FileEvictedEvent = store.FileEvictedEvent

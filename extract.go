@@ -16,6 +16,7 @@ import (
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -79,13 +80,13 @@ const structuredSchema = `"where":{"type":"array","description":"Instead of jq: 
 // [ExtractLimits]. Whatever the query, the call is admitted first: when
 // the process already runs ExtractLimits.MaxCalls of them, or they hold
 // ExtractLimits.MaxCallBytes, it fails at once with "busy, retry in N s".
-func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, error) {
+func (o *engine) Extract(ctx context.Context, args map[string]any) (string, error) {
 	start := time.Now()
 	text, err := o.extract(ctx, args)
 	outcome := "ok"
 	if err != nil {
 		outcome = "refused"
-		if o.storeFailed(ctx, ExtractToolName, err) {
+		if o.store.Failed(ctx, ExtractToolName, err) {
 			outcome = outcomeStoreError
 		}
 		text, err = extractFail(err)
@@ -94,7 +95,7 @@ func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, e
 	return text, err
 }
 
-func (o *Offloader) extract(ctx context.Context, args map[string]any) (string, error) {
+func (o *engine) extract(ctx context.Context, args map[string]any) (string, error) {
 	lim := o.opts.extractLimits.withDefaults()
 	call, err := parseExtractCall(args, lim.MaxQueryBytes)
 	if err != nil {
@@ -148,30 +149,30 @@ func extractFail(err error) (string, error) {
 
 // ownFile checks that path names a file this Offloader wrote and returns
 // its name in the FS. Nothing is read before this check passes.
-func (o *Offloader) ownFile(path string) (string, error) {
+func (o *engine) ownFile(path string) (string, error) {
 	clean := filepath.Clean(path)
-	if clean = o.extractPath(path, clean); clean == "" {
+	if clean = store.ExtractPath(o.opts.fs, path, clean); clean == "" {
 		return "", fmt.Errorf("file_path %s must be the absolute path of an offload descriptor", echo(strconv.Quote(path)))
 	}
 	name := filepath.Base(clean)
 	if o.opts.fs.Path(name) != clean {
 		return "", fmt.Errorf("file_path %s is not in the offload directory %s", echo(strconv.Quote(path)), filepath.Dir(o.opts.fs.Path(name)))
 	}
-	_, id, temp, ok := parseFileName(o.cfg.FilePrefix, name)
+	_, id, temp, ok := store.ParseFileName(o.cfg.FilePrefix, name)
 	if !ok || temp {
 		return "", fmt.Errorf("file_path %s is not an offloaded file (%s-{operation}-{ULID}.jsonl)", echo(strconv.Quote(path)), o.cfg.FilePrefix)
 	}
-	if !o.owns(id) {
+	if !o.store.Owns(id) {
 		return "", fmt.Errorf("file_path %s was offloaded by another server sharing the directory, not by %s (see lro.WithName)", echo(strconv.Quote(path)), o.Name())
 	}
 	return name, nil
 }
 
-func (o *Offloader) openError(path, name string, err error) error {
+func (o *engine) openError(path, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot read %s: %w", echo(path), err)
 	}
-	_, id, _, _ := parseFileName(o.cfg.FilePrefix, name)
+	_, id, _, _ := store.ParseFileName(o.cfg.FilePrefix, name)
 	created := ulid.Time(id.Time())
 	if time.Since(created) >= o.cfg.TTL() {
 		return fmt.Errorf("%s has expired: offloaded files are deleted %s after they are written; call the original tool again for a fresh result", echo(path), o.cfg.TTL())
@@ -190,7 +191,7 @@ func readHeader(r *bufio.Reader) (OffloadHeader, error) {
 		if err == nil {
 			break
 		}
-		var se *storeError
+		var se *store.Error
 		if errors.As(err, &se) {
 			return OffloadHeader{}, err
 		}
@@ -207,7 +208,7 @@ func readHeader(r *bufio.Reader) (OffloadHeader, error) {
 
 // formatResults renders results one a line, at most the threshold's worth:
 // whole results, and of a large array result, whole elements.
-func (o *Offloader) formatResults(res jqsandbox.Result, raw bool) string {
+func (o *engine) formatResults(res jqsandbox.Result, raw bool) string {
 	var b bytes.Buffer
 	budget := o.cfg.ThresholdTokens
 	shown := 0

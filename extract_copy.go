@@ -215,7 +215,7 @@ const maxCopiesBytes = 512 << 20
 // replaced by its local copy, made on its first query and kept for the
 // next ones; f is then closed. Queries chosen to run in this process, and
 // systems without workers, keep f.
-func (o *Offloader) isolate(ctx context.Context, f *offloadFile, lim ExtractLimits) (*offloadFile, error) {
+func (o *engine) isolate(ctx context.Context, f *offloadFile, lim ExtractLimits) (*offloadFile, error) {
 	if f.direct || lim.InProcess || !extractworker.Supported() {
 		return f, nil
 	}

@@ -37,7 +37,7 @@ const (
 )
 
 // extractJQ runs the recipe or query of call over the file f.
-func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
+func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
 	req := &extractworker.Request{Path: f.workerPath(o.opts.fs), File: f.id, Limits: lim.sandbox()}
 	if err := extractCalls.reserve(ticket, headerReserve+2*int64(jqsandbox.DefaultMaxOutputBytes), lim.MaxCallBytes); err != nil {
 		return "", err
@@ -118,7 +118,7 @@ func (o *Offloader) extractJQ(ctx context.Context, call extractCall, f *offloadF
 // that follow the header from rest (or, for a text request, the whole
 // file). Where no worker can run the query, the call fails: it never runs
 // in this process unasked.
-func (o *Offloader) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admitted) (*extractworker.Response, error) {
+func (o *engine) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admitted) (*extractworker.Response, error) {
 	if !lim.InProcess {
 		if !extractworker.Supported() {
 			o.unisolated(ctx, reasonUnsupported, errors.New(runtime.GOOS))
@@ -168,15 +168,12 @@ var lastUnisolatedLog atomic.Int64
 
 // unisolated reports a query that runs without a worker process, or was
 // refused for want of one: counted every time (lro.extract.unisolated),
-// and logged, through the Offloader's logger or else slog.Default so
-// that it is never dropped: a refusal at Warn at most once a minute, the
+// and logged, through logger (slog.Default without one, see [WithLogger])
+// so that it is never dropped: a refusal at Warn at most once a minute, the
 // choice to run queries in process at Info once.
-func (o *Offloader) unisolated(ctx context.Context, reason string, err error) {
+func (o *engine) unisolated(ctx context.Context, reason string, err error) {
 	o.metrics.unisolated(ctx, reason)
-	l := o.opts.logger
-	if l == nil {
-		l = slog.Default()
-	}
+	l := o.logger()
 	if reason == reasonInProcess {
 		if !warnedInProcess.Swap(true) {
 			l.LogAttrs(ctx, slog.LevelInfo, "lro: lro_extract runs queries in this process, without isolation (ExtractLimits.InProcess)", slog.String("tool", ExtractToolName))
@@ -199,7 +196,7 @@ var warnedInProcess atomic.Bool
 // detail level, or, for generic records, those inferred from them again
 // (read from the start of f, and kept by file). The call ticket, if any,
 // reserves what is read.
-func (o *Offloader) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimits, ticket *admitted) ([]Recipe, error) {
+func (o *engine) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimits, ticket *admitted) ([]Recipe, error) {
 	if h.SchemaVersion != GenericSchemaVersion {
 		rs, ok := o.templates.recipes[h.Detail]
 		if !ok {
@@ -240,7 +237,7 @@ func (o *Offloader) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLi
 // fromStart returns a reader of f from its first byte: a section of the
 // open file (never a second open, which could meet another file), or,
 // for an FS that is not a directory, the file opened again.
-func (o *Offloader) fromStart(f *offloadFile) (io.ReadCloser, error) {
+func (o *engine) fromStart(f *offloadFile) (io.ReadCloser, error) {
 	if ra, ok := f.f.(io.ReaderAt); ok {
 		return io.NopCloser(io.NewSectionReader(ra, 0, f.size)), nil
 	}

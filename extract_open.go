@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/mcplro/lro/internal/extractworker"
+	"github.com/mcplro/lro/internal/store"
 )
 
 // offloadFile is an offloaded file opened for one lro_extract call.
@@ -51,15 +52,15 @@ func (f *offloadFile) workerPath(fsys FS) string {
 // openThroughFS opens name through the Offloader's FS, for an FS that is not
 // a directory of this system (MemFS, or one of the user's): such a file is
 // only read in this process.
-func (o *Offloader) openThroughFS(name string) (*offloadFile, error) {
+func (o *engine) openThroughFS(name string) (*offloadFile, error) {
 	f, err := o.opts.fs.Open(name)
 	if err != nil {
-		if isRemote(o.opts.fs) && !errors.Is(err, fs.ErrNotExist) {
-			err = &storeError{err}
+		if store.IsRemote(o.opts.fs) && !errors.Is(err, fs.ErrNotExist) {
+			err = &store.Error{Err: err}
 		}
 		return nil, err
 	}
-	if isRemote(o.opts.fs) {
+	if store.IsRemote(o.opts.fs) {
 		f = storeFile{f}
 	}
 	fi, err := f.Stat()
@@ -81,7 +82,7 @@ type storeFile struct{ fs.File }
 func (f storeFile) Read(p []byte) (int, error) {
 	n, err := f.File.Read(p)
 	if err != nil && err != io.EOF {
-		err = &storeError{err}
+		err = &store.Error{Err: err}
 	}
 	return n, err
 }

@@ -5,6 +5,6 @@ package lro
 // openOffload opens the offloaded file name for reading, through the FS:
 // this platform has no non-blocking open or link count to check, so files
 // are only read in this process.
-func (o *Offloader) openOffload(name string) (*offloadFile, error) {
+func (o *engine) openOffload(name string) (*offloadFile, error) {
 	return o.openThroughFS(name)
 }

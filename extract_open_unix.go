@@ -3,9 +3,8 @@
 package lro
 
 import (
-	"os"
-
 	"github.com/mcplro/lro/internal/extractworker"
+	"github.com/mcplro/lro/internal/store"
 )
 
 // openOffload opens the offloaded file name for reading. In a directory it
@@ -15,16 +14,14 @@ import (
 // the file opened must be that same entry, a regular file with a single
 // link (a hard link to a file outside the directory is refused), owned by
 // this user.
-func (o *Offloader) openOffload(name string) (*offloadFile, error) {
-	d, ok := o.opts.fs.(*dirFS)
+func (o *engine) openOffload(name string) (*offloadFile, error) {
+	f, ok, err := store.OpenLocal(o.opts.fs, name) // a regular file, not a link, non-blocking, the entry checked
 	if !ok {
 		return o.openThroughFS(name)
 	}
-	file, err := d.Open(name) // a regular file, not a link, non-blocking, the entry checked
 	if err != nil {
 		return nil, err
 	}
-	f := file.(*os.File)
 	id, err := extractworker.Check(f)
 	if err != nil {
 		f.Close()

@@ -18,7 +18,7 @@ import (
 // in the file, but a costly pattern takes microseconds a byte, so a line
 // is matched in its first textlines.MaxMatch bytes only (the answer says
 // when a line was), and the deadline bounds the whole file.
-func (o *Offloader) extractText(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
+func (o *engine) extractText(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
 	budget := 4 * o.cfg.ThresholdTokens
 	req := &extractworker.Request{
 		Path:   f.workerPath(o.opts.fs),

@@ -18,7 +18,7 @@ var warmSlot = make(chan struct{}, 1)
 // run in worker processes (the default on Linux), which decode a file on
 // its first query with only what that query reads, and keep it: then it
 // only makes sure that the workers run.
-func (o *Offloader) warmExtract(name string) {
+func (o *engine) warmExtract(name string) {
 	if !o.native.Load() {
 		return
 	}
@@ -51,7 +51,7 @@ func (o *Offloader) warmExtract(name string) {
 // lro_extract's queries when they run in workers: the first query then
 // finds one ready instead of waiting for a process to start (tens of
 // milliseconds).
-func (o *Offloader) prestartWorkers() {
+func (o *engine) prestartWorkers() {
 	if o.queriesInProcess() || o.closed.Load() || !extractworker.Supported() {
 		return
 	}
@@ -61,13 +61,13 @@ func (o *Offloader) prestartWorkers() {
 
 // queriesInProcess reports whether lro_extract's queries run in this
 // process rather than in workers (see runQuery): only when chosen.
-func (o *Offloader) queriesInProcess() bool {
+func (o *engine) queriesInProcess() bool {
 	return o.opts.extractLimits.InProcess
 }
 
 // warm decodes the records of the file name into the cache, under the key
 // lro_extract's calls look up, when they fit.
-func (o *Offloader) warm(name string) {
+func (o *engine) warm(name string) {
 	f, err := o.openOffload(name)
 	if err != nil {
 		return

@@ -110,8 +110,9 @@ func ownVersion() string {
 }
 
 // noteWorker logs once in the process which program the workers run when
-// it is this executable, through the Offloader's logger or slog.Default.
-func (o *Offloader) noteWorker() {
+// it is this executable, through logger (slog.Default without one, see
+// [WithLogger]).
+func (o *engine) noteWorker() {
 	if o.opts.extractLimits.WorkerPath != "" || o.opts.extractLimits.InProcess {
 		return
 	}
@@ -119,11 +120,7 @@ func (o *Offloader) noteWorker() {
 	if note == "" || notedWorker.Swap(true) {
 		return
 	}
-	l := o.opts.logger
-	if l == nil {
-		l = slog.Default()
-	}
-	l.Info(note, slog.String("tool", ExtractToolName))
+	o.logger().Info(note, slog.String("tool", ExtractToolName))
 }
 
 var notedWorker atomic.Bool

@@ -33,7 +33,7 @@ const cutMarker = " …[cut]"
 // becomes a tool error, so that a client that validates structured
 // content against the tool's output schema still accepts it. It reports
 // whether it changed res.
-func (o *Offloader) gate(res host.Result) (host.Result, bool) {
+func (o *engine) gate(res host.Result) (host.Result, bool) {
 	s := structuredJSON(res.Structured)
 	if o.surelyWithin(res, s) {
 		return res, false
@@ -49,7 +49,7 @@ func (o *Offloader) gate(res host.Result) (host.Result, bool) {
 // surelyWithin reports, without estimating, that an answer whose
 // structured content is s is within the threshold: its bytes together
 // are few enough for the heuristic estimator's bound.
-func (o *Offloader) surelyWithin(res host.Result, s []byte) bool {
+func (o *engine) surelyWithin(res host.Result, s []byte) bool {
 	size, valid := len(s), utf8.Valid(s)
 	for _, c := range res.Content {
 		switch {
@@ -69,7 +69,7 @@ func (o *Offloader) surelyWithin(res host.Result, s []byte) bool {
 // its serialization, as the threshold counts a result set once when it is
 // sent twice; otherwise it counts on its own (structured is then its
 // part).
-func (o *Offloader) answerTokens(res host.Result, s []byte) (texts, structured int) {
+func (o *engine) answerTokens(res host.Result, s []byte) (texts, structured int) {
 	repeated := false
 	for _, c := range res.Content {
 		switch {
@@ -87,7 +87,7 @@ func (o *Offloader) answerTokens(res host.Result, s []byte) (texts, structured i
 }
 
 // linkTokens estimates a resource link as a client receives it.
-func (o *Offloader) linkTokens(l *host.ResourceLink) int {
+func (o *engine) linkTokens(l *host.ResourceLink) int {
 	return o.EstimateTokens(bytesOf(l.URI+l.Name+l.Description+l.MIMEType)) + 16 // and its field names
 }
 
@@ -115,7 +115,7 @@ func structuredJSON(v any) []byte {
 // out; a notice of what was cut comes last. s is res's structured
 // content as JSON; hadStructured says it counted on its own: it is left
 // out, and s takes its place as a text item, cut like the others.
-func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured bool) host.Result {
+func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) host.Result {
 	out := host.Result{IsError: res.IsError, NeedsInput: res.NeedsInput}
 	items := res.Content
 	if hadStructured {
@@ -163,7 +163,7 @@ func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured boo
 // (or near it: the estimate is searched, not inverted). No rune costs
 // less than an eighth of a token a byte, so the search starts at most
 // eight bytes a token in.
-func (o *Offloader) prefixWithin(text string, budget int) int {
+func (o *engine) prefixWithin(text string, budget int) int {
 	n := min(len(text), 8*budget+8)
 	for n > 0 {
 		for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {

@@ -8,7 +8,7 @@ package lro
 // [Offloader.ServerOption], gosdk.Install and the proxy call it.
 //
 // Its methods are safe for concurrent use, as the Offloader's are.
-type Host struct{ o *Offloader }
+type Host struct{ o *engine }
 
 // Host returns o's face for host adapters.
-func (o *Offloader) Host() Host { return Host{o} }
+func (o *engine) Host() Host { return Host{o} }

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/jsonscan"
 	"hash/maphash"
 	"slices"
 	"strings"
+
+	"github.com/mcplro/lro/internal/jsonscan"
 )
 
 // inferSample is how many records inference reads. Fields that appear only

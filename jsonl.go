@@ -8,11 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -71,41 +71,6 @@ type written struct {
 	stats *setStats // what writing learned of the records
 }
 
-// fileName returns {prefix}-{operation}-{ULID}.jsonl.
-func fileName(prefix, operation string, id ulid.ULID) string {
-	return prefix + "-" + operation + "-" + id.String() + ".jsonl"
-}
-
-// tempName is where a file is written before it is published. The leading
-// dot and the suffix keep it out of the pattern that readers and recipes
-// look for, so nobody can see a file that is still being written.
-func tempName(final string) string { return "." + final + ".tmp" }
-
-// parseFileName reports whether name is a published or temporary file of
-// this prefix, and the ULID in it.
-func parseFileName(prefix, name string) (op string, id ulid.ULID, temp, ok bool) {
-	if rest, found := strings.CutPrefix(name, "."); found {
-		if rest, found = strings.CutSuffix(rest, ".tmp"); !found {
-			return "", id, false, false
-		}
-		name, temp = rest, true
-	}
-	rest, found := strings.CutPrefix(name, prefix+"-")
-	if !found {
-		return "", id, false, false
-	}
-	rest, found = strings.CutSuffix(rest, ".jsonl")
-	if !found || len(rest) < ulid.EncodedSize+2 || rest[len(rest)-ulid.EncodedSize-1] != '-' {
-		return "", id, false, false
-	}
-	op = rest[:len(rest)-ulid.EncodedSize-1]
-	id, err := ulid.ParseStrict(rest[len(rest)-ulid.EncodedSize:])
-	if err != nil || checkName(op) != nil {
-		return "", id, false, false
-	}
-	return op, id, temp, true
-}
-
 // bufPool holds write buffers: a large buffer turns many records into few
 // system calls, and pooling it keeps an offload's allocations small.
 var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
@@ -117,12 +82,12 @@ var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<1
 //
 // The file's expiry is recorded as its modification time before it is
 // published, and its name carries this Offloader's tag (see neighbours.go).
-func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, now time.Time) (written, error) {
-	id, err := o.newID(now)
+func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now time.Time) (written, error) {
+	id, err := o.store.NewID(now)
 	if err != nil {
 		return written{}, err
 	}
-	final := fileName(o.cfg.FilePrefix, set.Operation, id)
+	final := store.FileName(o.cfg.FilePrefix, set.Operation, id)
 	w := written{name: final, path: o.opts.fs.Path(final)}
 	version := set.SchemaVersion
 	switch {
@@ -158,7 +123,7 @@ func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, no
 	// first, so that the directory never holds more than the quota.
 	src := set.source()
 	need := int64(len(header)) + 1 + src.size() + int64(src.count())
-	tmp := tempName(final)
+	tmp := store.TempName(final)
 	c, evicted, expired, err := o.roomFor(ctx, src, tmp, w.path, need)
 	for _, e := range expired {
 		o.emitExpired(context.WithoutCancel(ctx), e)
@@ -172,7 +137,7 @@ func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, no
 	committed := false
 	defer func() {
 		if !committed { // failed, or an FS panicked: never leak the room
-			o.release(tmp, c)
+			o.store.Release(tmp, c)
 		}
 	}()
 
@@ -191,11 +156,9 @@ func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, no
 	// The TTL runs from when the file is published, not from when the
 	// call began: a descriptor always has the whole TTL ahead of it,
 	// however long the write took.
-	expires := expiryStamp(time.Now().Add(o.cfg.TTL()))
-	if c, ok := o.opts.fs.(chtimesFS); ok && err == nil {
-		if err = c.Chtimes(tmp, now, expires); err != nil {
-			err = fmt.Errorf("lro: recording the file's expiry: %w", err)
-		}
+	expires := store.ExpiryStamp(time.Now().Add(o.cfg.TTL()))
+	if err == nil {
+		err = o.store.StampExpiry(tmp, now, expires)
 	}
 	if err == nil {
 		err = o.opts.fs.Rename(tmp, final)
@@ -206,8 +169,8 @@ func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, no
 		}
 		return w, err
 	}
-	c.room += handOver(src)
-	o.commit(tmp, final, c, n, ulid.Time(id.Time()), expires)
+	c.Room += handOver(src)
+	o.store.Commit(tmp, final, c, n, ulid.Time(id.Time()), expires)
 	committed = true
 	o.warmExtract(final)
 	w.bytes = n
@@ -227,16 +190,16 @@ type roomHolder interface {
 // which grows it by the difference, and waits for room only as the
 // oldest write in progress may (see mayWait). Others wait for room until
 // ctx ends.
-func (o *Offloader) roomFor(ctx context.Context, src recordSource, tmp, path string, need int64) (claim, []FileEvictedEvent, []FileExpiredEvent, error) {
+func (o *engine) roomFor(ctx context.Context, src recordSource, tmp, path string, need int64) (store.Claim, []FileEvictedEvent, []FileExpiredEvent, error) {
 	if h, ok := src.(roomHolder); ok {
 		if held := h.room(); held > 0 {
 			extra := max(need-held, 0)
-			evicted, expired, err := o.grow(ctx, tmp, h.holder(), path, extra, need)
-			return claim{extra, need}, evicted, expired, err
+			evicted, expired, err := o.store.Grow(ctx, tmp, h.holder(), path, extra, need)
+			return store.Claim{Room: extra, Disk: need}, evicted, expired, err
 		}
 	}
-	evicted, expired, err := o.reserve(ctx, tmp, path, need)
-	return claim{need, need}, evicted, expired, err
+	evicted, expired, err := o.store.Reserve(ctx, tmp, path, need)
+	return store.Claim{Room: need, Disk: need}, evicted, expired, err
 }
 
 // handOver moves the room src holds, if any, to the file just published

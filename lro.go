@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcplro/lro/internal/store"
 )
 
 // Detail is the detail level records are serialized at: it decides which
@@ -209,7 +211,20 @@ type JQRecipe struct {
 // An Offloader decides whether result sets stay inline or go to a file, and
 // deletes its files when their TTL has passed. It is safe for concurrent
 // use. Close it to stop the janitor.
+//
+// It is the host-neutral engine, whose methods it offers, and the mcp-go
+// adapter (the middleware*.go files), which keeps its own state apart:
+// nothing the engine holds or hands out refers to the Offloader, so a
+// program that uses only another host's adapter (package gosdk) links
+// none of mcp-go's code.
 type Offloader struct {
+	*engine
+	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_detect.go, middleware_task.go
+}
+
+// engine is the host-neutral core of an Offloader: everything but the
+// mcp-go adapter. Host adapters reach it through [Host].
+type engine struct {
 	cfg       Config
 	opts      options
 	templates *templates
@@ -218,17 +233,14 @@ type Offloader struct {
 	warming   sync.WaitGroup // warmExtract's goroutines, which Close waits for
 	resources atomic.Bool    // ServeResources was called (see ServesResources)
 	closed    atomic.Bool
-	proxies   proxySessions
 	warned    sync.Map     // tools whose large inline results were logged
-	wrapped   sync.Map     // task tools a wrapper of middleware_task.go serves
 	ownFS     bool         // the FS was made by New, and is closed by Close
 	records   *recordCache // lro_extract's decoded files
 	copies    localCopies  // lro_extract's local copies of a store's files: extract_copy.go
 	sessions  sessionBudget
 	metrics   *instruments
-	queries   queryCache // lro_extract's compiled recipes
-	files     fileIndex  // its files in the directory, the quota's tally: quota.go
-	storeLog  storeLog   // spaces out the log lines of a store's failures: fs_store.go
+	queries   queryCache   // lro_extract's compiled recipes
+	store     *store.Store // its files in the directory: names, quota, janitor
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -242,7 +254,7 @@ type Offloader struct {
 // or field is an error that names it. Unless [WithoutJanitor] is given,
 // New starts the janitor goroutine; [Offloader.Close] stops it.
 func New(cfg Config, opts ...Option) (*Offloader, error) {
-	o := &Offloader{opts: defaultOptions()}
+	o := &engine{opts: defaultOptions()}
 	for _, opt := range opts {
 		opt(&o.opts)
 	}
@@ -258,7 +270,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	}
 	o.cfg = cfg
 	if o.opts.fs == nil {
-		o.opts.fs = dirFSFor(cfg)
+		o.opts.fs = store.ForDir(cfg.OutputDir)
 		o.ownFS = true
 	}
 	if err := o.opts.checkPolicies(); err != nil {
@@ -277,34 +289,55 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 		cache = DefaultExtractCacheBytes
 	}
 	o.records = newRecordCache(cache)
+	o.store = store.New(store.Config{
+		FS:           o.opts.fs,
+		Name:         o.opts.dir.name,
+		Prefix:       cfg.FilePrefix,
+		TTL:          cfg.TTL(),
+		MaxDirBytes:  cfg.MaxDirBytes,
+		MaxFileBytes: o.opts.dir.maxFile,
+		MinFreeBytes: o.opts.dir.minFree,
+		Observer: store.Observer{
+			Logger:     o.opts.logger,
+			Expired:    o.emitExpired,
+			StoreError: o.metrics.storeError,
+		},
+	})
 	o.stop = make(chan struct{})
 	o.done = make(chan struct{})
 	if o.opts.janitor {
-		go o.runJanitor()
+		go func() {
+			defer close(o.done)
+			o.store.RunJanitor(o.stop)
+		}()
 	} else {
 		close(o.done)
 	}
-	return o, nil
+	return &Offloader{engine: o, mcpgo: &mcpGo{}}, nil
 }
 
 // Config returns the configuration the Offloader was built with, after
 // the environment and the defaults were applied. It is a copy: changing it
 // changes nothing.
-func (o *Offloader) Config() Config {
+func (o *engine) Config() Config {
 	c := o.cfg
 	c.Enabled = Bool(c.IsEnabled())
 	return c
 }
 
 // FS returns the directory the Offloader writes to.
-func (o *Offloader) FS() FS { return o.opts.fs }
+func (o *engine) FS() FS { return o.opts.fs }
+
+// Name returns the name this Offloader goes by in its directory: the one
+// given to [WithName], or the executable's base name.
+func (o *engine) Name() string { return o.store.Name() }
 
 // EstimateTokens estimates p with the Offloader's [Estimator].
-func (o *Offloader) EstimateTokens(p []byte) int { return o.opts.estimator.EstimateTokens(p) }
+func (o *engine) EstimateTokens(p []byte) int { return o.opts.estimator.EstimateTokens(p) }
 
 // Close stops the janitor and waits for it to return. Files already
 // written stay until a later janitor deletes them. Close is idempotent.
-func (o *Offloader) Close() error {
+func (o *engine) Close() error {
 	o.closeOnce.Do(func() {
 		o.closed.Store(true)
 		close(o.stop)
@@ -330,7 +363,7 @@ func (o *Offloader) Close() error {
 // Offload returns an error only for a set it cannot accept (an invalid
 // operation name or detail level, a record that is not JSON) or after
 // Close; a failed write is never an error.
-func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
+func (o *engine) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
 	return o.offload(ctx, []ResultSet{set}, nil, 0)
 }
 
@@ -340,7 +373,7 @@ func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error)
 // sectionSets. A single set is judged here against the threshold; the
 // caller of several has judged the whole result, and set each one's
 // Tokens.
-func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
+func (o *engine) offload(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
 	for i := range sets {
 		if err := o.accept(&sets[i]); err != nil {
 			return Outcome{}, err
@@ -366,7 +399,7 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *layout, be
 		if err != nil {
 			// All or none: a descriptor never points at half a result.
 			for _, f := range files {
-				if rerr := o.removeWritten(f); rerr != nil {
+				if rerr := o.store.RemoveWritten(f.name); rerr != nil {
 					err = errors.Join(err, fmt.Errorf("removing %s: %w", f.name, rerr))
 				}
 			}
@@ -399,11 +432,11 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *layout, be
 
 // accept refuses a set that cannot be offloaded at all, and fills in its
 // default detail level.
-func (o *Offloader) accept(set *ResultSet) error {
+func (o *engine) accept(set *ResultSet) error {
 	if o.closed.Load() {
 		return ErrClosed
 	}
-	if err := checkName(set.Operation); err != nil {
+	if err := store.CheckName(set.Operation); err != nil {
 		return fmt.Errorf("lro: invalid operation %q: %v", set.Operation, err)
 	}
 	if set.Detail == "" {
@@ -415,7 +448,7 @@ func (o *Offloader) accept(set *ResultSet) error {
 }
 
 // estimateRecords estimates the records as a JSON array would send them.
-func (o *Offloader) estimateRecords(src recordSource) int {
+func (o *engine) estimateRecords(src recordSource) int {
 	n := 0
 	if o.heuristic() {
 		_ = src.each(func(_ int, r *record) bool {
@@ -436,7 +469,7 @@ func (o *Offloader) estimateRecords(src recordSource) int {
 // the same pass (see checkRecords): their estimate then costs nothing
 // more than checking them, and writing them needs no other pass to check
 // them or to look for line breaks.
-func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
+func (o *engine) estimateSet(set *ResultSet) (int, recordChecks) {
 	if o.heuristic() && !set.Validated && o.cfg.IsEnabled() {
 		return checkRecords(set.source(), !set.Generic)
 	}
@@ -447,7 +480,7 @@ func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
 // were not to be (path is then empty), for the reason err: as many leading
 // records of each as fit the threshold together, sent inline, and a
 // warning. l and beside are as for offload.
-func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error) Outcome {
+func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error) Outcome {
 	tokens, count := 0, 0
 	for _, s := range sets {
 		tokens += s.Tokens
@@ -457,7 +490,7 @@ func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, 
 	// score) and carry other fields, and the warning goes with it; the
 	// budget covers all of it (the warning sized with count in place of
 	// the number kept, which has no more digits).
-	warn := o.EstimateTokens([]byte(o.fallbackWarning(err, count, count)))
+	warn := o.EstimateTokens([]byte(store.FallbackWarning(o.opts.fs, err, count, count)))
 	var kept []int
 	if l != nil {
 		kept = o.fit(l, beside+warn)
@@ -476,13 +509,13 @@ func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *layout, 
 		Tokens:    tokens,
 		Err:       err,
 	})
-	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: o.fallbackWarning(err, n, count), Err: err, kept: kept}
+	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: store.FallbackWarning(o.opts.fs, err, n, count), Err: err, kept: kept}
 }
 
 // overhead returns the tokens of the inline result of set besides its
 // records: what the result sends beside the document, and the document
 // without its records. Only a fallback needs it, so it is found only then.
-func (o *Offloader) overhead(set ResultSet) int {
+func (o *engine) overhead(set ResultSet) int {
 	t := set.beside
 	if set.doc != nil && !set.doc.items {
 		t += o.EstimateTokens(set.doc.truncated([]int{0}))
@@ -492,7 +525,7 @@ func (o *Offloader) overhead(set ResultSet) int {
 
 // leading returns how many of the first records, each as the result
 // sends it and with a separator, fit budget tokens.
-func (o *Offloader) leading(src recordSource, budget int) int {
+func (o *engine) leading(src recordSource, budget int) int {
 	used, kept := 0, 0
 	_ = src.each(func(i int, r *record) bool {
 		t := o.opts.estimator.EstimateTokens(r.sent) + 1 // and its separator
@@ -508,7 +541,7 @@ func (o *Offloader) leading(src recordSource, budget int) int {
 
 // describe builds the descriptor of a published file.
 // w.stats is what writing it learned of its records.
-func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, w written) *OffloadResponse {
+func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w written) *OffloadResponse {
 	path := w.path
 	sum := OffloadSummary{
 		Count:           set.count(),
@@ -542,7 +575,7 @@ func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, w w
 // guidanceFor renders the guidance of a descriptor of set, written as w;
 // section and sections name the field the file holds and how many others
 // there are, for a result that had several.
-func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
+func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
 	var largest int
 	if w.stats != nil && w.stats.largest > 4*o.cfg.ThresholdTokens {
 		largest = w.stats.largest // a record larger than the threshold: say so
@@ -564,7 +597,7 @@ func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, 
 // schemaAndRecipes returns the line schema and recipes of set: the
 // templates' for memories, inferred from the records otherwise (st
 // holds their shape).
-func (o *Offloader) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessage, []Recipe) {
+func (o *engine) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessage, []Recipe) {
 	if set.Generic {
 		return st.shape.schema(), st.shape.recipes()
 	}
@@ -575,8 +608,8 @@ func (o *Offloader) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessa
 // always for files in an object store, which no shell recipe can reach;
 // otherwise when the server handling the call has it (as its adapter told
 // Serve), or, outside a server, when AddExtractTool was called.
-func (o *Offloader) nativeGuidance(ctx context.Context) bool {
-	if isRemote(o.opts.fs) {
+func (o *engine) nativeGuidance(ctx context.Context) bool {
+	if store.IsRemote(o.opts.fs) {
 		return true
 	}
 	if native, ok := ctx.Value(nativeKey{}).(bool); ok {
@@ -585,7 +618,7 @@ func (o *Offloader) nativeGuidance(ctx context.Context) bool {
 	return o.native.Load()
 }
 
-func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
+func (o *engine) emitOffloaded(ctx context.Context, e OffloadEvent) {
 	o.metrics.offloaded(ctx, e)
 	if h := o.opts.hooks.OnOffload; h != nil {
 		h(e)
@@ -598,9 +631,9 @@ func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
 	}
 }
 
-func (o *Offloader) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
+func (o *engine) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 	o.metrics.writeFailed(ctx, e)
-	o.countStoreError(ctx, "offload", e.Err)
+	o.store.CountError(ctx, "offload", e.Err)
 	if h := o.opts.hooks.OnWriteFailed; h != nil {
 		h(e)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/adapt"
 )
 
 // Middleware returns mcp-go tool middleware that offloads large results of
@@ -101,27 +102,16 @@ func (o *Offloader) WidenTool(t mcp.Tool) mcp.Tool {
 // tools/list and on every tools/call (with the one tool called), on the
 // server's own values: it changes copies.
 func (o *Offloader) filterTools(_ context.Context, tools []mcp.Tool) []mcp.Tool {
-	var out []mcp.Tool // made at the first tool changed
-	for i, t := range tools {
-		if o.widens(t.Name) {
-			if schema := outputSchemaOf(t); schema != nil {
-				if w := widened(schema); !bytes.Equal(w, schema) {
-					if out == nil {
-						out = append(make([]mcp.Tool, 0, len(tools)), tools[:i]...)
-					}
-					out = append(out, withOutputSchema(t, w))
-					continue
-				}
-			}
+	return adapt.Replaced(tools, func(t mcp.Tool) (mcp.Tool, bool) {
+		if !o.widens(t.Name) { // first: the schema of a typed tool costs a marshal
+			return t, false
 		}
-		if out != nil {
-			out = append(out, t)
+		schema := outputSchemaOf(t)
+		if w := o.Host().ListedOutputSchema(t.Name, schema); !bytes.Equal(w, schema) {
+			return withOutputSchema(t, w), true
 		}
-	}
-	if out == nil {
-		return tools
-	}
-	return out
+		return t, false
+	})
 }
 
 // outputSchemaOf returns the output schema of t as JSON, or nil.

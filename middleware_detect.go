@@ -10,9 +10,15 @@ import (
 	"github.com/mcplro/lro/host"
 )
 
-// proxySessions remembers the sessions whose initialize request said
-// clientInfo.proxy = true (the only place an older client says it).
-type proxySessions struct{ ids sync.Map }
+// mcpGo is the mcp-go adapter's own state, which the engine knows
+// nothing of.
+type mcpGo struct {
+	// proxies remembers the sessions whose initialize request said
+	// clientInfo.proxy = true (the only place an older client says it).
+	proxies sync.Map
+	// wrapped holds the task tools a wrapper of middleware_task.go serves.
+	wrapped sync.Map
+}
 
 // AddHooks registers on h what the Offloader needs to see in raw requests:
 // the initialize request of a proxy client, whose clientInfo.proxy field
@@ -30,12 +36,12 @@ func (o *Offloader) AddHooks(h *server.Hooks) {
 			return nil
 		}
 		if s := server.ClientSessionFromContext(ctx); s != nil && s.SessionID() != "" {
-			o.proxies.ids.Store(s.SessionID(), true)
+			o.mcpgo.proxies.Store(s.SessionID(), true)
 		}
 		return nil
 	})
 	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
-		o.proxies.ids.Delete(s.SessionID())
+		o.mcpgo.proxies.Delete(s.SessionID())
 		o.EndSession(s.SessionID())
 	})
 }
@@ -80,6 +86,6 @@ func (o *Offloader) IsProxyClient(ctx context.Context, req mcp.CallToolRequest) 
 	if ws, ok := s.(server.SessionWithClientInfo); ok && host.ProxyAnnounced(nil, ws.GetClientCapabilities().Experimental) {
 		return true
 	}
-	_, ok := o.proxies.ids.Load(s.SessionID())
+	_, ok := o.mcpgo.proxies.Load(s.SessionID())
 	return ok
 }

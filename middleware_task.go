@@ -49,12 +49,12 @@ func (o *Offloader) WrapTask(policy ToolPolicy, next server.TaskToolHandlerFunc)
 // before the handler, so the record exists by the time tasks/result,
 // which waits for the handler, can return its result.
 func (o *Offloader) markTaskWrapped(tool string) {
-	o.wrapped.LoadOrStore(tool, true)
+	o.mcpgo.wrapped.LoadOrStore(tool, true)
 }
 
 // isTaskWrapped reports whether a wrapper has served tool.
 func (o *Offloader) isTaskWrapped(tool string) bool {
-	_, ok := o.wrapped.Load(tool)
+	_, ok := o.mcpgo.wrapped.Load(tool)
 	return ok
 }
 

@@ -3,6 +3,7 @@ package lro
 import (
 	"time"
 
+	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
 )
 
@@ -11,9 +12,9 @@ import (
 // of that name have: for tests that plant such files.
 func ULIDOf(name string, t time.Time) ulid.ULID {
 	if name == "" {
-		name = defaultName()
+		name = store.DefaultName()
 	}
-	id, err := idFor(tagOf(name), t)
+	id, err := store.IDFor(name, t)
 	if err != nil {
 		panic(err) // crypto/rand does not fail
 	}
@@ -22,16 +23,11 @@ func ULIDOf(name string, t time.Time) ulid.ULID {
 
 // Usage returns the bytes the quota counts for o: its files and those
 // being written.
-func Usage(o *Offloader) int64 { return o.usage() }
+func Usage(o *Offloader) int64 { return o.store.Usage() }
 
 // Reserved returns the bytes promised to files being written, which every
 // write gives back when it ends.
-func Reserved(o *Offloader) int64 {
-	x := o.index()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.reserved
-}
+func Reserved(o *Offloader) int64 { return o.store.Reserved() }
 
 // ListenStdio serves ss on in and out as ServeStdio does, with at most
 // limit requests but tools/call in flight.

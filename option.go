@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/internal/textlines"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -53,15 +54,6 @@ type dirLimits struct {
 	minFree   int64 // the free-space reserve; -1: a share of the file system
 }
 
-// The default free-space reserve (see [WithMinFreeBytes]) is
-// defaultMinFreePercent of the file system, at most defaultMinFreeMax: in
-// the manner of journald's SystemKeepFree, a share of a small file system
-// (a 512 MiB tmpfs keeps 25 MiB) and a fixed amount of a large one.
-const (
-	defaultMinFreePercent = 5
-	defaultMinFreeMax     = 1 << 30
-)
-
 // orDefault applies the rule of options to n: zero is def, negative none
 // (0).
 func orDefault(n, def int64) int64 {
@@ -78,7 +70,7 @@ func orDefault(n, def int64) int64 {
 func (o *options) resolve() {
 	o.dir.name = o.name
 	if o.dir.name == "" {
-		o.dir.name = defaultName()
+		o.dir.name = store.DefaultName()
 	}
 	o.dir.maxFile = orDefault(o.maxFileBytes, DefaultMaxFileBytes)
 	o.dir.maxResult = orDefault(o.maxResultBytes, o.dir.maxFile)
@@ -95,14 +87,6 @@ func (d dirLimits) fileCap() int64 { return d.maxFile }
 
 // resultCap returns the cap on a result's size, 0 for none.
 func (d dirLimits) resultCap() int64 { return d.maxResult }
-
-// reserve returns the bytes to keep free on a file system of total bytes.
-func (d dirLimits) reserve(total int64) int64 {
-	if d.minFree < 0 {
-		return min(total/100*defaultMinFreePercent, defaultMinFreeMax)
-	}
-	return d.minFree
-}
 
 func defaultOptions() options {
 	return options{
@@ -151,7 +135,15 @@ func WithHooks(h Hooks) Option {
 }
 
 // WithLogger logs events to l: offloads at Info, write failures at Warn,
-// expired files at Debug. By default nothing is logged.
+// expired files at Debug. By default events are not logged.
+//
+// Three notices that a guarantee is weaker than the configuration
+// suggests are never silent: without a logger they go to slog.Default().
+// They are: a tool's result over the threshold sent inline (once per
+// tool and reason, at Warn), a lro_extract query run without a worker
+// process or refused for want of one (at most once a minute, at Warn; in
+// process by ExtractLimits.InProcess, once at Info), and, once, which
+// program the worker processes run when it is this executable (at Info).
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
@@ -326,7 +318,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 func (o *options) checkPolicies() error {
 	check := func(tool string, p ToolPolicy) error {
 		if p.Operation != "" {
-			if err := checkName(p.Operation); err != nil {
+			if err := store.CheckName(p.Operation); err != nil {
 				return fmt.Errorf("lro: tool %s: invalid operation %q: %v", tool, p.Operation, err)
 			}
 		}

@@ -191,7 +191,7 @@ func (h Host) ListedOutputSchema(tool string, schema json.RawMessage) json.RawMe
 }
 
 // widens reports whether the listed output schema of tool is widened.
-func (o *Offloader) widens(tool string) bool {
+func (o *engine) widens(tool string) bool {
 	p, ok := o.policyFor(tool)
 	return ok && o.cfg.IsEnabled() && !p.SkipOutputSchema
 }

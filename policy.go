@@ -82,7 +82,7 @@ func (p ToolPolicy) operationFor(tool string) string {
 }
 
 // policyFor returns the policy of tool, if it has one.
-func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
+func (o *engine) policyFor(tool string) (ToolPolicy, bool) {
 	if tool == ExtractToolName {
 		return ToolPolicy{}, false // no references to references
 	}
@@ -139,7 +139,7 @@ func looksLikeMemories(src recordSource) bool {
 // genericFallback returns the operation of a detecting policy's records
 // when they are not memories: the WithAnyTool policy's operation if it
 // names one, else the tool's own name.
-func (o *Offloader) genericFallback(tool string) string {
+func (o *engine) genericFallback(tool string) string {
 	if p := o.opts.anyTool; p != nil && p.Operation != "" {
 		return p.Operation
 	}

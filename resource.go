@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/internal/textlines"
 	"github.com/oklog/ulid/v2"
 )
@@ -103,7 +104,7 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 	f, err := o.openOffload(name)
 	if err != nil {
 		err = o.resourceOpenError(uri, name, err)
-		o.storeFailed(ctx, "resources/read", err)
+		o.store.Failed(ctx, "resources/read", err)
 		return host.ResourceContents{}, err
 	}
 	defer f.Close()
@@ -119,10 +120,10 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 	} else {
 		c, err = o.readRange(ctx, uri, f, rng, limit, lim, ticket)
 	}
-	var se *storeError
+	var se *store.Error
 	switch {
 	case errors.As(err, &se):
-		o.storeFailed(ctx, "resources/read", err)
+		o.store.Failed(ctx, "resources/read", err)
 		return host.ResourceContents{}, err
 	case errors.Is(err, context.DeadlineExceeded):
 		return host.ResourceContents{}, fmt.Errorf("lro: reading %s took longer than %s and was stopped; read fewer lines", uri, lim.Timeout)
@@ -133,7 +134,7 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 }
 
 // readWhole returns the whole file f, of at most limit bytes.
-func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
+func (o *engine) readWhole(ctx context.Context, uri, name string, f *offloadFile, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
 	if f.size > limit {
 		return host.ResourceContents{}, o.tooLarge(ctx, uri, name, f.size, limit)
 	}
@@ -166,7 +167,7 @@ func (o *Offloader) readWhole(ctx context.Context, uri, name string, f *offloadF
 }
 
 // readRange returns the lines of f in rng, at most limit bytes of them.
-func (o *Offloader) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
+func (o *engine) readRange(ctx context.Context, uri string, f *offloadFile, rng textlines.Range, limit int64, lim ExtractLimits, ticket *admitted) (host.ResourceContents, error) {
 	if err := extractCalls.reserve(ticket, limit+textlines.BufSize, lim.MaxCallBytes); err != nil {
 		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}
@@ -196,12 +197,12 @@ const resourceChunk = 256 << 10
 // resourceLink returns the link to the offloaded file at path, of size
 // bytes, holding lines of text when text is set; nil when this Offloader
 // does not serve resources (see [Host.ServeResources]).
-func (o *Offloader) resourceLink(path string, size int64, text bool) *host.ResourceLink {
+func (o *engine) resourceLink(path string, size int64, text bool) *host.ResourceLink {
 	if !o.Host().ServesResources() {
 		return nil
 	}
 	name := path[strings.LastIndexAny(path, `/\`)+1:]
-	if _, _, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp || o.opts.fs.Path(name) != path {
+	if _, _, temp, ok := store.ParseFileName(o.cfg.FilePrefix, name); !ok || temp || o.opts.fs.Path(name) != path {
 		return nil
 	}
 	uri := resourceRoot + name
@@ -232,7 +233,7 @@ func (h Host) ServesResources() bool {
 // decodes nothing: a name of this Offloader holds only letters, digits,
 // '_', '-' and '.', so any other character (an escape, a slash, a NUL)
 // makes the URI one it did not make.
-func (o *Offloader) parseResourceURI(uri string) (name string, rng textlines.Range, ranged bool, err error) {
+func (o *engine) parseResourceURI(uri string) (name string, rng textlines.Range, ranged bool, err error) {
 	if len(uri) > maxResourceURI {
 		return "", rng, false, fmt.Errorf("%w: the URI is %d bytes long, longer than any this server makes (%s{name})", ErrResourceNotFound, len(uri), resourceRoot)
 	}
@@ -241,7 +242,7 @@ func (o *Offloader) parseResourceURI(uri string) (name string, rng textlines.Ran
 		return "", rng, false, fmt.Errorf("%w: %s is not an offloaded file's URI (%s{name})", ErrResourceNotFound, quoteURI(uri), resourceRoot)
 	}
 	name, text, ranged := strings.Cut(rest, resourceLines)
-	if _, id, temp, ok := parseFileName(o.cfg.FilePrefix, name); !ok || temp || !o.owns(id) {
+	if _, id, temp, ok := store.ParseFileName(o.cfg.FilePrefix, name); !ok || temp || !o.store.Owns(id) {
 		return "", rng, false, fmt.Errorf("%w: %s does not name an offloaded file of this server (%s%s-{operation}-{ULID}.jsonl)", ErrResourceNotFound, quoteURI(uri), resourceRoot, o.cfg.FilePrefix)
 	}
 	if ranged {
@@ -264,11 +265,11 @@ func quoteURI(s string) string {
 }
 
 // resourceOpenError explains why the file of uri could not be opened.
-func (o *Offloader) resourceOpenError(uri, name string, err error) error {
+func (o *engine) resourceOpenError(uri, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("lro: cannot read %s: %w", uri, err)
 	}
-	_, id, _, _ := parseFileName(o.cfg.FilePrefix, name)
+	_, id, _, _ := store.ParseFileName(o.cfg.FilePrefix, name)
 	if time.Since(ulid.Time(id.Time())) >= o.cfg.TTL() {
 		return fmt.Errorf("%w: %s has expired: offloaded files are deleted %s after they are written; call the original tool again for a fresh result", ErrResourceNotFound, uri, o.cfg.TTL())
 	}
@@ -278,7 +279,7 @@ func (o *Offloader) resourceOpenError(uri, name string, err error) error {
 // tooLarge explains that the file of uri is over the read limit, and how
 // to read it anyway: by lines, or with lro_extract when the server has it
 // (as the host adapter told through the context) or may have it.
-func (o *Offloader) tooLarge(ctx context.Context, uri, name string, size, limit int64) error {
+func (o *engine) tooLarge(ctx context.Context, uri, name string, size, limit int64) error {
 	extract := ""
 	switch native, known := ctx.Value(nativeKey{}).(bool); {
 	case native || !known && o.native.Load():
@@ -306,4 +307,4 @@ func sniffMIME[T string | []byte](p T) string {
 }
 
 // resourceMaxBytes returns the read limit.
-func (o *Offloader) resourceMaxBytes() int64 { return o.opts.resourceMaxBytes }
+func (o *engine) resourceMaxBytes() int64 { return o.opts.resourceMaxBytes }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/store"
 )
 
 // FuzzReadResource reads arbitrary URIs and line ranges of a directory that
@@ -25,8 +27,8 @@ func FuzzReadResource(f *testing.F) {
 	if err := os.WriteFile(secret, []byte("SECRET line one\nSECRET line two\n"), 0o600); err != nil {
 		f.Fatal(err)
 	}
-	symlink := fileName(o.cfg.FilePrefix, "sym", ourID(o, time.Now()))
-	hardlink := fileName(o.cfg.FilePrefix, "hard", ourID(o, time.Now()))
+	symlink := store.FileName(o.cfg.FilePrefix, "sym", ourID(o, time.Now()))
+	hardlink := store.FileName(o.cfg.FilePrefix, "hard", ourID(o, time.Now()))
 	other := "other-tickets-" + ourID(o, time.Now()).String() + ".jsonl"
 	_ = os.Symlink(secret, filepath.Join(dir, symlink))
 	_ = os.Link(secret, filepath.Join(dir, hardlink))

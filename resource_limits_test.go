@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,7 @@ import (
 // read.
 func TestReadResourceFileLimit(t *testing.T) {
 	o := resourceOffloader(t)
-	name := fileName(o.cfg.FilePrefix, "big", ourID(o, time.Now()))
+	name := store.FileName(o.cfg.FilePrefix, "big", ourID(o, time.Now()))
 	f, err := os.OpenFile(o.opts.fs.Path(name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	require.NoError(t, err)
 	if err := f.Truncate(50 << 30); err != nil {
@@ -96,7 +97,7 @@ func (f slowFile) Read(p []byte) (int, error) {
 func TestReadResourceDeadline(t *testing.T) {
 	m := lrotest.NewMemFS("/mem")
 	o := resourceOffloader(t, WithFS(slowFS{m}), WithResourceMaxBytes(4<<20), WithExtractLimits(ExtractLimits{Timeout: 200 * time.Millisecond}))
-	name := fileName(o.cfg.FilePrefix, "slow", ourID(o, time.Now()))
+	name := store.FileName(o.cfg.FilePrefix, "slow", ourID(o, time.Now()))
 	m.WriteFile(name, []byte(strings.Repeat(`{"id":1,"title":"a record of about sixty bytes, to be read"}`+"\n", 16<<10))) // 1 MB: 64 slow reads
 	for _, uri := range []string{resourceRoot + name, resourceRoot + name + "/lines/10000-"} {
 		start := time.Now()
@@ -115,7 +116,7 @@ func TestReadResourceRefusesHardLink(t *testing.T) {
 	dir := filepath.Dir(o.opts.fs.Path("x"))
 	secret := filepath.Join(t.TempDir(), "secret")
 	require.NoError(t, os.WriteFile(secret, []byte("the secret\n"), 0o600))
-	name := fileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
+	name := store.FileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
 	if err := os.Link(secret, filepath.Join(dir, name)); err != nil {
 		t.Skipf("no hard links from the temporary directory: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/internal/textlines"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/oklog/ulid/v2"
@@ -57,7 +58,7 @@ func uriOf(path string) string { return resourceRoot + filepath.Base(path) }
 
 func TestParseResourceURI(t *testing.T) {
 	o := resourceOffloader(t)
-	name := fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now()))
+	name := store.FileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now()))
 	good := map[string]struct {
 		rng    textlines.Range
 		ranged bool
@@ -75,7 +76,7 @@ func TestParseResourceURI(t *testing.T) {
 			assert.Equal(t, want.ranged, ranged)
 		}
 	}
-	other := fileName("other", "recall", ulid.Make())
+	other := store.FileName("other", "recall", ulid.Make())
 	bad := []string{
 		"",
 		"lro://files/",
@@ -86,7 +87,7 @@ func TestParseResourceURI(t *testing.T) {
 		"lro://files/./" + name,
 		"lro://files//" + name,
 		"lro://files/" + other,
-		"lro://files/" + tempName(name),
+		"lro://files/" + store.TempName(name),
 		"lro://files/" + name + "/",
 		"lro://files/" + name + "?x=1",
 		"lro://files/" + name + "#frag",
@@ -216,13 +217,13 @@ func TestReadResourceRefuses(t *testing.T) {
 	path, _ := offloadTickets(t, o, 50)
 
 	// Gone, and expired.
-	gone := fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now()))
+	gone := store.FileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now()))
 	_, err := o.Host().ReadResource(ctx, resourceRoot+gone)
 	assert.ErrorIs(t, err, ErrResourceNotFound)
 	assert.ErrorContains(t, err, "no longer exists")
-	old, err := idFor(tagOf(o.Name()), time.Now().Add(-48*time.Hour))
+	old, err := store.IDFor(o.Name(), time.Now().Add(-48*time.Hour))
 	require.NoError(t, err)
-	_, err = o.Host().ReadResource(ctx, resourceRoot+fileName(o.cfg.FilePrefix, "recall", old))
+	_, err = o.Host().ReadResource(ctx, resourceRoot+store.FileName(o.cfg.FilePrefix, "recall", old))
 	assert.ErrorIs(t, err, ErrResourceNotFound)
 	assert.ErrorContains(t, err, "has expired")
 
@@ -231,7 +232,7 @@ func TestReadResourceRefuses(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	require.NoError(t, os.WriteFile(secret, []byte("secret\n"), 0o600))
 	for _, target := range []string{path, secret} {
-		link := fileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
+		link := store.FileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Skipf("no symbolic links: %v", err)
 		}
@@ -242,11 +243,11 @@ func TestReadResourceRefuses(t *testing.T) {
 	}
 
 	// A directory, and a FIFO, which must not hang the read.
-	d := fileName(o.cfg.FilePrefix, "dir", ourID(o, time.Now()))
+	d := store.FileName(o.cfg.FilePrefix, "dir", ourID(o, time.Now()))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o700))
 	_, err = o.Host().ReadResource(ctx, resourceRoot+d)
 	assert.ErrorContains(t, err, "not a regular file")
-	fifo := fileName(o.cfg.FilePrefix, "fifo", ourID(o, time.Now()))
+	fifo := store.FileName(o.cfg.FilePrefix, "fifo", ourID(o, time.Now()))
 	if err := mkfifo(filepath.Join(dir, fifo)); !errors.Is(err, errors.ErrUnsupported) {
 		require.NoError(t, err)
 		done := make(chan error, 1)
@@ -274,8 +275,8 @@ func TestReadResourceRefuses(t *testing.T) {
 func TestOpenResourceOnDirFS(t *testing.T) {
 	// The directory FS opens an offloaded file, and says when it is gone.
 	o := resourceOffloader(t)
-	d := o.opts.fs.(*dirFS)
-	name := fileName(o.cfg.FilePrefix, "x", ourID(o, time.Now()))
+	d := o.opts.fs
+	name := store.FileName(o.cfg.FilePrefix, "x", ourID(o, time.Now()))
 	require.NoError(t, os.WriteFile(d.Path(name), []byte("{}\n"), 0o600))
 	f, err := o.openOffload(name)
 	require.NoError(t, err)
@@ -292,7 +293,7 @@ func TestReadResourceMemFS(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(data), c.Text)
 
-	link := fileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
+	link := store.FileName(o.cfg.FilePrefix, "link", ourID(o, time.Now()))
 	m.Symlink(link)
 	_, err = o.Host().ReadResource(context.Background(), resourceRoot+link)
 	assert.ErrorContains(t, err, "not a regular file")
@@ -304,7 +305,7 @@ func TestResourceLink(t *testing.T) {
 	o, err := New(cfg, WithoutJanitor())
 	require.NoError(t, err)
 	defer o.Close()
-	path := o.opts.fs.Path(fileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now())))
+	path := o.opts.fs.Path(store.FileName(o.cfg.FilePrefix, "recall", ourID(o, time.Now())))
 
 	assert.Nil(t, o.resourceLink(path, 100, false), "no link before the server serves resources")
 	tmpls := o.Host().ServeResources()
@@ -340,7 +341,7 @@ func TestResourceMaxBytesOption(t *testing.T) {
 
 // ourID returns a ULID for t carrying o's name tag, as o's own files have.
 func ourID(o *Offloader, t time.Time) ulid.ULID {
-	id, err := idFor(tagOf(o.Name()), t)
+	id, err := store.IDFor(o.Name(), t)
 	if err != nil {
 		panic(err)
 	}

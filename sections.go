@@ -34,7 +34,7 @@ const (
 // the call's operation, the others under the operation and their path.
 // beside is the estimate of what the result sends next to the sets (small
 // texts kept inline), which an inline fallback must leave room for.
-func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens, beside int, policy ToolPolicy, tool string) []ResultSet {
+func (o *engine) sectionSets(base ResultSet, l *layout, tokens, beside int, policy ToolPolicy, tool string) []ResultSet {
 	sets := make([]ResultSet, len(l.sections))
 	for i := range l.sections {
 		s := &l.sections[i]
@@ -68,7 +68,7 @@ func (o *Offloader) sectionSets(base ResultSet, l *layout, tokens, beside int, p
 // lists the other sections and their files. Memories alone keep to the
 // specification's descriptor: their field ("results") says nothing a
 // model needs.
-func (o *Offloader) describeSections(ctx context.Context, resp *OffloadResponse, sets []ResultSet, l *layout, total int, files []written) {
+func (o *engine) describeSections(ctx context.Context, resp *OffloadResponse, sets []ResultSet, l *layout, total int, files []written) {
 	if len(sets) == 1 {
 		if sets[0].Generic {
 			resp.Section = l.sections[0].name()
@@ -88,7 +88,7 @@ func (o *Offloader) describeSections(ctx context.Context, resp *OffloadResponse,
 
 // sectionRecipes returns the line schema and first recipes of a section
 // other than the first.
-func (o *Offloader) sectionRecipes(set ResultSet, w written) (json.RawMessage, []JQRecipe) {
+func (o *engine) sectionRecipes(set ResultSet, w written) (json.RawMessage, []JQRecipe) {
 	schema, recipes := o.schemaAndRecipes(set, w.stats)
 	return schema, shellRecipes(recipes[:min(len(recipes), sectionRecipes)], w.path)
 }

@@ -76,13 +76,13 @@ func (s *sessionBudget) end(session string) {
 // EndSession forgets what the session budget counted for session, when
 // the MCP session ends. The adapters of this module call it; an adapter
 // for another host should too (the state is bounded regardless).
-func (o *Offloader) EndSession(session string) { o.sessions.end(session) }
+func (o *engine) EndSession(session string) { o.sessions.end(session) }
 
 // mustOffload reports whether a result of tokens that would go inline
 // must be offloaded instead, because the session's inline results would
 // pass Config.SessionBudgetTokens; otherwise it charges them.
 // delivery is the call's delivery (see deliveryOf).
-func (o *Offloader) mustOffload(call host.Call, tokens int, delivery func() DeliveryChoice) bool {
+func (o *engine) mustOffload(call host.Call, tokens int, delivery func() DeliveryChoice) bool {
 	budget := o.cfg.SessionBudgetTokens
 	if budget <= 0 || call.Session == "" || tokens <= 0 {
 		return false
@@ -93,7 +93,7 @@ func (o *Offloader) mustOffload(call host.Call, tokens int, delivery func() Deli
 // pointerTokens is the size of what replaces an offloaded result under
 // the call's delivery, about: a result no larger stays inline, since
 // offloading it would not save anything.
-func (o *Offloader) pointerTokens(d DeliveryChoice) int {
+func (o *engine) pointerTokens(d DeliveryChoice) int {
 	switch d.Mode {
 	case DeliveryCompact:
 		return compactBudgetTokens

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/store"
 )
 
 // A spool takes room from the quota ahead of what it writes, in steps
@@ -33,29 +34,29 @@ const (
 // object store, which cannot read back a file before it is published, it
 // is a private file of the system's temporary directory instead.
 type spool struct {
-	o       *Offloader
+	o       *engine
 	fs      FS     // where it is: the Offloader's, or local scratch
 	name    string // temporary name in fs
 	path    string
 	f       File
 	w       *bufio.Writer
-	n       int    // records
-	bytes   int64  // of the records, without line breaks
-	claim   claim  // what it took of the quota and the disk
-	scratch string // the private directory of a local spool, removed with it
+	n       int         // records
+	bytes   int64       // of the records, without line breaks
+	claim   store.Claim // what it took of the quota and the disk
+	scratch string      // the private directory of a local spool, removed with it
 	compact bytes.Buffer
 }
 
 // newSpool creates an empty spool. Its first room may wait for writes in
 // progress to end, until ctx ends; it grows without waiting.
-func (o *Offloader) newSpool(ctx context.Context) (*spool, error) {
-	id, err := o.newID(time.Now())
+func (o *engine) newSpool(ctx context.Context) (*spool, error) {
+	id, err := o.store.NewID(time.Now())
 	if err != nil {
 		return nil, err
 	}
-	final := fileName(o.cfg.FilePrefix, "spool", id)
-	s := &spool{o: o, fs: o.opts.fs, name: tempName(final), path: o.opts.fs.Path(final)}
-	if isRemote(o.opts.fs) {
+	final := store.FileName(o.cfg.FilePrefix, "spool", id)
+	s := &spool{o: o, fs: o.opts.fs, name: store.TempName(final), path: o.opts.fs.Path(final)}
+	if store.IsRemote(o.opts.fs) {
 		dir, err := os.MkdirTemp("", "lro-spool-")
 		if err != nil {
 			return nil, err
@@ -81,10 +82,10 @@ func (s *spool) take(ctx context.Context, need int64) error {
 		expired []FileExpiredEvent
 		err     error
 	)
-	if s.claim.disk == 0 {
-		evicted, expired, err = s.o.reserve(ctx, s.name, s.path, need)
+	if s.claim.Disk == 0 {
+		evicted, expired, err = s.o.store.Reserve(ctx, s.name, s.path, need)
 	} else {
-		evicted, expired, err = s.o.grow(ctx, s.name, s.name, s.path, need, need)
+		evicted, expired, err = s.o.store.Grow(ctx, s.name, s.name, s.path, need, need)
 	}
 	ctx = context.Background() // the events are owed even to a call that ended
 	for _, e := range expired {
@@ -94,8 +95,8 @@ func (s *spool) take(ctx context.Context, need int64) error {
 		s.o.emitEvicted(ctx, e)
 	}
 	if err == nil {
-		s.claim.room += need
-		s.claim.disk += need
+		s.claim.Room += need
+		s.claim.Disk += need
 	}
 	return err
 }
@@ -114,9 +115,9 @@ func (s *spool) add(ctx context.Context, rec []byte) error {
 	if c := s.o.opts.dir.fileCap(); c > 0 && size > c {
 		return fmt.Errorf("%w: the streamed records passed %d bytes", ErrFileTooLarge, c)
 	}
-	if size > s.claim.disk && s.scratch == "" {
-		step := min(max(s.claim.disk, spoolMinStep), spoolMaxStep)
-		if err := s.take(ctx, max(step, size-s.claim.disk)); err != nil {
+	if size > s.claim.Disk && s.scratch == "" {
+		step := min(max(s.claim.Disk, spoolMinStep), spoolMaxStep)
+		if err := s.take(ctx, max(step, size-s.claim.Disk)); err != nil {
 			return err
 		}
 	}
@@ -158,8 +159,8 @@ func (s *spool) discard() error {
 		}
 		return errors.Join(err, os.RemoveAll(s.scratch))
 	}
-	s.o.release(s.name, s.claim)
-	s.claim = claim{}
+	s.o.store.Release(s.name, s.claim)
+	s.claim = store.Claim{}
 	return err
 }
 
@@ -181,7 +182,7 @@ func (s *spoolRecords) room() int64 {
 	if s.sp == nil {
 		return 0
 	}
-	return s.sp.claim.room
+	return s.sp.claim.Room
 }
 
 // holder is the spool's temporary name, whose claim the final file extends.
@@ -192,7 +193,7 @@ func (s *spoolRecords) holder() string { return s.sp.name }
 // served: the free-space reserve counts them until then.
 func (s *spoolRecords) handOver() {
 	if s.sp != nil {
-		s.sp.claim.room = 0
+		s.sp.claim.Room = 0
 	}
 }
 

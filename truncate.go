@@ -123,7 +123,7 @@ func writeArray[E ~[]byte](b *bytes.Buffer, els []E) {
 // fallback keeps: what the document sends besides the sections comes
 // first, and the rest of the threshold is shared between the sections in
 // proportion to their size.
-func (o *Offloader) fit(l *layout, extraTokens int) []int {
+func (o *engine) fit(l *layout, extraTokens int) []int {
 	kept := make([]int, len(l.sections))
 	budget := o.cfg.ThresholdTokens - extraTokens
 	if !l.items {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/adapt"
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -231,29 +232,21 @@ func (a *adapter) learn(tools []*mcp.Tool) {
 // [lro.Host.ListedOutputSchema]. The tools are the server's own: a
 // tool that changes is a copy, in a new slice.
 func widen(off *lro.Offloader, tools []*mcp.Tool) []*mcp.Tool {
-	var out []*mcp.Tool // made at the first tool changed
-	for i, t := range tools {
-		if t != nil && t.OutputSchema != nil {
-			if schema, err := json.Marshal(t.OutputSchema); err == nil {
-				if w := off.Host().ListedOutputSchema(t.Name, schema); !bytes.Equal(w, schema) {
-					if out == nil {
-						out = append(make([]*mcp.Tool, 0, len(tools)), tools[:i]...)
-					}
-					c := *t
-					c.OutputSchema = w
-					out = append(out, &c)
-					continue
-				}
-			}
+	return adapt.Replaced(tools, func(t *mcp.Tool) (*mcp.Tool, bool) {
+		if t == nil || t.OutputSchema == nil {
+			return t, false
 		}
-		if out != nil {
-			out = append(out, t)
+		schema, err := json.Marshal(t.OutputSchema)
+		if err != nil {
+			return t, false
 		}
-	}
-	if out == nil {
-		return tools
-	}
-	return out
+		if w := off.Host().ListedOutputSchema(t.Name, schema); !bytes.Equal(w, schema) {
+			c := *t
+			c.OutputSchema = w
+			return &c, true
+		}
+		return t, false
+	})
 }
 
 // fromSDK views an SDK result in the host-neutral form.

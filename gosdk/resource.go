@@ -39,8 +39,12 @@ func readResource(ctx context.Context, off *lro.Offloader, req *mcp.ReadResource
 	case errors.Is(err, lro.ErrResourceNotFound):
 		// The SDK's code for a resource not found, with the message
 		// saying why (ResourceNotFoundError's is only "Resource not
-		// found").
+		// found"). CodeResourceNotFound is deprecated for
+		// jsonrpc.CodeInvalidParams, but it is the code the SDK's own
+		// ResourceNotFoundError sends, which a GODEBUG setting of the SDK
+		// turns back to -32002: reading it keeps this answer the SDK's.
 		data, _ := json.Marshal(map[string]string{"uri": uri})
+		//lint:ignore SA1019 the SDK's own current code for a resource not found (see above)
 		return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: err.Error(), Data: data}
 	case errors.Is(err, lro.ErrResourceTooLarge):
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}

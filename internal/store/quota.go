@@ -1,4 +1,4 @@
-package lro
+package store
 
 import (
 	"container/heap"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -58,11 +57,11 @@ type indexEntry struct {
 	pos     int    // in byExpiry
 }
 
-// index returns the Offloader's fileIndex, set up on first use.
-func (o *Offloader) index() *fileIndex {
-	x := &o.files
+// index returns the Store's fileIndex, set up on first use.
+func (s *Store) index() *fileIndex {
+	x := &s.files
 	x.once.Do(func() {
-		x.name = o.opts.dir.name
+		x.name = s.name
 		x.tag = tagOf(x.name)
 		x.freed = make(chan struct{})
 		x.files = make(map[string]*indexEntry)
@@ -116,8 +115,8 @@ type diskReading struct {
 }
 
 // readDisk reads the free space, when the FS can tell.
-func (o *Offloader) readDisk() diskReading {
-	ds, ok := o.opts.fs.(diskSpaceFS)
+func (s *Store) readDisk() diskReading {
+	ds, ok := s.fs.(diskSpaceFS)
 	if !ok {
 		return diskReading{}
 	}
@@ -131,11 +130,11 @@ func (o *Offloader) readDisk() diskReading {
 // checkRoom refuses a file of need bytes that is over the per-file cap or
 // larger than the quota itself. None of these is helped by evicting
 // anything.
-func (o *Offloader) checkRoom(need int64) error {
-	if c := o.opts.dir.fileCap(); c > 0 && need > c {
+func (s *Store) checkRoom(need int64) error {
+	if c := s.maxFile; c > 0 && need > c {
 		return fmt.Errorf("%w: the file would be %d bytes and the cap is %d", ErrFileTooLarge, need, c)
 	}
-	if q := o.cfg.MaxDirBytes; q > 0 && need > q {
+	if q := s.quota; q > 0 && need > q {
 		return fmt.Errorf("%w: the file would be %d bytes, more than the whole quota of %d", ErrOverQuota, need, q)
 	}
 	return nil
@@ -147,11 +146,11 @@ func (o *Offloader) checkRoom(need int64) error {
 // streamed result's spool among them while its final file is written; at
 // worst their written part counts twice: the reserve errs on the side of
 // space). The caller holds x.mu.
-func (o *Offloader) checkFree(x *fileIndex, d diskReading, need int64) error {
+func (s *Store) checkFree(x *fileIndex, d diskReading, need int64) error {
 	if !d.ok {
 		return nil
 	}
-	r := o.opts.dir.reserve(d.total)
+	r := s.reserveOf(d.total)
 	if r <= 0 {
 		return nil
 	}
@@ -163,37 +162,37 @@ func (o *Offloader) checkFree(x *fileIndex, d diskReading, need int64) error {
 		ErrLowDiskSpace, need, max(free, 0), d.total, x.unwritten, r, syscall.ENOSPC)
 }
 
-// reserve takes room for a file of need bytes, to be written as tmp and
+// Reserve takes room for a file of need bytes, to be written as tmp and
 // published as path, evicting the files of this Offloader's name that
 // expire first while the quota would be passed. While the room or disk
 // space it lacks is held by files being written or deleted, it waits for
-// them, until ctx ends. On success the caller must call commit or
-// release. The events are for the caller to emit once it holds no lock.
-func (o *Offloader) reserve(ctx context.Context, tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	return o.take(ctx, tmp, "", path, need, need)
+// them, until ctx ends. On success the caller must call Commit or
+// Release. The events are for the caller to emit once it holds no lock.
+func (s *Store) Reserve(ctx context.Context, tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	return s.take(ctx, tmp, "", path, need, need)
 }
 
-// grow takes need more bytes of the quota for tmp, which extends the
+// Grow takes need more bytes of the quota for tmp, which extends the
 // claim of of, a write in progress (tmp itself, or the spool a final file
 // is written from). write is how many bytes the caller is about to write,
 // for the free-space reserve: a streamed result's final file takes over
 // its spool's room and grows it by the difference, but writes all its
-// bytes. It waits, as reserve does, only when of is the oldest write in
+// bytes. It waits, as Reserve does, only when of is the oldest write in
 // progress (see mayWait).
-func (o *Offloader) grow(ctx context.Context, tmp, of, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	return o.take(ctx, tmp, of, path, need, write)
+func (s *Store) Grow(ctx context.Context, tmp, of, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	return s.take(ctx, tmp, of, path, need, write)
 }
 
-// take is reserve when of is empty, and grow when it is not.
-func (o *Offloader) take(ctx context.Context, tmp, of, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
-	if err := o.checkRoom(write); err != nil {
+// take is Reserve when of is empty, and Grow when it is not.
+func (s *Store) take(ctx context.Context, tmp, of, path string, need, write int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
+	if err := s.checkRoom(write); err != nil {
 		return nil, nil, err
 	}
-	quota := o.cfg.MaxDirBytes
+	quota := s.quota
 	if quota > 0 {
-		o.ensureScanned()
+		s.ensureScanned()
 	}
-	x := o.index()
+	x := s.index()
 	var (
 		evicted []FileEvictedEvent
 		expired []FileExpiredEvent
@@ -208,9 +207,9 @@ func (o *Offloader) take(ctx context.Context, tmp, of, path string, need, write 
 room:
 	for {
 		x.mu.Unlock()
-		disk := o.readDisk() // a statfs, outside the lock
+		disk := s.readDisk() // a statfs, outside the lock
 		x.mu.Lock()
-		if err := o.checkFree(x, disk, write); err != nil {
+		if err := s.checkFree(x, disk, write); err != nil {
 			if !x.mayWait(ticket, holds) {
 				return evicted, expired, err
 			}
@@ -235,7 +234,7 @@ room:
 				}
 				continue room // the disk may have changed too
 			}
-			ev, ex, err := o.evictFirst(x, path, need, quota)
+			ev, ex, err := s.evictFirst(x, path, need, quota)
 			if err != nil {
 				return evicted, expired, err
 			}
@@ -255,10 +254,10 @@ room:
 // need bytes that path is to be, and returns the event owed: an eviction,
 // or an expiry the janitor had not done yet (neither when the file was
 // gone already, and only the tally was behind). The caller holds x.mu.
-func (o *Offloader) evictFirst(x *fileIndex, path string, need, quota int64) (*FileEvictedEvent, *FileExpiredEvent, error) {
+func (s *Store) evictFirst(x *fileIndex, path string, need, quota int64) (*FileEvictedEvent, *FileExpiredEvent, error) {
 	e := x.byExpiry[0]
 	used := x.used + x.reserved
-	err := o.opts.fs.Remove(e.name)
+	err := s.fs.Remove(e.name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w: evicting %s: %w", ErrOverQuota, e.name, err)
 	}
@@ -268,11 +267,11 @@ func (o *Offloader) evictFirst(x *fileIndex, path string, need, quota int64) (*F
 		return nil, nil, nil
 	}
 	if !time.Now().Before(e.expires) {
-		ex := x.expiredEvent(o, e)
+		ex := s.expiredEvent(e)
 		return nil, &ex, nil
 	}
 	return &FileEvictedEvent{
-		Path:    o.opts.fs.Path(e.name),
+		Path:    s.fs.Path(e.name),
 		Bytes:   e.size,
 		Created: e.created,
 		Expires: e.expires,
@@ -330,23 +329,23 @@ func (x *fileIndex) waitFreed(ctx context.Context) error {
 	}
 }
 
-// A claim is what a write in progress took: room of the quota, and bytes
+// A Claim is what a write in progress took: room of the quota, and bytes
 // it may put on disk, which the free-space reserve counts until it ends.
 // They differ for a streamed result's final file, which takes over its
 // spool's room but writes all its bytes beside the spool.
-type claim struct {
-	room, disk int64
+type Claim struct {
+	Room, Disk int64
 }
 
-// commit turns the claim of tmp into the room of the published file
+// Commit turns the claim of tmp into the room of the published file
 // final, of size bytes.
-func (o *Offloader) commit(tmp, final string, c claim, size int64, created, expires time.Time) {
-	x := o.index()
+func (s *Store) Commit(tmp, final string, c Claim, size int64, created, expires time.Time) {
+	x := s.index()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	delete(x.writing, tmp)
-	x.reserved -= c.room
-	x.unwritten -= c.disk
+	x.reserved -= c.Room
+	x.unwritten -= c.Disk
 	if e, ok := x.files[final]; ok { // a scan found it first
 		x.drop(e)
 	}
@@ -354,59 +353,47 @@ func (o *Offloader) commit(tmp, final string, c claim, size int64, created, expi
 	x.gaveBack()
 }
 
-// release gives back the claim of tmp, whose write failed or which is
+// Release gives back the claim of tmp, whose write failed or which is
 // removed (a spool).
-func (o *Offloader) release(tmp string, c claim) {
-	x := o.index()
+func (s *Store) Release(tmp string, c Claim) {
+	x := s.index()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	delete(x.writing, tmp)
-	x.reserved -= c.room
-	x.unwritten -= c.disk
+	x.reserved -= c.Room
+	x.unwritten -= c.Disk
 	x.gaveBack()
 }
 
-// removeWritten deletes a published file that is not to be kept (one of a
-// result whose other files could not be written) and forgets it.
-func (o *Offloader) removeWritten(w written) error {
-	err := o.opts.fs.Remove(w.name)
+// RemoveWritten deletes the published file name, which is not to be kept
+// (one of a result whose other files could not be written), and forgets it.
+func (s *Store) RemoveWritten(name string) error {
+	err := s.fs.Remove(name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err // still there: still counted
 	}
-	x := o.index()
+	x := s.index()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if e, ok := x.files[w.name]; ok {
+	if e, ok := x.files[name]; ok {
 		x.drop(e)
 	}
-	x.deleted(w.name)
+	x.deleted(name)
 	x.gaveBack()
 	return nil
 }
 
-// usage returns the bytes of this Offloader's files and of files being
+// Usage returns the bytes of this Offloader's files and of files being
 // written, as the quota counts them.
-func (o *Offloader) usage() int64 {
-	x := o.index()
+func (s *Store) Usage() int64 {
+	x := s.index()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.used + x.reserved
 }
 
-func (x *fileIndex) expiredEvent(o *Offloader, e *indexEntry) FileExpiredEvent {
-	return FileExpiredEvent{Path: o.opts.fs.Path(e.name), Created: e.created, TTL: e.expires.Sub(e.created), Expires: e.expires}
-}
-
-func (o *Offloader) emitEvicted(ctx context.Context, e FileEvictedEvent) {
-	o.metrics.removed(ctx, "evicted")
-	if h := o.opts.hooks.OnFileEvicted; h != nil {
-		h(e)
-	}
-	if l := o.opts.logger; l != nil {
-		l.LogAttrs(ctx, slog.LevelInfo, "lro: offloaded file evicted to stay under max_dir_bytes",
-			slog.String("path", e.Path), slog.Int64("bytes", e.Bytes), slog.Time("expires", e.Expires),
-			slog.String("for", e.For), slog.Int64("used", e.Used), slog.Int64("need", e.Need), slog.Int64("quota", e.Quota))
-	}
+func (s *Store) expiredEvent(e *indexEntry) FileExpiredEvent {
+	return FileExpiredEvent{Path: s.fs.Path(e.name), Created: e.created, TTL: e.expires.Sub(e.created), Expires: e.expires}
 }
 
 // expiryHeap orders files by expiry, then by name (creation order for

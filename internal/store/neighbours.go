@@ -1,4 +1,4 @@
-package lro
+package store
 
 import (
 	"crypto/rand"
@@ -43,12 +43,12 @@ func tagOf(name string) ownerTag {
 	return ownerTag(sum[:ownerTagSize])
 }
 
-// defaultName is the name of an offloader without [WithName]: the base
+// DefaultName is the name of an offloader without [WithName]: the base
 // name of the executable, so that two different servers are apart by
 // default and every process of one server is the same offloader. (The MCP
 // server's own name is not known yet when New runs: the Offloader is
 // built before the server it configures.)
-func defaultName() string {
+func DefaultName() string {
 	exe, err := os.Executable()
 	if err != nil || exe == "" {
 		exe = os.Args[0]
@@ -75,35 +75,39 @@ func idFor(tag ownerTag, t time.Time) (ulid.ULID, error) {
 	return id, id.SetEntropy(entropy[:])
 }
 
+// IDFor returns a new ULID for t carrying the tag of the offloaders named
+// name, as files written by another process of that name have.
+func IDFor(name string, t time.Time) (ulid.ULID, error) { return idFor(tagOf(name), t) }
+
 // tagOfID returns the owner tag that id carries.
 func tagOfID(id ulid.ULID) ownerTag {
 	// A ULID is 6 bytes of time, then 10 of entropy.
 	return ownerTag(id[6 : 6+ownerTagSize])
 }
 
-// newID returns a ULID for a file this Offloader writes at t.
-func (o *Offloader) newID(t time.Time) (ulid.ULID, error) {
-	id, err := idFor(o.index().tag, t)
+// NewID returns a ULID for a file this Store writes at t.
+func (s *Store) NewID(t time.Time) (ulid.ULID, error) {
+	id, err := idFor(s.index().tag, t)
 	if err != nil {
 		return id, fmt.Errorf("lro: generating a file name: %w", err)
 	}
 	return id, nil
 }
 
-// owns reports whether id names a file of this Offloader's name: one it
+// Owns reports whether id names a file of this Store's name: one it
 // may read, evict and expire.
-func (o *Offloader) owns(id ulid.ULID) bool {
-	return tagOfID(id) == o.index().tag
+func (s *Store) Owns(id ulid.ULID) bool {
+	return tagOfID(id) == s.index().tag
 }
 
-// Name returns the name this Offloader goes by in its directory: the one
+// Name returns the name this Store goes by in its directory: the one
 // given to [WithName], or the executable's base name.
-func (o *Offloader) Name() string { return o.index().name }
+func (s *Store) Name() string { return s.index().name }
 
-// expiryStamp returns the modification time that records expiry: rounded
+// ExpiryStamp returns the modification time that records expiry: rounded
 // up to a whole second, because some file systems keep only seconds (and
 // would otherwise round a file's life down).
-func expiryStamp(expiry time.Time) time.Time {
+func ExpiryStamp(expiry time.Time) time.Time {
 	if t := expiry.Truncate(time.Second); t.Before(expiry) {
 		return t.Add(time.Second)
 	}

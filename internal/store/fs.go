@@ -1,4 +1,4 @@
-package lro
+package store
 
 import (
 	"errors"
@@ -280,6 +280,21 @@ func (d *dirFS) Open(name string) (fs.File, error) {
 	return f, nil
 }
 
+// OpenLocal opens name as a [DirFS] opens it (a regular file, not a link,
+// without blocking, the entry checked), as an *os.File, when fsys is a
+// DirFS; ok is false for any other FS.
+func OpenLocal(fsys FS, name string) (f *os.File, ok bool, err error) {
+	d, ok := fsys.(*dirFS)
+	if !ok {
+		return nil, false, nil
+	}
+	file, err := d.Open(name)
+	if err != nil {
+		return nil, true, err
+	}
+	return file.(*os.File), true, nil
+}
+
 func (d *dirFS) ReadDir() ([]fs.DirEntry, error) {
 	r, err := d.open()
 	if err != nil {
@@ -342,15 +357,15 @@ func checkDir(dir string, info os.FileInfo, private bool) error {
 	return checkOwner(dir, info, private)
 }
 
-// dirFSFor returns the FS that cfg names: the object store of a
-// Config.OutputDir that is a store URL (see [RegisterStore]), else the
-// directory.
-func dirFSFor(cfg Config) FS {
-	if _, ok := storeScheme(cfg.OutputDir); ok {
-		return openStore(cfg.OutputDir)
+// ForDir returns the FS that an output directory names: the object store
+// of a store URL (see [RegisterStore]), else the directory; the default
+// directory (see [DefaultOutputDir]) when dir is empty.
+func ForDir(dir string) FS {
+	if _, ok := Scheme(dir); ok {
+		return Open(dir)
 	}
-	if cfg.OutputDir == "" {
+	if dir == "" {
 		return &dirFS{dir: DefaultOutputDir(), private: true}
 	}
-	return DirFS(cfg.OutputDir)
+	return DirFS(dir)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package lro
+package store
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package lro
+package store
 
 import (
 	"container/heap"
@@ -37,12 +37,11 @@ const (
 	staleTemp = time.Hour
 )
 
-// runJanitor deletes files as they expire until Close.
-func (o *Offloader) runJanitor() {
-	defer close(o.done)
+// RunJanitor deletes files as they expire, until stop is closed.
+func (s *Store) RunJanitor(stop <-chan struct{}) {
 	ctx := context.Background()
-	x := o.index()
-	every := min(max(o.cfg.TTL(), minRescan), maxRescan)
+	x := s.index()
+	every := min(max(s.ttl, minRescan), maxRescan)
 	var nextScan time.Time // zero: now
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -50,17 +49,17 @@ func (o *Offloader) runJanitor() {
 		now := time.Now()
 		if !now.Before(nextScan) {
 			// At start, a writer may have scanned already.
-			scan := o.rescan
+			scan := s.rescan
 			if nextScan.IsZero() {
-				scan = o.scanOnce
+				scan = s.scanOnce
 			}
 			if _, err := scan(ctx, now); err != nil {
-				o.logJanitor(ctx, err)
+				s.logJanitor(ctx, err)
 			}
 			nextScan = now.Add(every)
 		}
-		if _, err := o.expireDue(ctx, now); err != nil {
-			o.logJanitor(ctx, err)
+		if _, err := s.expireDue(ctx, now); err != nil {
+			s.logJanitor(ctx, err)
 		}
 		x.mu.Lock()
 		wait := nextScan.Sub(now)
@@ -71,7 +70,7 @@ func (o *Offloader) runJanitor() {
 		x.mu.Unlock()
 		timer.Reset(wait)
 		select {
-		case <-o.stop:
+		case <-stop:
 			return
 		case <-timer.C:
 		case <-x.wake:
@@ -85,8 +84,8 @@ func (o *Offloader) runJanitor() {
 	}
 }
 
-func (o *Offloader) logJanitor(ctx context.Context, err error) {
-	if l := o.opts.logger; l != nil {
+func (s *Store) logJanitor(ctx context.Context, err error) {
+	if l := s.obs.Logger; l != nil {
 		l.LogAttrs(ctx, slog.LevelWarn, "lro: janitor", slog.Any("error", err))
 	}
 }
@@ -96,24 +95,24 @@ func (o *Offloader) logJanitor(ctx context.Context, err error) {
 // object store: a store that hangs would hold the tool call for the
 // listing's timeout before the upload's; the janitor's first scan counts
 // the store's files instead.
-func (o *Offloader) ensureScanned() {
-	if isRemote(o.opts.fs) {
+func (s *Store) ensureScanned() {
+	if IsRemote(s.fs) {
 		return
 	}
-	if !o.index().scanned.Load() {
-		_, _ = o.scanOnce(context.Background(), time.Now())
+	if !s.index().scanned.Load() {
+		_, _ = s.scanOnce(context.Background(), time.Now())
 	}
 }
 
 // scanOnce is rescan, unless a scan has read the directory already.
-func (o *Offloader) scanOnce(ctx context.Context, now time.Time) (int, error) {
-	x := o.index()
+func (s *Store) scanOnce(ctx context.Context, now time.Time) (int, error) {
+	x := s.index()
 	x.scanMu.Lock()
 	defer x.scanMu.Unlock()
 	if x.scanned.Load() {
 		return 0, nil
 	}
-	return o.rescanLocked(ctx, now)
+	return s.rescanLocked(ctx, now)
 }
 
 // rescan reads the directory and brings the index in line with it: files
@@ -121,15 +120,15 @@ func (o *Offloader) scanOnce(ctx context.Context, now time.Time) (int, error) {
 // are added with the expiry recorded in them, files it knew of that are
 // gone are forgotten, and temporary files of its name that no writer has
 // touched for staleTemp are deleted. It returns how many it deleted.
-func (o *Offloader) rescan(ctx context.Context, now time.Time) (int, error) {
-	x := o.index()
+func (s *Store) rescan(ctx context.Context, now time.Time) (int, error) {
+	x := s.index()
 	x.scanMu.Lock()
 	defer x.scanMu.Unlock()
-	return o.rescanLocked(ctx, now)
+	return s.rescanLocked(ctx, now)
 }
 
-func (o *Offloader) rescanLocked(ctx context.Context, now time.Time) (deleted int, err error) {
-	x := o.index()
+func (s *Store) rescanLocked(ctx context.Context, now time.Time) (deleted int, err error) {
+	x := s.index()
 	x.mu.Lock()
 	x.gen++
 	gen := x.gen
@@ -143,19 +142,19 @@ func (o *Offloader) rescanLocked(ctx context.Context, now time.Time) (deleted in
 		x.mu.Unlock()
 	}()
 
-	entries, err := o.opts.fs.ReadDir()
+	entries, err := s.fs.ReadDir()
 	if err != nil {
-		o.countStoreError(ctx, "janitor", err)
+		s.CountError(ctx, "janitor", err)
 		return 0, err
 	}
-	ttl := o.cfg.TTL()
+	ttl := s.ttl
 	found := make([]indexEntry, 0, len(entries))
 	for _, de := range entries {
 		if !de.Type().IsRegular() {
 			continue
 		}
 		name := de.Name()
-		_, id, temp, ok := parseFileName(o.cfg.FilePrefix, name)
+		_, id, temp, ok := ParseFileName(s.prefix, name)
 		if !ok || tagOfID(id) != x.tag {
 			continue // not a file of this prefix and name
 		}
@@ -165,7 +164,7 @@ func (o *Offloader) rescanLocked(ctx context.Context, now time.Time) (deleted in
 		}
 		created := ulid.Time(id.Time())
 		if temp {
-			if o.sweepTemp(ctx, name, created, info.ModTime(), now) {
+			if s.sweepTemp(ctx, name, created, info.ModTime(), now) {
 				deleted++
 			}
 			continue
@@ -203,30 +202,40 @@ func (o *Offloader) rescanLocked(ctx context.Context, now time.Time) (deleted in
 	return deleted, nil
 }
 
+// Sweep does at once what the janitor does in the background: it reads
+// the directory again and deletes the files whose TTL has passed. It
+// returns how many files it deleted (see lro's Offloader.Sweep).
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	now := time.Now()
+	n, err := s.rescan(ctx, now)
+	m, xerr := s.expireDue(ctx, now)
+	return n + m, errors.Join(err, xerr)
+}
+
 // sweepTemp deletes the temporary file name if it is stale: not being
 // written by this process, and untouched for staleTemp (its modification
 // time is the last write, or the expiry once stamped). It reports whether
 // it deleted it.
-func (o *Offloader) sweepTemp(ctx context.Context, name string, created, modTime, now time.Time) bool {
-	x := o.index()
+func (s *Store) sweepTemp(ctx context.Context, name string, created, modTime, now time.Time) bool {
+	x := s.index()
 	x.mu.Lock()
 	_, writing := x.writing[name]
 	x.mu.Unlock()
 	if writing || now.Sub(modTime) < staleTemp {
 		return false
 	}
-	if o.opts.fs.Remove(name) != nil {
+	if s.fs.Remove(name) != nil {
 		return false // gone already, or stuck: the next scan tries again
 	}
 	expires := modTime.Add(staleTemp)
-	o.emitExpired(ctx, FileExpiredEvent{Path: o.opts.fs.Path(name), Created: created, TTL: expires.Sub(created), Expires: expires})
+	s.obs.expired(ctx, FileExpiredEvent{Path: s.fs.Path(name), Created: created, TTL: expires.Sub(created), Expires: expires})
 	return true
 }
 
 // expireDue deletes the indexed files whose expiry is not after now. It
 // returns how many it deleted.
-func (o *Offloader) expireDue(ctx context.Context, now time.Time) (deleted int, err error) {
-	x := o.index()
+func (s *Store) expireDue(ctx context.Context, now time.Time) (deleted int, err error) {
+	x := s.index()
 	batch := make([]*indexEntry, 0, expireBatch)
 	for {
 		batch = batch[:0]
@@ -247,15 +256,15 @@ func (o *Offloader) expireDue(ctx context.Context, now time.Time) (deleted int, 
 		// are gone.
 		stuck := make([]bool, len(batch))
 		for i, e := range batch {
-			rerr := o.opts.fs.Remove(e.name)
+			rerr := s.fs.Remove(e.name)
 			switch {
 			case rerr == nil:
 				deleted++
-				o.emitExpired(ctx, x.expiredEvent(o, e))
+				s.obs.expired(ctx, s.expiredEvent(e))
 			case errors.Is(rerr, fs.ErrNotExist):
 				// Deleted already (by another process of this name).
 			default:
-				o.countStoreError(ctx, "janitor", rerr)
+				s.CountError(ctx, "janitor", rerr)
 				err = rerr // keep going: one stuck file must not keep the rest
 				stuck[i] = true
 			}

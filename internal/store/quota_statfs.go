@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd
 
-package lro
+package store
 
 import "syscall"
 

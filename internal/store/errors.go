@@ -1,0 +1,16 @@
+package store
+
+import "errors"
+
+// Why a file could not be written, besides a failed write. The package
+// lro re-exports them under the same names; its documentation says more.
+var (
+	// ErrOverQuota: the file would not fit the quota even with every
+	// other file of this name evicted.
+	ErrOverQuota = errors.New("lro: over the offload directory's quota (max_dir_bytes)")
+	// ErrFileTooLarge: the file would be larger than the per-file cap.
+	ErrFileTooLarge = errors.New("lro: over the per-file cap")
+	// ErrLowDiskSpace: writing the file would leave less free space than
+	// the reserve. It also wraps syscall.ENOSPC.
+	ErrLowDiskSpace = errors.New("lro: too little free disk space")
+)

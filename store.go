@@ -1,0 +1,86 @@
+package lro
+
+import (
+	"github.com/mcplro/lro/internal/store"
+)
+
+// FS is the directory that offloaded files live in. Names are plain file
+// names, never paths: the engine does not create subdirectories.
+//
+// Implementations must be safe for concurrent use. [DirFS] is the default;
+// lrotest.MemFS keeps files in memory for tests and can inject faults.
+//
+// An FS may also have these methods, which the engine uses when present
+// (DirFS and lrotest.MemFS have both):
+//
+//   - Chtimes(name string, atime, mtime time.Time) error sets the times
+//     of name. The engine records each file's expiry as its modification
+//     time before publishing it, so that every offloader sharing the
+//     directory knows when the file may go; without Chtimes, they judge
+//     the file by their own TTL.
+//   - DiskSpace() (avail, total int64, err error) reports the bytes free
+//     to this user and the size of the file system the files are on, for
+//     the free-space reserve of [WithMinFreeBytes]; without it, or when it
+//     fails, there is no reserve.
+//   - Remote() bool reports whether the files are kept where a shell on
+//     the model's machine cannot reach them (an object store, see
+//     [RegisterStore]); when it reports true, descriptors always carry the
+//     native guidance, which points to lro_extract and resources/read,
+//     and Path may return a URL (s3://bucket/prefix/name) rather than an
+//     absolute path. DirFS and lrotest.MemFS do not have it.
+//
+// Its methods and their contracts are those of the file store's own
+// interface, which this type names.
+type FS = store.FS
+
+// File is a file being written by the engine: what [FS.Create] returns.
+// It is io.WriteCloser, so that an FS (lrotest.MemFS among them) need not
+// import this package to implement it.
+type File = store.File
+
+// DefaultOutputDir returns the directory used when Config.OutputDir is
+// empty: {system temp dir}/lro-{uid}. The directory is private to the user
+// (0700), because the system temporary directory is shared and a result set
+// may hold anything a tool returned. Its name is short because the path
+// appears in every recipe of every descriptor.
+func DefaultOutputDir() string { return store.DefaultOutputDir() }
+
+// DirFS returns the [FS] of the directory dir, reached only through an
+// os.Root: no name can escape it by "..", an absolute path or a symbolic
+// link. The directory is created with mode 0700 when it does not exist. It
+// must be owned by this user and not writable by others (who could
+// otherwise delete, replace or plant files in it); on Unix a directory
+// that is not is refused, with an error that says how to fix it. It is
+// opened on first use and reopened if it disappears or is replaced, so a
+// directory that cannot be used yet makes each offload fall back (with
+// that error in the warning), not New fail.
+func DirFS(dir string) FS { return store.DirFS(dir) }
+
+// A StoreOpener opens the [FS] that an output_dir URL of its scheme names.
+// The URL is the whole of Config.OutputDir, parsed. The FS should not
+// contact the store yet (New calls the opener, and a store that is down
+// must make offloads fall back, not New fail); if it implements io.Closer,
+// [Offloader.Close] closes it.
+//
+// Stores: an output_dir that is a URL (s3://bucket/prefix?region=...)
+// names an object store instead of a directory, so that replicas of a
+// server share their offloaded files. This package opens none itself, so
+// that a program without object storage does not compile a cloud SDK: a
+// store package registers its URL schemes in its init, as database/sql
+// drivers do, and the program imports it for that effect:
+//
+//	import _ "github.com/mcplro/lro/blobfs" // s3://
+//
+// Files of a store are not on the model's machine: their descriptors
+// point to lro_extract and resources/read (see [FS], Remote).
+type StoreOpener = store.StoreOpener
+
+// RegisterStore makes an output_dir URL of scheme (such as "s3") open its
+// [FS] with open. A store package calls it from its init. It panics if
+// open is nil, the scheme is not a valid URL scheme of two characters or
+// more, or the scheme is registered already: these are mistakes in the
+// program, not in its configuration.
+func RegisterStore(scheme string, open StoreOpener) { store.RegisterStore(scheme, open) }
+
+// StoreSchemes returns the registered store URL schemes, sorted.
+func StoreSchemes() []string { return store.StoreSchemes() }
