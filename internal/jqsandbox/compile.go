@@ -146,7 +146,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := gojq.Compile(overRecords(ast, defs), append(sortOptions(),
+	code, err := gojq.Compile(overRecords(ast, defs), append(append(sortOptions(), structqOptions()...),
 		gojq.WithEnvironLoader(func() []string { return nil }),
 		gojq.WithVariables(vars),
 		recordsOption(),
