@@ -20,7 +20,8 @@ import (
 // time, for the next ones; the copies take at most a bound of disk (the
 // least recently used are deleted first, never one a query still reads),
 // in a directory of their own (mode 0700, under os.TempDir) that Close
-// removes. The zero value is ready for use.
+// removes, and that the next process to make copies removes if this one
+// was killed (see scratchDir). The zero value is ready for use.
 type localCopies struct {
 	mu      sync.Mutex
 	dir     string // made on first use
@@ -104,7 +105,7 @@ func (c *localCopies) get(ctx context.Context, key string, maxBytes, maxTotal in
 // is held.
 func (c *localCopies) dirLocked() (string, error) {
 	if c.dir == "" {
-		dir, err := os.MkdirTemp("", "lro-extract-copies-")
+		dir, err := scratchDir("lro-extract-copies-")
 		if err != nil {
 			return "", fmt.Errorf("cannot make a directory for local copies: %v", err)
 		}

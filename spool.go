@@ -69,7 +69,7 @@ func (o *engine) newSpool(ctx context.Context) (*spool, error) {
 	final := store.FileName(o.cfg.FilePrefix, "spool", id)
 	s := &spool{o: o, fs: o.opts.fs, name: store.TempName(final), path: o.opts.fs.Path(final)}
 	if store.IsRemote(o.opts.fs) {
-		dir, err := os.MkdirTemp("", "lro-spool-")
+		dir, err := scratchDir("lro-spool-")
 		if err != nil {
 			return nil, err
 		}
