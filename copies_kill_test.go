@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcplro/lro"
-	"github.com/mcplro/lro/examples/memoryserver/memserver"
-	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,15 +18,10 @@ import (
 // copy and waits to be killed.
 const copiesChildEnv = "LRO_TEST_COPIES_CHILD"
 
-// queryFromMemFS makes o's server answer an lro_extract query of a file
-// of its MemFS: a local copy is made for the workers.
+// queryFromMemFS makes a server answer an lro_extract query of a file of
+// its MemFS: a local copy is made for the workers.
 func queryFromMemFS(t *testing.T) {
-	lim := lro.ExtractLimits{Timeout: 5 * time.Second, CacheBytes: 12346 << 10}
-	o := newOffloader(t, nil, lro.WithExtractLimits(lim), lro.WithFS(lrotest.NewMemFS("/mem/lro")))
-	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
-	c := connect(t, s)
-	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 100}))
+	_, c, path := memFSServer(t)
 	res := extract(t, c, map[string]any{"file_path": path, "recipe": 6})
 	require.False(t, res.IsError, textOf(t, res, 0))
 }
