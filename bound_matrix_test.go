@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/gosdk"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,12 +37,14 @@ type boundResult struct {
 	noContent  bool // content null
 	isError    bool
 	needsInput bool
+	stream     int // when not 0: the handler streams this many records to lro.CollectSeq
 }
 
 // boundAnswer is what a client received.
 type boundAnswer struct {
 	isError    bool
 	texts      []string // text items and embedded text resources
+	links      []string // resource links: their URI, name, description and MIME type
 	structured []byte
 }
 
@@ -55,9 +61,76 @@ var boundHosts = []boundHost{
 	{"official SDK", gosdkBoundAnswer},
 }
 
+// coreBoundAnswer serves r through Host.Serve with no SDK around it: the
+// row for what no in-process client can carry (an mcp-go client answers
+// input_required itself; the official SDK refuses content beside input
+// requests).
+func coreBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
+	var orig host.Result
+	res, replaced, err := o.Host().Serve(context.Background(), host.Call{Tool: "t"}, func(ctx context.Context) (host.Result, error) {
+		r := r.collect(ctx)
+		orig = host.Result{IsError: r.isError, NeedsInput: r.needsInput}
+		if r.image {
+			orig.Content = append(orig.Content, host.Content{Other: "an image"})
+		}
+		for _, s := range r.texts {
+			orig.Content = append(orig.Content, host.TextContent(s))
+		}
+		if r.resource != "" {
+			orig.Content = append(orig.Content, host.Content{Text: r.resource, URI: "file:///r.json", Other: "a resource"})
+		}
+		if r.structured != nil {
+			orig.Structured = r.structured
+		}
+		return orig, nil
+	})
+	require.NoError(t, err, "the call returns")
+	if !replaced {
+		res = orig
+	}
+	a := boundAnswer{isError: res.IsError}
+	for _, c := range res.Content {
+		switch {
+		case c.Link != nil:
+			a.links = append(a.links, c.Link.URI+c.Link.Name+c.Link.Description+c.Link.MIMEType)
+		case c.Other == nil || c.URI != "":
+			a.texts = append(a.texts, c.Text)
+		}
+	}
+	if res.Structured != nil {
+		a.structured, _ = json.Marshal(res.Structured)
+	}
+	return a
+}
+
+// collect runs the handler's side of a streamed result: the records go
+// to lro.CollectSeq, and the result holds what it hands back inline, or
+// a placeholder when it offloads them.
+func (r boundResult) collect(ctx context.Context) boundResult {
+	if r.stream == 0 {
+		return r
+	}
+	inline, offloaded, err := lro.CollectSeq(ctx, func(yield func(json.RawMessage, error) bool) {
+		for i := range r.stream {
+			if !yield(json.RawMessage(fmt.Sprintf(`{"id":%d,"title":"streamed record %d of the set"}`, i, i)), nil) {
+				return
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return boundResult{texts: []string{"error: " + err.Error()}, isError: true}
+	case offloaded:
+		return boundResult{texts: []string{"(offloaded)"}}
+	}
+	b, _ := json.Marshal(inline)
+	return boundResult{texts: []string{string(b)}}
+}
+
 func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
 	s := server.NewMCPServer("bound", "1", o.ServerOption())
-	s.AddTool(mcpgo.NewTool("t"), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	s.AddTool(mcpgo.NewTool("t"), func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		r := r.collect(ctx)
 		res := &mcpgo.CallToolResult{IsError: r.isError, Content: []mcpgo.Content{}}
 		if r.image {
 			res.Content = append(res.Content, mcpgo.NewImageContent("aW1hZ2U=", "image/png"))
@@ -89,6 +162,8 @@ func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 			if tr, ok := c.Resource.(mcpgo.TextResourceContents); ok {
 				a.texts = append(a.texts, tr.Text)
 			}
+		case mcpgo.ResourceLink:
+			a.links = append(a.links, c.URI+c.Name+c.Description+c.MIMEType)
 		}
 	}
 	if res.StructuredContent != nil {
@@ -100,7 +175,8 @@ func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bound", Version: "1"}, nil)
 	gosdk.Install(s, o)
-	s.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r := r.collect(ctx)
 		res := &mcp.CallToolResult{IsError: r.isError, Content: []mcp.Content{}}
 		if r.image {
 			res.Content = append(res.Content, &mcp.ImageContent{Data: []byte("image"), MIMEType: "image/png"})
@@ -137,6 +213,8 @@ func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 			if c.Resource != nil {
 				a.texts = append(a.texts, c.Resource.Text)
 			}
+		case *mcp.ResourceLink:
+			a.links = append(a.links, c.URI+c.Name+c.Description+c.MIMEType)
 		}
 	}
 	if res.StructuredContent != nil {
@@ -158,9 +236,13 @@ func boundOffloader(t *testing.T, mode lro.Delivery, fault func(*lro.Config, *lr
 }
 
 // answerTokens is what a client received, as the Offloader estimates it:
-// the structured content counted once when a text is its serialization.
+// the structured content counted once when a text is its serialization,
+// a resource link as its fields and their names.
 func answerTokens(o *lro.Offloader, a boundAnswer) int {
 	tokens, repeated := 0, false
+	for _, l := range a.links {
+		tokens += o.EstimateTokens([]byte(l)) + 16
+	}
 	for _, s := range a.texts {
 		tokens += o.EstimateTokens([]byte(s))
 		repeated = repeated || len(a.structured) > 0 && sameJSONText(s, a.structured)
@@ -169,6 +251,19 @@ func answerTokens(o *lro.Offloader, a boundAnswer) int {
 		tokens += o.EstimateTokens(a.structured)
 	}
 	return tokens
+}
+
+// assertBound asserts that a, what a client received of what, is within
+// the threshold and NoticeTokens, and logs its bytes and tokens.
+func assertBound(t *testing.T, o *lro.Offloader, a boundAnswer, what string) {
+	t.Helper()
+	size := len(a.structured)
+	for _, s := range a.texts {
+		size += len(s)
+	}
+	tokens := answerTokens(o, a)
+	t.Logf("%s: %d bytes, %d tokens at the client", what, size, tokens)
+	assert.LessOrEqual(t, tokens, o.Config().ThresholdTokens+lro.NoticeTokens, "within the threshold and the notice")
 }
 
 func sameJSONText(s string, b []byte) bool {
@@ -250,16 +345,223 @@ func TestObjectsCutMemberByMember(t *testing.T) {
 				t.Run(h.name+"/"+oname+"/"+fname, func(t *testing.T) {
 					o := boundOffloader(t, lro.DeliveryDescriptor, fault)
 					a := h.answer(t, o, boundResult{texts: []string{obj}})
-					size := 0
-					for _, s := range a.texts {
-						size += len(s)
-					}
-					tokens := answerTokens(o, a)
-					t.Logf("%d-byte object: %d bytes, %d tokens at the client", len(obj), size, tokens)
-					assert.LessOrEqual(t, tokens, o.Config().ThresholdTokens+lro.NoticeTokens)
+					assertBound(t, o, a, fmt.Sprintf("a %d-byte object", len(obj)))
 					assert.Positive(t, checkMembersWhole(t, obj, a), "the first members are shown")
 				})
 			}
 		}
 	}
+}
+
+// Invalid UTF-8 arrives as U+FFFD, half a token a byte: 4,700 such bytes
+// passed the small-answer fast path (three bytes a token) and went inline
+// as 14,100 bytes, 2,350 tokens by the library's own estimate. They are
+// judged as they arrive.
+func TestInvalidUTF8IsJudgedAsItArrives(t *testing.T) {
+	text := strings.Repeat("\xff", 4700)
+	for _, h := range boundHosts {
+		t.Run(h.name, func(t *testing.T) {
+			o := boundOffloader(t, lro.DeliveryDescriptor, nil)
+			assert.False(t, o.Host().PassesUnchanged("t", len(text)), "not surely small")
+			a := h.answer(t, o, boundResult{texts: []string{text}})
+			assertBound(t, o, a, fmt.Sprintf("%d bytes of invalid UTF-8", len(text)))
+		})
+	}
+}
+
+// A boundShape is one row of the shapes: the result a handler returns,
+// and the hosts that cannot carry it (see coreBoundAnswer).
+type boundShape struct {
+	name   string
+	result boundResult
+	only   string // the one host that carries it, when not every one
+}
+
+func boundShapes(t *testing.T) []boundShape {
+	few := map[string]any{
+		"summary": strings.Repeat("A long summary of the export. ", 150),
+		"rows":    tickets(40),
+		"meta":    map[string]any{"notes": strings.Repeat("note ", 700), "owner": "ops"},
+	}
+	tree, _ := dirTree(5)
+	return []boundShape{
+		{name: "array", result: boundResult{texts: []string{mustJSON(t, tickets(100))}}},
+		{name: "object of many members", result: boundResult{texts: []string{userMap(200, 60)}}},
+		{name: "object of a few large members", result: boundResult{texts: []string{mustJSON(t, few)}}},
+		{name: "tree", result: boundResult{texts: []string{mustJSON(t, tree)}}},
+		{name: "preamble and JSON", result: boundResult{texts: []string{"Found 100 tickets:\n" + mustJSON(t, tickets(100))}}},
+		{name: "repeated with preambles", result: boundResult{texts: []string{"As text:\n" + mustJSON(t, tickets(100))}, resource: "As a file:\n" + mustJSON(t, tickets(100))}},
+		{name: "text", result: boundResult{texts: []string{linesOf(400)}}},
+		{name: "invalid UTF-8", result: boundResult{texts: []string{strings.Repeat("\xff", 4700)}}},
+		{name: "null content", result: boundResult{noContent: true}},
+		{name: "an item not read beside text", result: boundResult{image: true, texts: []string{linesOf(400)}}},
+		{name: "structured content only", result: boundResult{structured: json.RawMessage(mustJSON(t, map[string]any{"rows": tickets(100)}))}},
+		{name: "text and structured content", result: boundResult{texts: []string{mustJSON(t, map[string]any{"rows": tickets(100)})}, structured: json.RawMessage(mustJSON(t, map[string]any{"rows": tickets(100)}))}},
+		{name: "tool error", result: boundResult{isError: true, texts: []string{"failed: " + linesOf(400)}}},
+		{name: "input required", result: boundResult{needsInput: true, texts: []string{linesOf(400)}}, only: "core"},
+		{name: "streamed set", result: boundResult{stream: 300}},
+	}
+}
+
+// boundFaults break the store of a cell; nil is none.
+var boundFaults = []struct {
+	name  string
+	fault func(*lro.Config, *lrotest.MemFS)
+}{
+	{"none", nil},
+	{"write fails", func(_ *lro.Config, m *lrotest.MemFS) { m.FailWrite(1, syscall.EIO) }},
+	{"store down", func(_ *lro.Config, m *lrotest.MemFS) { m.FailCreate(syscall.ECONNREFUSED) }},
+	{"quota full", func(c *lro.Config, _ *lrotest.MemFS) { c.MaxDirBytes = 2000 }},
+	{"publish fails", func(_ *lro.Config, m *lrotest.MemFS) { m.FailRename(syscall.EXDEV) }},
+}
+
+// TestBoundMatrix is the proof of the bound: every shape, delivered every
+// way, under every fault, on every host, reaches the client within the
+// threshold and NoticeTokens, shows no value changed, and returns.
+func TestBoundMatrix(t *testing.T) {
+	hosts := append(slices.Clone(boundHosts), boundHost{"core", coreBoundAnswer})
+	for _, sh := range boundShapes(t) {
+		for _, mode := range []lro.Delivery{lro.DeliveryDescriptor, lro.DeliveryCompact, lro.DeliveryTruncate} {
+			for _, f := range boundFaults {
+				for _, h := range hosts {
+					if sh.only != "" && sh.only != h.name {
+						continue
+					}
+					t.Run(sh.name+"/"+string(mode)+"/"+f.name+"/"+h.name, func(t *testing.T) {
+						o := boundOffloader(t, mode, f.fault)
+						a := h.answer(t, o, sh.result)
+						assertBound(t, o, a, sh.name)
+						checkUnchanged(t, sh.result, a)
+					})
+				}
+			}
+		}
+	}
+}
+
+// checkUnchanged asserts that every value a shows of r is whole or marked
+// cut: each text is the library's own (a pointer, a notice, a preview),
+// or one of r's texts (as a client receives it, invalid UTF-8 as U+FFFD)
+// whole, its beginning marked cut, its first lines, or JSON that keeps
+// of r's JSON whole elements and members, and texts whole or marked cut.
+func checkUnchanged(t *testing.T, r boundResult, a boundAnswer) {
+	t.Helper()
+	var origs []string
+	for _, s := range append(slices.Clone(r.texts), r.resource) {
+		if s != "" {
+			origs = append(origs, asReceived(s))
+		}
+	}
+	if r.structured != nil {
+		origs = append(origs, string(r.structured))
+	}
+	if r.stream > 0 {
+		origs = append(origs, boundResult{stream: r.stream}.streamed())
+	}
+	shown := a.texts
+	if len(a.structured) > 0 {
+		shown = append(slices.Clone(shown), string(a.structured))
+	}
+	for _, s := range shown {
+		if own(s) || slices.ContainsFunc(origs, func(o string) bool { return keeps(s, o) }) {
+			continue
+		}
+		t.Errorf("a value shown is changed: %.300q", s)
+	}
+}
+
+// streamed is the JSON array of the records a streamed result holds.
+func (r boundResult) streamed() string {
+	recs := make([]json.RawMessage, r.stream)
+	for i := range recs {
+		recs[i] = json.RawMessage(fmt.Sprintf(`{"id":%d,"title":"streamed record %d of the set"}`, i, i))
+	}
+	b, _ := json.Marshal(recs)
+	return string(b)
+}
+
+// asReceived is s as a client receives it: each byte of invalid UTF-8
+// replaced by U+FFFD, as JSON encoders do.
+func asReceived(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		b.WriteRune(r)
+		i += n
+	}
+	return b.String()
+}
+
+// own reports whether s is the library's own text: a pointer to a file,
+// a notice, a preview, the placeholder of a streamed result, or the
+// records of a tree (which carry a path).
+func own(s string) bool {
+	if strings.HasPrefix(s, "lro:") || strings.HasPrefix(s, "Preview:") || s == "(offloaded)" {
+		return true
+	}
+	var d struct {
+		Offloaded bool `json:"offloaded"`
+	}
+	if json.Unmarshal([]byte(s), &d) == nil && d.Offloaded {
+		return true
+	}
+	for line := range strings.SplitSeq(s, "\n") {
+		var rec map[string]json.RawMessage
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["path"] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// keeps reports whether s shows orig unchanged: whole, its beginning
+// marked cut, its first lines, or, as JSON, a pruning of orig's JSON
+// (after any preamble).
+func keeps(s, orig string) bool {
+	if s == orig || strings.HasPrefix(orig, s) && (len(orig) == len(s) || orig[len(s)] == '\n') {
+		return true
+	}
+	if cut, ok := strings.CutSuffix(s, " …[cut]"); ok && strings.HasPrefix(orig, cut) {
+		return true
+	}
+	body := orig
+	if i := strings.IndexAny(orig, "[{"); i > 0 {
+		body = orig[i:]
+	}
+	var sv, ov any
+	return json.Unmarshal([]byte(s), &sv) == nil && json.Unmarshal([]byte(body), &ov) == nil && pruned(sv, ov)
+}
+
+// pruned reports whether s is o with fewer elements or members, each
+// kept one whole (or, for a string, its beginning marked cut).
+func pruned(s, o any) bool {
+	switch s := s.(type) {
+	case map[string]any:
+		om, ok := o.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range s {
+			if ov, ok := om[k]; !ok || !pruned(v, ov) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		oa, ok := o.([]any)
+		if !ok || len(s) > len(oa) {
+			return false
+		}
+		for i := range s {
+			if !reflect.DeepEqual(s[i], oa[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		os, ok := o.(string)
+		cut, marked := strings.CutSuffix(s, " …[cut]")
+		return ok && (s == os || marked && strings.HasPrefix(os, cut))
+	}
+	return reflect.DeepEqual(s, o)
 }

@@ -181,6 +181,7 @@ func (o *engine) resultSubject(ctx context.Context, call host.Call, policy ToolP
 			return nil
 		}
 	}
+	set.preamble = string(doc.preamble)
 	beside := o.keptTokens(res, doc)
 	return &subject{
 		res: res, doc: doc, l: &l, beside: beside, over: true, cursor: l.cursor,
@@ -385,8 +386,11 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 			continue
 		}
 		if !placed {
-			r.Content = append(r.Content, host.TextContent(string(body)))
 			placed = true
+			if len(body) == 0 && out.Action == Truncated {
+				continue // no line of a text fits: its first, cut, follows
+			}
+			r.Content = append(r.Content, host.TextContent(string(body)))
 		}
 	}
 	r.Content = append(r.Content, after...)

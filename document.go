@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jsonscan"
@@ -34,12 +35,17 @@ const maxPreamble = 512
 // is not such a thing. The JSON starts a line of the first maxPreamble
 // bytes and runs to the end; the caller validates it.
 func splitPreamble(text string) (preamble, body string, ok bool) {
-	for at := 0; at < len(text) && at <= maxPreamble; {
+	for at := 0; at < len(text); {
 		nl := strings.IndexByte(text[at:], '\n')
 		if nl < 0 {
 			return "", "", false
 		}
 		at += nl + 1
+		if at > maxPreamble+1 {
+			// A long line before the JSON: the preamble, which a file's
+			// header keeps whole, stays short.
+			return "", "", false
+		}
 		if rest := text[at:]; looksJSON(rest) && (rest[0] == '{' || rest[0] == '[') {
 			if pre := strings.TrimSpace(text[:at]); pre != "" {
 				return pre, rest, true
@@ -75,20 +81,27 @@ func textItems(res host.Result) (idx []int, size int) {
 	return idx, size
 }
 
-// surelySmall reports, without looking inside, that res is under the
+// surelySmall reports, without estimating, that res is under the
 // threshold: with the heuristic estimator no rune costs more than a token
-// per three bytes.
+// per three bytes, and no byte of invalid UTF-8 (which it checks for)
+// more than half a token.
 func (o *engine) surelySmall(res host.Result) bool {
 	if !o.heuristic() {
 		return false
 	}
 	idx, size := textItems(res)
+	valid := true
+	for _, i := range idx {
+		valid = valid && utf8.ValidString(res.Content[i].Text)
+	}
 	switch s := res.Structured.(type) {
 	case nil:
 	case json.RawMessage:
 		size += len(s)
+		valid = valid && utf8.Valid(s)
 	case []byte:
 		size += len(s)
+		valid = valid && utf8.Valid(s)
 	default:
 		// A Go value: its size is known only from a JSON text beside it,
 		// which is taken to be its serialization.
@@ -96,7 +109,7 @@ func (o *engine) surelySmall(res host.Result) bool {
 			return false
 		}
 	}
-	return o.surelyUnder(size, true)
+	return o.surelyUnder(size, valid)
 }
 
 // heuristic reports whether the estimator is the library's own, whose
@@ -152,6 +165,7 @@ func (o *engine) documentOf(res host.Result) (document, bool) {
 		}
 		d := o.textDocument(res.Content[large[0]].Text, large)
 		d.tokens = tokens
+		d.preamble = preambles(res, large)
 		return d, true
 	}
 	if len(large) == 1 {
@@ -164,6 +178,22 @@ func (o *engine) documentOf(res host.Result) (document, bool) {
 		d.items[j] = res.Content[i].Text
 	}
 	return d, true
+}
+
+// preambles returns the preambles of the items of res that repeat one
+// document, each different one whole, a blank line between them, or nil
+// when none has one: what the file's header keeps of them.
+func preambles(res host.Result, items []int) []byte {
+	var seen []string
+	for _, i := range items {
+		if pre, _, ok := splitPreamble(res.Content[i].Text); ok && !slices.Contains(seen, pre) {
+			seen = append(seen, pre)
+		}
+	}
+	if seen == nil {
+		return nil
+	}
+	return []byte(strings.Join(seen, "\n\n"))
 }
 
 // repeats reports whether the large items of res all hold one JSON
@@ -289,7 +319,8 @@ func validIndex(data []byte) (jsonscan.Index, bool) {
 
 // PassesUnchanged reports whether a result of tool whose items take size
 // bytes in all (as JSON, escapes included) surely leaves [Host.Serve]
-// unchanged, whatever it holds and whatever the call's arguments: when
+// unchanged, whatever it holds (invalid UTF-8 too, which arrives as
+// U+FFFD, half a token a byte) and whatever the call's arguments: when
 // offloading is off, or when the result is under the threshold and
 // nothing else is judged (no session budget, and no detail argument to
 // check: the tool's policy is generic, or it has none and the host judges
@@ -307,5 +338,7 @@ func (h Host) PassesUnchanged(tool string, size int) bool {
 	if p, ok := o.policyFor(tool); ok && !p.Generic {
 		return false
 	}
-	return o.surelyUnder(size, true)
+	// The bytes are not seen: they may be invalid UTF-8, which a client
+	// receives as U+FFFD, half a token a byte.
+	return o.surelyUnder(size, false)
 }

@@ -12,7 +12,7 @@ func quarterTokensByRune(p []byte) int {
 	q := 0
 	for len(p) > 0 {
 		r, size := utf8.DecodeRune(p)
-		if r < utf8.RuneSelf || size == 1 {
+		if r < utf8.RuneSelf {
 			q++
 		} else {
 			q += runeWeight(r)

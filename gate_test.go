@@ -2,6 +2,7 @@ package lro_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,23 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// withinBound asserts that texts and structured, what a client received,
-// are within the threshold and the notice, as the Offloader estimates them
-// (structured counted once when a text is its serialization).
-func withinBound(t *testing.T, o *lro.Offloader, texts []string, structured []byte) int {
-	t.Helper()
-	tokens, repeated := 0, false
-	for _, s := range texts {
-		tokens += o.EstimateTokens([]byte(s))
-		repeated = repeated || len(structured) > 0 && strings.TrimSpace(s) == strings.TrimSpace(string(structured))
-	}
-	if len(structured) > 0 && string(structured) != "null" && !repeated {
-		tokens += o.EstimateTokens(structured)
-	}
-	assert.LessOrEqual(t, tokens, o.Config().ThresholdTokens+lro.NoticeTokens, "the answer is within the threshold and the notice")
-	return tokens
-}
 
 // A tool error of a tool with a policy, over the threshold, went to the
 // client whole: it is cut at the gate, still an error, its text a prefix
@@ -48,8 +32,7 @@ func TestGateCutsAToolErrorOverTheThreshold(t *testing.T) {
 	require.True(t, strings.HasSuffix(shown, " …[cut]"), "the cut is marked")
 	assert.True(t, strings.HasPrefix(msg, strings.TrimSuffix(shown, " …[cut]")), "what is shown is the error's beginning, unchanged")
 	assert.Contains(t, testmcp.TextOf(t, res, 1), "is cut")
-	tokens := withinBound(t, o, []string{shown, testmcp.TextOf(t, res, 1)}, nil)
-	t.Logf("a %d-byte error: %d tokens at the client (threshold %d)", len(msg), tokens, o.Config().ThresholdTokens)
+	assertBound(t, o, boundAnswer{isError: true, texts: []string{shown, testmcp.TextOf(t, res, 1)}}, fmt.Sprintf("a %d-byte error", len(msg)))
 }
 
 // Bound cuts what a host relays without Serve: structured content alone
@@ -64,7 +47,7 @@ func TestBoundCutsStructuredContentAlone(t *testing.T) {
 	require.Len(t, out.Content, 2)
 	assert.True(t, strings.HasPrefix(string(big), strings.TrimSuffix(out.Content[0].Text, " …[cut]")))
 	assert.Contains(t, out.Content[1].Text, "structured content left out")
-	withinBound(t, o, []string{out.Content[0].Text, out.Content[1].Text}, nil)
+	assertBound(t, o, boundAnswer{texts: []string{out.Content[0].Text, out.Content[1].Text}}, "structured content alone")
 
 	small := host.Result{Content: []host.Content{host.TextContent("ok")}}
 	assert.Equal(t, small, o.Host().Bound(ctx, "relayed", small))
@@ -78,9 +61,9 @@ func TestGateNoticeFitsNoticeTokens(t *testing.T) {
 	o := newOffloader(t, func(c *lro.Config) { c.ThresholdTokens = 1 })
 	items := []host.Content{host.TextContent(strings.Repeat("x", 100)), {Link: &host.ResourceLink{URI: "lro://files/a"}}, host.TextContent("y")}
 	out := o.Host().Bound(ctx, "relayed", host.Result{Content: items, Structured: []byte(`{"a":"` + strings.Repeat("z", 100) + `"}`)})
-	var texts []string
+	var a boundAnswer
 	for _, c := range out.Content {
-		texts = append(texts, c.Text)
+		a.texts = append(a.texts, c.Text)
 	}
-	withinBound(t, o, texts, nil)
+	assertBound(t, o, a, "items under a threshold of 1")
 }

@@ -42,6 +42,11 @@ type OffloadHeader struct {
 	Timestamp       string  `json:"timestamp"`        // RFC 3339, UTC, when the file was written
 	EstimatedTokens int     `json:"estimated_tokens"` // estimated size of the set
 	Detail          Detail  `json:"detail"`           // detail level of the records
+	// Preamble is the text a tool result put before the JSON it held
+	// ("Directory tree for /srv:"), whole, or the different texts of the
+	// items that repeated it, a blank line between them; absent when
+	// there was none. Each is at most 512 bytes.
+	Preamble string `json:"preamble,omitempty"`
 }
 
 // A RecordError reports a record that cannot be written as a JSONL line.
@@ -107,6 +112,7 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 		Timestamp:       now.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		EstimatedTokens: tokens,
 		Detail:          set.Detail,
+		Preamble:        set.preamble,
 	})
 	if err != nil {
 		return w, err

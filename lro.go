@@ -79,6 +79,9 @@ type ResultSet struct {
 	beside int          // tokens of the inline result besides its document
 	doc    *layout      // the document the records came from, rebuilt around those a fallback keeps
 	force  bool         // offload even under the threshold (the session budget)
+	// preamble is the text the result had before its JSON, which the
+	// file's header keeps whole.
+	preamble string
 }
 
 // source returns the records of set.

@@ -3,6 +3,7 @@ package lro_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -96,7 +97,56 @@ func TestPreambleThenJSON(t *testing.T) {
 	_, lines := fileRecords(t, d.FilePath)
 	assert.Contains(t, string(lines[0]), `"id":"T-0000"`)
 
+	// A preamble longer than what the summary shows (200 bytes) is kept
+	// whole in the file's header; so are the different preambles of a
+	// document repeated by a text and an embedded resource.
+	pre := "Tickets matching the query, newest first. " + strings.Repeat("The list is long and each ticket has an id. ", 6) + "End of the note:"
+	body := mustJSON(t, tickets(600))
+	d, _ = descriptorIn(t, serve(t, o, "search", nil, host.Result{Content: []host.Content{host.TextContent(pre + "\n" + body)}}), 0)
+	h, _ := fileRecords(t, d.FilePath)
+	assert.Greater(t, len(pre), 200)
+	assert.Equal(t, pre, h.Preamble, "the header keeps the preamble whole")
+	d, _ = descriptorIn(t, serve(t, o, "search", nil, host.Result{Content: []host.Content{
+		host.TextContent("First view:\n" + body), {Text: "Second view:\n" + body, URI: "file:///tickets.json", Other: "resource"},
+	}}), 0)
+	h, _ = fileRecords(t, d.FilePath)
+	assert.Equal(t, "First view:\n\nSecond view:", h.Preamble, "each preamble of a repeated document")
+
 	long := strings.Repeat("A long log line that is not a preamble.\n", 40) + mustJSON(t, tickets(600))
 	d, _ = descriptorIn(t, serve(t, o, "search", nil, host.Result{Content: []host.Content{host.TextContent(long)}}), 0)
 	assert.Equal(t, 41, d.Summary.Count, "past 512 bytes it is text: its lines are the records")
+}
+
+// nestedChain returns a tree of n nodes each the only child of the one
+// before, named with names of 20 bytes.
+func nestedChain(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"name":"node-%015d","children":[`, i)
+	}
+	b.WriteString(strings.Repeat("]}", n))
+	return b.String()
+}
+
+// TestDeepTreeFileStaysSmall: a record's path grows with its depth, and
+// whole paths made a 284 KB chain of 4,900 nodes a 252 MB file (here 2,000
+// nodes, whose walk is quicker: the file grew as the square). The file
+// stays within four times the result; a long path keeps its end.
+func TestDeepTreeFileStaysSmall(t *testing.T) {
+	o := genericOffloader(t)
+	tree := nestedChain(2000)
+	d, _ := descriptorIn(t, serve(t, o, "tree", nil, host.Result{Content: []host.Content{host.TextContent(tree)}}), 0)
+	assert.Equal(t, 2000, d.Summary.Count)
+	info, err := os.Stat(d.FilePath)
+	require.NoError(t, err)
+	t.Logf("a %d-byte tree of 2,000 nested nodes: a file of %d bytes (%.1fx)", len(tree), info.Size(), float64(info.Size())/float64(len(tree)))
+	assert.LessOrEqual(t, info.Size(), int64(4*len(tree)), "the file is within four times the result")
+	_, lines := fileRecords(t, d.FilePath)
+	var last struct{ Path, Name string }
+	require.NoError(t, json.Unmarshal(lines[len(lines)-1], &last))
+	assert.True(t, strings.HasPrefix(last.Path, "…/"), "a long path is marked cut: %.40s", last.Path)
+	assert.True(t, strings.HasSuffix(last.Path, "/node-000000000001999"), "and keeps its end")
+	var first struct{ Path string }
+	require.NoError(t, json.Unmarshal(lines[0], &first))
+	assert.Equal(t, "node-000000000000000", first.Path, "a short path is whole")
 }

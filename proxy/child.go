@@ -123,12 +123,14 @@ func newChild(off *lro.Offloader, cfg Config, opts []server.ServerOption) (*Prox
 // subscriptions, its roots), and the client's host restarts the proxy
 // whole with a clear error in its log.
 //
-// With a Remote, Serve is mcp-go's stdio server of [Proxy.Server] (the
-// lro-proxy command uses lro.ServeStdio, which bounds the requests in
-// flight).
+// With a Remote, Serve is mcp-go's stdio server of [Proxy.Server], but
+// for the remote's prompts, resources, templates, completions and
+// subscriptions, which it relays as JSON, as the remote sent them (a
+// local server's answers would drop what mcp-go's types do not model).
+// At most 32 such requests are relayed at once.
 func (p *Proxy) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if p.child == nil {
-		return server.NewStdioServer(p.front).Listen(ctx, in, out)
+		return p.serveRemote(ctx, in, out)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -193,7 +195,8 @@ type relay struct {
 	localReqs map[string]*localRequest   // the client's requests the proxy handles, by id
 	dead      error                      // set once the server is gone: no more requests
 	caps      map[string]json.RawMessage // the server's capabilities, once initialized
-	toolsSeen map[string]string          // tools served by the front: name -> listed JSON
+	listed    toolListing                // the client's listing of the server's tools in progress
+	changeDue bool                       // a tool list change is to be told to the client (see changedTools)
 	workers   int                        // workers started (see worker)
 }
 
@@ -227,7 +230,6 @@ func newRelay(p *Proxy, out io.Writer) *relay {
 		quit:      make(chan struct{}),
 		pending:   map[string]*pending{},
 		localReqs: map[string]*localRequest{},
-		toolsSeen: map[string]string{},
 		sess:      newRelaySession(),
 	}
 }
@@ -311,8 +313,8 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 		}
 		err = &ServerExitError{Command: r.p.child.name, Err: r.exitErr}
 		r.failAll(err)
-		signalGroup(r.cmd, syscall.SIGTERM) // what it left behind
 		r.p.log.Error("lro proxy: the server exited", "command", r.p.child.name, "error", r.exitErr)
+		r.endGroup()
 	}
 	r.pr.Close()
 	r.wg.Wait()
@@ -321,13 +323,14 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 }
 
 // stop ends the server: its stdin closed, then SIGTERM to its process
-// group, then SIGKILL, childGrace apart.
+// group, then SIGKILL, childGrace apart; what it leaves behind in its
+// group is ended too (see endGroup).
 func (r *relay) stop() {
 	r.in.Close()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		select {
 		case <-r.exited:
-			signalGroup(r.cmd, syscall.SIGTERM) // what it left behind
+			r.endGroup()
 			return
 		case <-time.After(childGrace):
 		}
@@ -346,6 +349,33 @@ func (r *relay) stop() {
 	case <-time.After(childGrace):
 		r.p.log.Error("lro proxy: the server did not exit after SIGKILL", "command", r.p.child.name)
 	}
+}
+
+// endGroup ends what the server, which has exited, left behind in its
+// process group: SIGTERM, then SIGKILL to whatever is still there after
+// childGrace. A descendant that ignores SIGTERM (a server started by a
+// wrapper, npx or uvx, that exits first) would otherwise outlive the
+// proxy. A descendant that left the group (setsid) is not reached.
+func (r *relay) endGroup() {
+	signalGroup(r.cmd, syscall.SIGTERM)
+	if r.groupGone() {
+		return
+	}
+	r.p.log.Warn("lro proxy: what the server left behind did not exit; killing its process group", "command", r.p.child.name)
+	signalGroup(r.cmd, syscall.SIGKILL)
+}
+
+// groupGone waits up to childGrace for the server's process group to be
+// empty, and reports whether it is.
+func (r *relay) groupGone() bool {
+	deadline := time.Now().Add(childGrace)
+	for groupAlive(r.cmd) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
 
 // failAll answers every request waiting for the server with err, and
@@ -424,18 +454,7 @@ func writeLine(w io.Writer, buf, line []byte) ([]byte, error) {
 
 // writeError answers the request id (JSON) with a JSON-RPC error.
 func (r *relay) writeError(id []byte, code int, msg string) {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, proxyClip(msg, r.p.lim.errText)}})
-	r.write(b)
+	r.write(errorMessage(id, code, msg, r.p.lim.errText))
 }
 
 // header is what the relay reads of every message of the client (see
@@ -468,6 +487,10 @@ func (r *relay) readChild() {
 			continue
 		}
 		if method != nil {
+			if methodName(method) == string(mcp.MethodNotificationToolsListChanged) {
+				r.changedTools(line)
+				continue
+			}
 			r.write(line) // its request or notification
 			continue
 		}
@@ -517,6 +540,9 @@ func (r *relay) failure(method string, err error) string {
 	var lim *RemoteLimitError
 	var exit *ServerExitError
 	switch {
+	case errors.As(err, &lim) && lim.Limit == "MaxToolsBytes":
+		return fmt.Sprintf("the server %q lists tools larger together than the proxy's limit of %s (MaxToolsBytes; lro-proxy -max-tools-bytes); the proxy refused the listing and serves the tools it had",
+			name, proxySize(lim.Bytes))
 	case errors.As(err, &lim):
 		return fmt.Sprintf("the server %q sent an answer to %s larger than the proxy's limit of %s (MaxResponseBytes; lro-proxy -max-response-bytes); the proxy stopped reading it. Ask for less (fewer results, a narrower query), or raise the limit.",
 			name, method, proxySize(lim.Bytes))
@@ -595,6 +621,12 @@ func (r *relay) clientNotification(ctx context.Context, h *header, line []byte) 
 
 // clientRequest relays a request of the client, or handles it.
 func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
+	if r.inFlight(h.ID) {
+		// Its answer would go to whichever of the two asked first, and the
+		// other would wait for its timeout.
+		r.writeError(h.ID, mcp.INVALID_REQUEST, fmt.Sprintf("lro-proxy: the request id %s is in flight already (a request of the client with that id has not been answered yet); send each request with an id of its own", proxyClip(string(h.ID), 100)))
+		return
+	}
 	switch h.Method {
 	case string(mcp.MethodInitialize), string(mcp.MethodServerDiscover), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
 		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
@@ -660,6 +692,18 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	// As many workers as requests may be in flight (sem): one is done,
 	// or about to take a job.
 	r.work <- job
+}
+
+// inFlight reports whether a request of the client with the id is in
+// flight: sent to the server, or being handled by the proxy. Only the
+// client's reader registers requests, so what it is told holds until it
+// registers the next.
+func (r *relay) inFlight(id json.RawMessage) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, local := r.localReqs[string(id)]
+	_, sent := r.pending[string(id)]
+	return local || sent
 }
 
 // worker runs job, then each job handed to it while it is idle, until

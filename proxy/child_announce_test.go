@@ -116,3 +116,15 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestChildSmallAnswerAsItCame: a small result that the proxy has nothing
+// to change in reaches the client as the server wrote it, with what
+// mcp-go's types drop ("isError": false, a field of a later version).
+func TestChildSmallAnswerAsItCame(t *testing.T) {
+	c := startChild(t, "plain", Config{Extract: true})
+	c.send(`{"jsonrpc":"2.0","id":"e","method":"tools/list"}`)
+	c.wait(`"e"`, 10*time.Second)
+	c.send(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"exact","arguments":{}}}`)
+	m := c.wait(`"x"`, 10*time.Second)
+	assert.Equal(t, `{"content":[{"type":"text","text":"ok"}],"isError":false,"later":{"x":1}}`, string(m["result"]))
+}

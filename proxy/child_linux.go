@@ -20,3 +20,9 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 		_ = syscall.Kill(-cmd.Process.Pid, sig)
 	}
 }
+
+// groupAlive reports whether a process is left in the server's process
+// group (a zombie not reaped yet counts).
+func groupAlive(cmd *exec.Cmd) bool {
+	return cmd.Process != nil && syscall.Kill(-cmd.Process.Pid, 0) == nil
+}

@@ -7,7 +7,6 @@ import (
 	"maps"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/proxywire"
@@ -30,7 +29,12 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 		if !r.has("tools") {
 			return r.local(sctx, line)
 		}
-		return r.listing(ctx, h, line, "tools", r.toolsPage)
+		return r.listing(ctx, h, line, "tools", func(tools []json.RawMessage, last bool) ([]json.RawMessage, error) {
+			if err := r.follow(h, tools, last); err != nil {
+				return nil, err
+			}
+			return r.toolsPage(tools, last), nil
+		})
 	case string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
 		key := "resources"
 		if h.Method == string(mcp.MethodResourcesTemplatesList) {
@@ -39,11 +43,11 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 		if !r.has("resources") {
 			return r.local(sctx, line)
 		}
-		return r.listing(ctx, h, line, key, func(items []json.RawMessage, last bool) []json.RawMessage {
+		return r.listing(ctx, h, line, key, func(items []json.RawMessage, last bool) ([]json.RawMessage, error) {
 			if last {
 				items = append(items, r.localItems(sctx, h.Method, key)...)
 			}
-			return items
+			return items, nil
 		})
 	case string(mcp.MethodResourcesRead):
 		return r.local(sctx, line)
@@ -175,7 +179,8 @@ func (r *relay) declared(ctx context.Context, h *header, line []byte) []byte {
 
 // listing relays a paginated listing, passing the items under key of each
 // page of the server's through edit (last: the page has no next cursor).
-func (r *relay) listing(ctx context.Context, h *header, line []byte, key string, edit func(items []json.RawMessage, last bool) []json.RawMessage) []byte {
+// When edit fails, the client gets its error instead of the page.
+func (r *relay) listing(ctx context.Context, h *header, line []byte, key string, edit func(items []json.RawMessage, last bool) ([]json.RawMessage, error)) []byte {
 	resp, err := r.call(ctx, h.ID, h.Method, line)
 	if err != nil {
 		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
@@ -189,8 +194,8 @@ func (r *relay) listing(ctx context.Context, h *header, line []byte, key string,
 	if methodNotFound(msg["error"]) {
 		// A listing the server lacks (it declares resources, but has no
 		// templates): the proxy's own items alone, when it has any.
-		own := edit(nil, true)
-		if len(own) == 0 {
+		own, err := edit(nil, true)
+		if err != nil || len(own) == 0 {
 			return resp
 		}
 		b, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": h.ID, "result": map[string]any{key: own}})
@@ -205,7 +210,11 @@ func (r *relay) listing(ctx context.Context, h *header, line []byte, key string,
 	}
 	var cursor string
 	_ = json.Unmarshal(result["nextCursor"], &cursor)
-	items = edit(items, cursor == "")
+	items, err = edit(items, cursor == "")
+	if err != nil {
+		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+		return nil
+	}
 	if items == nil {
 		items = []json.RawMessage{}
 	}
@@ -226,8 +235,8 @@ func methodNotFound(raw json.RawMessage) bool {
 
 // toolsPage edits a page of the server's tools: the output schemas of the
 // tools whose results are offloaded widened, the server's own lro_extract
-// hidden by the local one, which is added to the last page. Each tool is
-// served by the local server, which judges its calls.
+// hidden by the local one, which is added to the last page. (The local
+// server serves the listing's tools, and judges their calls: see follow.)
 func (r *relay) toolsPage(tools []json.RawMessage, last bool) []json.RawMessage {
 	out := tools[:0]
 	for _, raw := range tools {
@@ -248,7 +257,6 @@ func (r *relay) toolsPage(tools []json.RawMessage, last bool) []json.RawMessage 
 				raw, _ = json.Marshal(t)
 			}
 		}
-		r.serveTool(name, raw)
 		out = append(out, raw)
 	}
 	if last && r.p.cfg.Extract {
@@ -267,62 +275,15 @@ func (r *relay) judged(name string) bool {
 	return !r.p.cfg.MemoryToolsOnly || r.p.off.Host().HasPolicy(name)
 }
 
-// serveTool serves the server's tool name on the local server, as raw (its
-// listed JSON, its output schema widened), or as a tool without schemas
-// when raw is nil and none is served yet: the local server judges its
-// calls, with the Offloader's middleware.
-func (r *relay) serveTool(name string, raw []byte) {
-	r.mu.Lock()
-	seen, ok := r.toolsSeen[name]
-	if (raw == nil && ok) || (raw != nil && seen == string(raw)) {
-		r.mu.Unlock()
-		return
-	}
-	r.toolsSeen[name] = string(raw)
-	r.mu.Unlock()
-	t := mcp.Tool{Name: name}
-	if raw != nil {
-		var schemas struct {
-			InputSchema  json.RawMessage `json:"inputSchema"`
-			OutputSchema json.RawMessage `json:"outputSchema"`
-		}
-		_ = json.Unmarshal(raw, &t)
-		_ = json.Unmarshal(raw, &schemas)
-		t.Name = name
-		t.InputSchema, t.RawInputSchema = mcp.ToolInputSchema{}, schemas.InputSchema
-		t.OutputSchema, t.RawOutputSchema = mcp.ToolOutputSchema{}, schemas.OutputSchema
-		if string(t.RawOutputSchema) == "null" {
-			t.RawOutputSchema = nil
-		}
-	}
-	if len(t.RawInputSchema) == 0 || string(t.RawInputSchema) == "null" {
-		t.RawInputSchema = json.RawMessage(`{"type":"object"}`)
-	}
-	if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
-		t.InputSchema, t.RawInputSchema = mcp.ToolInputSchema{}, json.RawMessage(`{"type":"object"}`)
-	}
-	handler := r.forwardTool(name)
-	if !r.p.cfg.MemoryToolsOnly && !r.p.off.Host().HasPolicy(name) {
-		handler = r.p.off.Wrap(lro.ToolPolicy{Generic: true}, handler)
-	}
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				r.p.warnOnce("invalid tool "+name, "lro proxy: a tool of the server cannot be judged; its results pass inline", "tool", name, "error", v)
-			}
-		}()
-		r.p.front.AddTool(t, handler)
-	}()
-}
-
 // childCallKey is the context key of the *childCall of a tools/call.
 type childCallKey struct{}
 
 // childCall is a tools/call of the client on its way to the server.
 type childCall struct {
+	r       *relay
 	id      json.RawMessage
 	line    []byte
-	raw     []byte // the server's answer, when it goes to the client as it came
+	unread  []byte // the server's answer, when it is not a tool result the proxy reads (see gateUnread)
 	fetched bool   // the server has answered already: answer, err
 	answer  []byte
 	err     error
@@ -341,8 +302,8 @@ func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []by
 	if params.Name == "" || !r.has("tools") {
 		return r.local(sctx, line) // the local server's error
 	}
-	r.serveTool(params.Name, nil) // called without being listed
-	cc := &childCall{id: h.ID, line: line}
+	r.serveUnlisted(params.Name)
+	cc := &childCall{r: r, id: h.ID, line: line}
 	if valid && r.p.front.GetTool(params.Name) != nil {
 		// The server answers first: a small answer, which the Offloader
 		// would pass unchanged, needs no round through the local server
@@ -351,14 +312,14 @@ func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []by
 		cc.fetched = true
 		cc.answer, cc.err = r.call(ctx, h.ID, string(mcp.MethodToolsCall), line)
 		if cc.err == nil && r.p.off.Host().PassesUnchanged(params.Name, len(cc.answer)) {
-			if b := r.passSmall(h.ID, params.Name, cc.answer); b != nil {
+			if b := r.passSmall(sctx, h.ID, params.Name, cc.answer); b != nil {
 				return b
 			}
 		}
 	}
 	resp := r.local(context.WithValue(sctx, childCallKey{}, cc), line)
-	if cc.raw != nil {
-		return cc.raw
+	if cc.unread != nil {
+		return r.gateUnread(sctx, h.ID, params.Name, cc.unread)
 	}
 	return resp
 }
@@ -366,43 +327,21 @@ func (r *relay) toolCall(ctx, sctx context.Context, h *header, line []byte) []by
 // passSmall returns the message that answers the client's call id of
 // tool with answer, the server's small answer, judged as the tool's
 // handler judges it (a look-alike of a descriptor, an overlong error), or
-// nil when it cannot be written.
-func (r *relay) passSmall(id json.RawMessage, tool string, answer []byte) []byte {
+// nil when it cannot be written. An answer that is not a tool result the
+// proxy reads goes through the exit gate.
+func (r *relay) passSmall(ctx context.Context, id json.RawMessage, tool string, answer []byte) []byte {
 	_, res, ok := decodeRemoteMessage(answer)
 	if !ok {
-		return answer // an error, or a result the proxy does not read: as it came
+		return r.gateUnread(ctx, id, tool, answer)
 	}
-	b, err := toolAnswer(id, r.p.judge(tool, res))
+	marked := res.Meta != nil && (res.Meta.AdditionalFields[proxywire.MetaKey] != nil || res.Meta.AdditionalFields[mcp.MetaKeyServerInfo] != nil)
+	judged := r.p.judge(tool, res)
+	if judged == res && !marked {
+		return answer // nothing in it is the proxy's to change: as it came ("isError": false and all)
+	}
+	b, err := toolAnswer(id, judged)
 	if err != nil {
 		return nil
 	}
 	return b
-}
-
-// forwardTool returns the local server's handler of the server's tool
-// name: it sends the client's request, byte for byte (its _meta and
-// progress token too), and returns the server's result for the Offloader
-// to judge.
-func (r *relay) forwardTool(name string) server.ToolHandlerFunc {
-	return func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		cc, _ := ctx.Value(childCallKey{}).(*childCall)
-		if cc == nil {
-			return mcp.NewToolResultError("lro proxy: no call to forward"), nil
-		}
-		resp, err := cc.answer, cc.err
-		if !cc.fetched {
-			resp, err = r.call(ctx, cc.id, string(mcp.MethodToolsCall), cc.line)
-		}
-		if err != nil {
-			return mcp.NewToolResultError(r.failure("tools/call "+name, err)), nil
-		}
-		_, res, ok := decodeRemoteMessage(resp)
-		if !ok {
-			// An error, or a result the proxy does not read: the client
-			// gets it as it came.
-			cc.raw = resp
-			return &mcp.CallToolResult{}, nil
-		}
-		return r.p.judge(name, res), nil
-	}
 }

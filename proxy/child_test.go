@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // fakeServer answers initialize, server/discover (declaring no tools nor
 // resources), tools/list, resources/list, ping, resources/templates/list
 // with "Method not found" (mode "stay": and stays when its input ends),
-// and tools/call of "meta" with the _meta it
+// and tools/call of "exact" with a small result with fields mcp-go drops, of "meta" with the _meta it
 // got, of "small" with "ok", of "records" with 200 memories, of "lookalike" with
 // a small text shaped like a descriptor, and of "failing" with a tool
 // error of 4,000 bytes. A call of "big" is answered by mode: "flood" sends a
@@ -48,6 +48,10 @@ func TestMain(m *testing.M) {
 // notifications/cancelled is answered with a log message that names the
 // request.
 func fakeServer(mode string) {
+	if strings.HasPrefix(mode, "hostile-") {
+		hostileServer(mode)
+		return
+	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
@@ -111,6 +115,10 @@ func fakeServer(mode string) {
 				reply(m.ID, `{"content":[{"type":"text","text":`+string(text)+`}]}`)
 				break
 			}
+			if m.Params.Name == "exact" {
+				reply(m.ID, `{"content":[{"type":"text","text":"ok"}],"isError":false,"later":{"x":1}}`)
+				break
+			}
 			if m.Params.Name == "small" {
 				reply(m.ID, `{"content":[{"type":"text","text":"ok"}]}`)
 				break
@@ -151,10 +159,11 @@ func fakeServer(mode string) {
 // process.
 type childClient struct {
 	t     testing.TB
+	proxy *Proxy
 	in    *io.PipeWriter
 	lines chan map[string]json.RawMessage
 	done  chan error
-	notes []string        // the params of the notifications received
+	notes []string        // the method and params of the notifications received
 	seen  map[string]bool // the ids of the answers passed over
 }
 
@@ -184,7 +193,7 @@ func startChildOut(t testing.TB, mode string, cfg Config, wrap func(io.Writer) i
 	t.Cleanup(func() { p.Close() })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &childClient{t: t, in: inW, lines: make(chan map[string]json.RawMessage, 100), done: make(chan error, 1)}
+	c := &childClient{t: t, proxy: p, in: inW, lines: make(chan map[string]json.RawMessage, 100), done: make(chan error, 1)}
 	var out io.Writer = outW
 	if wrap != nil {
 		out = wrap(outW)
@@ -241,7 +250,7 @@ func (c *childClient) wait(id string, d time.Duration) map[string]json.RawMessag
 				return m
 			}
 			if m["method"] != nil {
-				c.notes = append(c.notes, string(m["params"]))
+				c.notes = append(c.notes, string(m["method"])+" "+string(m["params"]))
 			} else {
 				if c.seen == nil {
 					c.seen = map[string]bool{}

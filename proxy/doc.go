@@ -34,9 +34,30 @@
 // bounded by [Config.MaxResponseBytes] (a longer one is skipped as it
 // streams by; the request it answers gets an error that names the limit)
 // and each request by [Config.CallTimeout] (the request gets an error and
-// the server a cancellation). The server is ended when the client
-// disconnects, with its process group, and on Linux when the proxy dies;
-// when it exits by itself, Serve returns a [*ServerExitError].
+// the server a cancellation). As of a remote, the proxy keeps the
+// server's current tool listing only, refuses one larger than
+// [Config.MaxToolsBytes] (the client's tools/list gets an error that names
+// the limit), and tells the client of the server's tool list changes at
+// most once a second. Every tools/call answer passes the Offloader's
+// exit gate: one the proxy cannot read as a tool result (a JSON-RPC error,
+// content missing, an item of an unknown type, a request for input) goes
+// as it came only when the gate leaves it unchanged. A request whose id
+// is that of one in flight is refused with an error that names it. When
+// the server exits by itself, Serve returns a [*ServerExitError].
+//
+// The server is started in a process group of its own. When the client
+// disconnects, when Serve's context ends or the Proxy is closed (lro-proxy
+// on SIGINT or SIGTERM), and when the server exits by itself, the proxy
+// ends the whole group before Serve returns: the server's stdin is
+// closed, then the group gets SIGTERM and, two seconds later, SIGKILL,
+// whether or not the server itself has exited by then, so a descendant
+// that ignores SIGTERM (a server behind npx or uvx, a worker it started)
+// does not outlive the proxy. Not guaranteed: a descendant that left the
+// group (setsid, a daemon) is not reached; and a proxy killed with
+// SIGKILL ends nothing itself. On Linux the kernel then kills the server
+// process the proxy started (PR_SET_PDEATHSIG), but not its descendants,
+// which see only their stdin and stdout close (MCP servers exit then);
+// elsewhere the server too sees only that.
 //
 // # What it relays of a remote
 //

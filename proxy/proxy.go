@@ -91,8 +91,10 @@ type Config struct {
 	// keeps serving the listing it had (none, at the first listing, where
 	// [New] fails instead). The proxy keeps only the current listing, and
 	// lists again at most once a second however often the remote
-	// announces a change. Zero means [DefaultMaxToolsBytes] (4 MiB);
-	// negative means no limit.
+	// announces a change. Of a Command, it bounds each listing of the
+	// client (all its pages): a larger one gets an error that names this
+	// limit. Zero means [DefaultMaxToolsBytes] (4 MiB); negative means no
+	// limit.
 	MaxToolsBytes int64
 }
 
@@ -127,7 +129,8 @@ type Proxy struct {
 
 	syncMu   sync.Mutex        // serializes tool list syncs
 	served   map[string]string // remote tools currently served: name -> raw JSON
-	lastSync time.Time         // when the last listing started
+	pace     pacer             // the listings a change asks for (a remote), the changes told to the client (a Command)
+	order    []string          // the names of served, in the remote's order
 	refused  error             // why the last listing was refused, or nil
 	features listings          // the remote's prompts, resources, templates served
 
@@ -556,16 +559,11 @@ func (p *Proxy) syncLoop() {
 func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport, paced bool) error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	if wait := minResync - time.Since(p.lastSync); paced && !p.lastSync.IsZero() && wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
+	if !paced {
+		p.pace.mark()
+	} else if err := p.pace.wait(ctx); err != nil {
+		return err
 	}
-	p.lastSync = time.Now()
 	pages, err := p.listTools(ctx, c, tr)
 	if err == nil {
 		err = p.applyListing(pages)
@@ -602,8 +600,8 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 	for _, page := range pages {
 		size += int64(len(page))
 	}
-	if p.lim.tools > 0 && size > p.lim.tools {
-		return &RemoteLimitError{Limit: "MaxToolsBytes", Bytes: p.lim.tools}
+	if lim := p.overTools(size); lim != nil {
+		return lim
 	}
 	var tools []mcp.Tool
 	raws := map[string]json.RawMessage{}
@@ -629,6 +627,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 		tools = append(tools, res.Tools...)
 	}
 	next := make(map[string]string, len(tools))
+	var order []string
 	changed := map[string]server.ServerTool{}
 	for _, t := range tools {
 		switch {
@@ -658,13 +657,12 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 			raw, _ = json.Marshal(t)
 		}
 		next[t.Name] = string(raw)
+		order = append(order, t.Name)
 		if p.served[t.Name] != string(raw) {
-			handler := p.forward(t.Name)
-			if !p.cfg.MemoryToolsOnly && !p.off.Host().HasPolicy(t.Name) {
-				handler = p.off.Wrap(lro.ToolPolicy{Generic: true}, handler)
+			if p.generic(t.Name) {
 				t = p.off.WidenTool(t)
 			}
-			changed[t.Name] = server.ServerTool{Tool: t, Handler: handler}
+			changed[t.Name] = server.ServerTool{Tool: t, Handler: p.toolHandler(t.Name)}
 		}
 	}
 	var gone []string
@@ -676,7 +674,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 	if err := p.serve(changed, gone); err != nil {
 		return err
 	}
-	p.served, p.refused = next, nil
+	p.served, p.order, p.refused = next, order, nil
 	return nil
 }
 
@@ -709,8 +707,8 @@ func (p *Proxy) listTools(ctx context.Context, c *client.Client, tr *proxyTransp
 			page.result, _ = json.Marshal(res) // not seen by the transport: cannot happen
 		}
 		size += int64(len(page.result))
-		if p.lim.tools > 0 && size > p.lim.tools {
-			return nil, &RemoteLimitError{Limit: "MaxToolsBytes", Bytes: p.lim.tools}
+		if lim := p.overTools(size); lim != nil {
+			return nil, lim
 		}
 		pages = append(pages, page.result)
 		switch {

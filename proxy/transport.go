@@ -29,6 +29,8 @@ import (
 //   - the result of a forwarded tools/call, decoded once and without maps
 //     by its HTTP client, in place of the typed client's decodes (see
 //     proxy_raw.go);
+//   - the remote's answer to a request relayed as JSON, as it came (see
+//     rawExchange);
 //   - the standalone GET stream on the older protocol, negotiated or
 //     pinned (see RequiresLegacyProtocol);
 //   - cancellation both ways: a notifications/cancelled of a call whose
@@ -140,6 +142,12 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 			p.cancelled(ctx, req)
 		}
 		return nil, err
+	}
+	if ex, _ := ctx.Value(rawExchangeKey{}).(*rawExchange); ex != nil && resp != nil && req.Method == ex.method {
+		ex.answer, ex.failed = resp.Result, resp.Error != nil
+		if ex.failed {
+			ex.answer, _ = json.Marshal(resp.Error)
+		}
 	}
 	if resp == nil || resp.Error != nil {
 		return resp, err

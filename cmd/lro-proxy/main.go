@@ -52,7 +52,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/proxy"
 )
@@ -190,12 +189,9 @@ Flags:
 		return err
 	}
 	defer p.Close()
-	if len(command) > 0 {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-		return p.Serve(ctx, os.Stdin, os.Stdout)
-	}
-	return lro.ServeStdio(p.Server(), server.WithWorkerPoolSize(16))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return p.Serve(ctx, os.Stdin, os.Stdout)
 }
 
 // printEnvironment writes the offload variables, each with its default

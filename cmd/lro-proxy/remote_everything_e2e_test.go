@@ -66,3 +66,26 @@ func TestRemoteEverythingClientFeatures(t *testing.T) {
 		assert.Contains(t, string(proxied[i].Result), want, "through the proxy %s", steps[i].Name)
 	}
 }
+
+// TestRemoteEverythingThroughProxy compares every feature of the
+// reference "everything" server on streamable HTTP through
+// `lro-proxy -remote` with a direct connection, as
+// TestStdioEverythingThroughProxy does over stdio: prompts, resources,
+// templates, completions and reads as JSON, as the remote sent them.
+func TestRemoteEverythingThroughProxy(t *testing.T) {
+	ts := e2e.TSClient(t)
+	url := startEverythingHTTP(t)
+	steps := everythingSteps()
+	roots := []string{"file:///tmp/lro-root-a"}
+	direct := ts.RunHTTPFeatures(t, url, "direct", roots, steps)
+	proxied := ts.RunStdioFeatures(t, "through-proxy", roots, proxyBin, []string{"-remote", url}, steps)
+	compareEverything(t, steps, direct, proxied, map[int]string{
+		// mcp-go's transport decodes the remote's requests to the client
+		// into maps: the elicitation's form comes in the order of its
+		// fields' names, and the server quotes the answer in that order.
+		16: "the requested schema's property order",
+		// A method no one knows is answered by the proxy's local server:
+		// the same code, in mcp-go's words.
+		21: "the text of Method not found",
+	})
+}

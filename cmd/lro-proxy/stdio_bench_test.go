@@ -48,9 +48,9 @@ func nullRelay() {
 	_ = cmd.Wait()
 }
 
-// fakeStdioServer serves two tools on stdio: "small" answers "ok";
+// fakeStdioServer serves three tools on stdio: "small" answers "ok";
 // "records" answers 200 memory-like records (about 120 KB) as one JSON
-// text item.
+// text item; "rows" answers 50,000 rows of a table (about 11 MB) so.
 func fakeStdioServer() {
 	var recs []map[string]any
 	for i := range 200 {
@@ -80,16 +80,33 @@ func fakeStdioServer() {
 		case "initialize":
 			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}`
 		case "tools/list":
-			result = `{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"records","inputSchema":{"type":"object"}}]}`
+			result = `{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"records","inputSchema":{"type":"object"}},{"name":"rows","inputSchema":{"type":"object"}}]}`
 		case "tools/call":
 			result = `{"content":[{"type":"text","text":"ok"}]}`
-			if m.Params.Name == "records" {
+			switch m.Params.Name {
+			case "records":
 				result = string(records)
+			case "rows":
+				result = fiftyThousandRows()
 			}
 		}
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, result)
 		w.Flush()
 	}
+}
+
+// fiftyThousandRows is the result of a query of 50,000 rows, as a
+// database server returns it: one JSON text item, larger than the 10 MiB
+// the TypeScript client takes in one message.
+func fiftyThousandRows() string {
+	rows := make([]map[string]any, 50_000)
+	for i := range rows {
+		rows[i] = map[string]any{"id": i, "customer": fmt.Sprintf("customer-%05d", i), "region": []string{"emea", "amer", "apac"}[i%3],
+			"note": strings.Repeat(fmt.Sprintf("order %d shipped on time. ", i), 6)}
+	}
+	text, _ := json.Marshal(rows)
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": string(text)}}})
+	return string(b)
 }
 
 // lineClient is a minimal stdio MCP client: one request at a time.

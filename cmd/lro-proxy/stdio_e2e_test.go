@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,8 +221,18 @@ func mustCompact(t *testing.T, raw json.RawMessage) []byte {
 func TestStdioEverythingThroughProxy(t *testing.T) {
 	ts := e2e.TSClient(t)
 	bin := e2e.NodeBin(t, "mcp-server-everything")
+	steps := everythingSteps()
+	roots := []string{"file:///tmp/lro-root-a"}
+	direct := ts.RunStdioFeatures(t, "direct", roots, bin, nil, steps)
+	proxied := ts.RunStdioFeatures(t, "through-proxy", roots, proxyBin, []string{"--", bin}, steps)
+	compareEverything(t, steps, direct, proxied, nil)
+}
+
+// everythingSteps is a plan that uses every feature of the reference
+// "everything" server; compareEverything knows its steps by index.
+func everythingSteps() []e2e.Step {
 	doc := "demo://resource/static/document/architecture.md"
-	steps := []e2e.Step{
+	return []e2e.Step{
 		e2e.Request("prompts/list", nil),
 		e2e.Request("prompts/get", map[string]any{"name": "args-prompt", "arguments": map[string]any{"city": "Paris", "state": "TX"}}),
 		e2e.Request("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "completable-prompt"}, "argument": map[string]any{"name": "department", "value": "E"}}),
@@ -250,17 +261,30 @@ func TestStdioEverythingThroughProxy(t *testing.T) {
 		e2e.CallTool("toggle-subscriber-updates", nil),
 		e2e.Sleep(500),
 		e2e.Notifications(),
+		e2e.ListTools(),
 	}
-	roots := []string{"file:///tmp/lro-root-a"}
-	direct := ts.RunStdioFeatures(t, "direct", roots, bin, nil, steps)
-	proxied := ts.RunStdioFeatures(t, "through-proxy", roots, proxyBin, []string{"--", bin}, steps)
-	templates, notes := 20, len(steps)-1
+}
+
+// compareEverything compares the answers to everythingSteps of a direct
+// client and of one through the proxy: canonical JSON, equal, but where
+// the proxy steps in (its lro:// templates after the server's) and what
+// differs at each run (a dynamic resource, the notifications' timing).
+// The steps in loose, by index, are compared as far as their reason
+// says: an error by its code, a result by the checks after the loop.
+func compareEverything(t *testing.T, steps []e2e.Step, direct, proxied []e2e.StepResult, loose map[int]string) {
+	t.Helper()
+	templates, notes, tools := 20, len(steps)-2, len(steps)-1
 	for i, step := range steps {
 		if i == templates || i == 5 || i >= notes-5 { // 5: a dynamic resource, made at each read
 			continue
 		}
 		name := step.Method + step.Name
 		require.Equal(t, direct[i].OK, proxied[i].OK, "%s: %s / %s", name, direct[i].Error, proxied[i].Error)
+		if why, ok := loose[i]; ok {
+			code := func(e string) string { c, _, _ := strings.Cut(e, ":"); return c }
+			assert.Equal(t, code(direct[i].Error), code(proxied[i].Error), "%s (%s)", name, why)
+			continue
+		}
 		if !direct[i].OK {
 			assert.Equal(t, direct[i].Error, proxied[i].Error, name)
 			continue
@@ -308,6 +332,28 @@ func TestStdioEverythingThroughProxy(t *testing.T) {
 	require.Greater(t, len(pt.Templates), len(dt.Templates))
 	assert.Equal(t, dt.Templates, pt.Templates[:len(dt.Templates)])
 	assert.Contains(t, pt.Templates[len(dt.Templates)]["uriTemplate"], "lro://")
+	// The server's tools as it lists them, but for the output schemas the
+	// proxy widens, and lro_extract after them.
+	var dtl, ptl struct {
+		Tools []map[string]json.RawMessage `json:"tools"`
+	}
+	require.True(t, proxied[tools].OK, proxied[tools].Error)
+	require.NoError(t, json.Unmarshal(direct[tools].Result, &dtl))
+	require.NoError(t, json.Unmarshal(proxied[tools].Result, &ptl))
+	require.Len(t, ptl.Tools, len(dtl.Tools)+1)
+	for i, dt := range dtl.Tools {
+		pt := maps.Clone(ptl.Tools[i])
+		if dt["outputSchema"] != nil {
+			assert.Contains(t, string(pt["outputSchema"]), "anyOf", "output schema of %s widened", dt["name"])
+			delete(pt, "outputSchema")
+			dt = maps.Clone(dt)
+			delete(dt, "outputSchema")
+		}
+		d, _ := json.Marshal(dt)
+		p, _ := json.Marshal(pt)
+		assert.JSONEq(t, string(d), string(p), "tool %s", dt["name"])
+	}
+	assert.JSONEq(t, `"lro_extract"`, string(ptl.Tools[len(dtl.Tools)]["name"]))
 }
 
 func withoutProgress(t *testing.T, raw json.RawMessage) json.RawMessage {
@@ -426,4 +472,23 @@ func TestStdioMCPGoClient(t *testing.T) {
 	res, err := c.CallTool(ctx, req)
 	require.NoError(t, err)
 	assert.Contains(t, res.Content[0].(mcpgo.TextContent).Text, "hello from a small file")
+}
+
+// TestStdioFiftyThousandRows: the official TypeScript client cannot take
+// a 50,000-row result from a server directly (one message over its 10 MiB
+// cap), and through the proxy it gets the descriptor (README says so).
+func TestStdioFiftyThousandRows(t *testing.T) {
+	ts := e2e.TSClient(t)
+	env := []string{fakeServerEnv + "=1", "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR=" + t.TempDir()}
+	steps := []e2e.Step{e2e.CallTool("small", nil), e2e.CallTool("rows", nil)}
+	direct := ts.RunStdio(t, "direct", os.Args[0], nil, env, steps)
+	require.True(t, direct[0].OK, direct[0].Error)
+	// The SDK's read buffer throws ("ReadBuffer exceeded maximum size"),
+	// and the client closes the connection.
+	require.False(t, direct[1].OK, "the TypeScript client took %d bytes", len(direct[1].Result))
+	assert.Contains(t, direct[1].Error, "Connection closed")
+	proxied := ts.RunStdio(t, "through-proxy", proxyBin, []string{"--", os.Args[0]}, env, steps)
+	require.True(t, proxied[0].OK, proxied[0].Error)
+	d := stdioDescriptor(t, proxied[1])
+	assert.Equal(t, float64(50_000), d["summary"].(map[string]any)["count"])
 }

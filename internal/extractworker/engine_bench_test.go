@@ -32,7 +32,7 @@ func memoryLines(b *testing.B, n int) []byte {
 }
 
 // BenchmarkEngineQuery measures what a worker does for one lro_extract
-// query of 500 or 100,000 memories, some of the recipes' filters (3, 7
+// query of 500, 20,000 or 100,000 memories, some of the recipes' filters (3, 7
 // and 10 match no record) and a custom select: first, the file's first query
 // (a cache of the default size, empty); stream, at 500, the query with no
 // cache, reading the file as it decodes it; second, the same query of the
@@ -41,7 +41,7 @@ func memoryLines(b *testing.B, n int) []byte {
 //
 //	go test -run '^$' -bench EngineQuery ./internal/extractworker
 func BenchmarkEngineQuery(b *testing.B) {
-	for _, n := range []int{500, 100000} {
+	for _, n := range []int{500, 20000, 100000} {
 		data := memoryLines(b, n)
 		for _, bc := range []struct {
 			name, query string

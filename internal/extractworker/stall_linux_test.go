@@ -4,6 +4,7 @@ package extractworker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -16,10 +17,11 @@ import (
 )
 
 // TestPoolReplacesStoppedWorker: a worker stopped from outside (SIGSTOP)
-// while idle is not handed a query: two ordinary queries sent at once
-// answer in well under their 10 s timeout, the stopped worker is killed
+// while idle is not handed a query: two ordinary queries sent at once are
+// answered (not stopped at their deadline), the stopped worker is killed
 // and replaced. Before, both waited for the 10.5 s deadline and were told
-// to narrow the query.
+// to narrow the query. No bound in time: a query held to its deadline is
+// told it took too long, which a busy machine cannot cause.
 func TestPoolReplacesStoppedWorker(t *testing.T) {
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
 	path, id := jsonlFile(t, 10)
@@ -33,18 +35,25 @@ func TestPoolReplacesStoppedWorker(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
-			start := time.Now()
 			resp, err := p.Run(context.Background(), request(path, id, `select(.id == 4) | .id`, 10*time.Second), 10*time.Second, 1<<20)
-			took := time.Since(start)
+			// Told to retry while the worker's replacement starts, as a
+			// busy machine may take longer than a call waits in line: a
+			// client retries.
+			for be := (*BusyError)(nil); errors.As(err, &be); {
+				resp, err = p.Run(context.Background(), request(path, id, `select(.id == 4) | .id`, 10*time.Second), 10*time.Second, 1<<20)
+			}
 			require.NoError(t, err)
-			require.Nil(t, resp.Failure, "%v", resp.Failure)
+			require.Nil(t, resp.Failure, "not held until the deadline: %v", resp.Failure)
 			assert.Equal(t, []string{"4"}, values(resp))
-			assert.Less(t, took, 3*time.Second, "not held until the deadline")
 		})
 	}
 	wg.Wait()
 	assert.NotContains(t, p.Stats().PIDs, pids[0], "the stopped worker was replaced")
-	assert.Eventually(t, func() bool { return !processExists(pids[0]) }, 2*time.Second, 20*time.Millisecond, "and killed")
+	// Killed: the pool sent SIGKILL and waits for the process, which goes
+	// (go test's -timeout bounds this wait, not a guess of how long).
+	for processExists(pids[0]) {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestPoolReplacesWorkerStoppedMidQuery: a worker stopped while it runs a
@@ -97,7 +106,9 @@ func TestPoolReplacesSpentWorker(t *testing.T) {
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1, MemoryBytes: 256 << 20})
 	path, id := jsonlFile(t, 1)
 	run := func(q string) *Response {
-		resp, err := p.Run(context.Background(), request(path, id, q, 10*time.Second), 10*time.Second, 1<<20)
+		// A deadline no busy machine reaches: workers run at nice 10,
+		// and two busy loops leave them a twentieth of a core.
+		resp, err := p.Run(context.Background(), request(path, id, q, 10*time.Minute), 10*time.Minute, 1<<20)
 		require.NoError(t, err)
 		return resp
 	}
@@ -108,9 +119,10 @@ func TestPoolReplacesSpentWorker(t *testing.T) {
 	resp := run(`[range(3000000)] | length`)
 	require.Nil(t, resp.Failure, "%v", resp.Failure)
 	assert.Equal(t, []string{"3000000"}, values(resp))
-	assert.Eventually(t, func() bool {
-		pids := p.Stats().PIDs
-		return len(pids) == 1 && pids[0] != first[0]
-	}, 5*time.Second, 10*time.Millisecond, "a spent worker is replaced")
+	// Dropped before its query returns; the next query runs on another.
+	assert.NotContains(t, p.Stats().PIDs, first[0], "a spent worker is dropped")
 	require.Nil(t, run(`.id`).Failure)
+	pids := p.Stats().PIDs
+	assert.Len(t, pids, 1)
+	assert.NotContains(t, pids, first[0], "and replaced")
 }

@@ -27,10 +27,10 @@ type Query struct {
 	streamProj, slurpProj Projection
 	// selectProj is, for a query select(f), what f reads (see lazySelect).
 	selectProj Projection
-	// sortProj is, for a recipe sort_by(f), what f reads (see lazySort):
-	// gojq's own sort_by outputs the records themselves, which the
-	// output replaces by the records decoded whole. (Queries compiled
-	// with guards run another sort_by.)
+	// sortProj is, for a query sort_by(f), what f reads (see lazySort):
+	// sort_by (gojq's, or the guarded one of prelude.go, which calls it)
+	// outputs the records themselves, which the output replaces by the
+	// records decoded whole.
 	sortProj Projection
 }
 
@@ -65,7 +65,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	}
 	// Analyzed before rewrite, which turns operators into calls the
 	// analysis does not know.
-	stream, slurp, sel := project(ast, Stream), project(ast, Slurp), lazySelect(ast)
+	stream, slurp, sel, sorted := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast)
 	if err := rewrite(ast); err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted}, nil
 }
 
 // recordsFunc names the iterator that code starts with: it yields the

@@ -130,29 +130,30 @@ func (q *Query) Projection(mode Mode) Projection {
 	return q.streamProj
 }
 
-// lazySort returns, for a query sort_by(f) or sort_by(f) | reverse over
-// the slurped records, the projection of f alone: f only orders the
-// records, and the query outputs them as they are, reordered. The records
-// are decoded with that projection and their lines, and only those the
+// lazySort returns, for a query sort_by(f) over the slurped records,
+// followed by any of reverse and slices with constant bounds (.[:10],
+// .[-3:]), the projection of f alone: f only orders the records, and the
+// query outputs an array of them as they are, reordered. The records are
+// decoded with that projection and their lines, and only those the
 // output shows are decoded whole (see evaluation.addRecords). For any
 // other query it returns the whole record.
 func lazySort(query *gojq.Query) Projection {
 	if len(query.FuncDefs) > 0 {
 		return Projection{}
 	}
-	sortBy := query
-	if query.Op == gojq.OpPipe {
-		r := query.Right
-		if r == nil || r.Term == nil || r.Term.Type != gojq.TermTypeFunc || len(r.Term.SuffixList) > 0 ||
-			r.Term.Func.Name != "reverse" || len(r.Term.Func.Args) != 0 {
-			return Projection{}
-		}
-		sortBy = query.Left
+	steps, ok := pipeline(query, nil)
+	if !ok {
+		return Projection{}
 	}
-	t := sortBy.Term
-	if sortBy.Op != 0 || t == nil || t.Type != gojq.TermTypeFunc || len(t.SuffixList) > 0 ||
+	t := steps[0].Term
+	if steps[0].Op != 0 || t == nil || t.Type != gojq.TermTypeFunc || len(t.SuffixList) > 0 ||
 		t.Func.Name != "sort_by" || len(t.Func.Args) != 1 {
 		return Projection{}
+	}
+	for _, st := range steps[1:] {
+		if !reordersOnly(st) {
+			return Projection{}
+		}
 	}
 	a := &analyzer{root: &projNode{}}
 	a.need(a.query(t.Func.Args[0], []alt{{kind: altRef, node: a.root}}, nil))
@@ -160,6 +161,58 @@ func lazySort(query *gojq.Query) Projection {
 		return Projection{}
 	}
 	return Projection{root: a.root}
+}
+
+// pipeline appends the steps of a pipe a | b | c to steps, and reports
+// false for a pipe that binds variables.
+func pipeline(q *gojq.Query, steps []*gojq.Query) ([]*gojq.Query, bool) {
+	if q == nil || q.Op != gojq.OpPipe {
+		return append(steps, q), q != nil
+	}
+	if len(q.Patterns) > 0 || len(q.FuncDefs) > 0 {
+		return nil, false
+	}
+	steps, ok := pipeline(q.Left, steps)
+	if !ok {
+		return nil, false
+	}
+	return pipeline(q.Right, steps)
+}
+
+// reordersOnly reports whether q is reverse or a slice .[a:b] with
+// constant bounds: an array in, some of its elements, as they are, out.
+func reordersOnly(q *gojq.Query) bool {
+	t := q.Term
+	if q.Op != 0 || t == nil || len(t.SuffixList) > 0 || len(q.FuncDefs) > 0 {
+		return false
+	}
+	switch t.Type {
+	case gojq.TermTypeFunc:
+		return t.Func.Name == "reverse" && len(t.Func.Args) == 0
+	case gojq.TermTypeIndex:
+		ix := t.Index
+		return ix.IsSlice && ix.Name == "" && ix.Str == nil && constantNumber(ix.Start) && constantNumber(ix.End)
+	}
+	return false
+}
+
+// constantNumber reports whether q is absent, a number or a negated one.
+func constantNumber(q *gojq.Query) bool {
+	if q == nil {
+		return true
+	}
+	t := q.Term
+	if q.Op != 0 || t == nil || len(t.SuffixList) > 0 {
+		return false
+	}
+	switch t.Type {
+	case gojq.TermTypeNumber:
+		return true
+	case gojq.TermTypeUnary:
+		u := t.Unary
+		return u.Op == gojq.OpSub && u.Term != nil && u.Term.Type == gojq.TermTypeNumber && len(u.Term.SuffixList) == 0
+	}
+	return false
 }
 
 // CacheProjection returns what records decoded for this query in mode

@@ -167,12 +167,19 @@ func TestProjectionRecords(t *testing.T) {
 }
 
 func TestLazySort(t *testing.T) {
-	// A recipe that sorts the slurped records decodes what it sorts by,
-	// and whole only the records it shows: it answers as over whole
-	// records, read from a file, cached, or kept, its output cut or not.
+	// A recipe or a query that sorts the slurped records decodes what it
+	// sorts by, and whole only the records it shows: it answers as over
+	// whole records, read from a file, cached, or kept, its output cut or
+	// not.
 	objects := strings.Join(strings.Split(projInput, "\n")[:12], "\n") + "\n" // the objects
-	for _, query := range []string{`sort_by(.created)`, `sort_by(.provenance.confidence)|reverse`, `sort_by(.title)`, `sort_by(.tags)|reverse`} {
-		q, err := CompileTrusted(query, nil)
+	sorts := []string{`sort_by(.created)`, `sort_by(.provenance.confidence)|reverse`, `sort_by(.title)`, `sort_by(.tags)|reverse`,
+		`sort_by(.created)|reverse|.[:3]`, `sort_by(.title)|.[2:-1]|reverse`, `sort_by(.created)|.[-4:]`}
+	for i, query := range append(sorts, sorts...) {
+		compile := func(query string, _ []string) (*Query, error) { return Compile(query, nil, testLimits()) }
+		if i < len(sorts) {
+			compile = CompileTrusted
+		}
+		q, err := compile(query, nil)
 		require.NoError(t, err)
 		require.False(t, q.sortProj.Whole(), query)
 		require.True(t, q.CacheProjection(Slurp).lines, query)
@@ -202,15 +209,12 @@ func TestLazySort(t *testing.T) {
 			}
 		}
 	}
-	for _, query := range []string{`sort_by(.created)|.[0]`, `sort_by(.created)|map(.id)`, `def f: .; sort_by(f)`, `sort_by(.created)|reverse|.[0]`} {
-		q, err := CompileTrusted(query, nil)
+	for _, query := range []string{`sort_by(.created)|.[0]`, `sort_by(.created)|map(.id)`, `def f: .; sort_by(f)`, `sort_by(.created)|reverse|.[0]`,
+		`sort_by(.created)|.[:.[0].n]`, `sort_by(.created)|.[:$n]`, `sort_by(.created) as $x|$x`, `sort_by(.created)|first`} {
+		q, err := CompileTrusted(query, []string{"n"})
 		require.NoError(t, err)
 		require.True(t, q.sortProj.Whole(), "%s does not output the records as they are", query)
 	}
-	// Queries compiled with guards sort otherwise.
-	q, err := Compile(`sort_by(.created)`, nil, testLimits())
-	require.NoError(t, err)
-	require.True(t, q.sortProj.Whole())
 }
 
 // fileIf returns a ReaderAt of input when file is set, else nil.

@@ -1,0 +1,117 @@
+package proxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcplro/lro/proxy"
+)
+
+// laterRemote is a remote whose answers carry what mcp-go's types do not
+// model, as a server in another language sends it: "required": false on
+// a prompt argument, a field of a later version on a tool, and a
+// resources/templates/list it lacks ("Method not found") although it
+// declares resources.
+func laterRemote(t *testing.T) string {
+	s := server.NewMCPServer("later", "1.0.0", server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
+	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo"), nil
+	})
+	s.AddPrompt(mcp.NewPrompt("greet", mcp.WithArgument("who")), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return mcp.NewGetPromptResult("a greeting", nil), nil
+	})
+	s.AddResource(mcp.NewResource("doc://readme", "readme"), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "the readme"}}, nil
+	})
+	h := server.NewStreamableHTTPServer(s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &req) == nil && req.Method == string(mcp.MethodResourcesTemplatesList) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			if k != "Content-Length" {
+				w.Header()[k] = v
+			}
+		}
+		w.WriteHeader(rec.Code)
+		body = bytes.ReplaceAll(rec.Body.Bytes(), []byte(`{"name":"who"}`), []byte(`{"name":"who","required":false,"icons":[]}`))
+		_, _ = w.Write(bytes.ReplaceAll(body, []byte(`"name":"echo"`), []byte(`"name":"echo","later":{"x":1}`)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestServeRelaysRemoteAsItCame: through Serve, the remote's prompt and
+// tool listings reach the client as the remote sent them, and a template
+// listing the remote lacks is the proxy's own lro:// templates.
+func TestServeRelaysRemoteAsItCame(t *testing.T) {
+	p, _ := startProxy(t, laterRemote(t), proxy.Config{Extract: true})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = p.Serve(context.Background(), inR, outW); outW.Close() }()
+	t.Cleanup(func() { inW.Close() })
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	ask := func(id, method string) map[string]json.RawMessage {
+		t.Helper()
+		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"`+id+`","method":"`+method+`","params":{}}`+"\n")
+		require.NoError(t, err)
+		deadline := time.Now().Add(20 * time.Second)
+		for lines.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(lines.Bytes(), &m) == nil && string(m["id"]) == `"`+id+`"` {
+				return m
+			}
+			require.True(t, time.Now().Before(deadline), "no answer to %s", method)
+		}
+		t.Fatalf("the proxy closed its output before answering %s", method)
+		return nil
+	}
+	_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	require.NoError(t, err)
+	_ = ask("p0", "ping")
+
+	prompts := ask("p", string(mcp.MethodPromptsList))
+	assert.Contains(t, string(prompts["result"]), `{"name":"who","required":false,"icons":[]}`)
+
+	templates := ask("t", string(mcp.MethodResourcesTemplatesList))
+	var res struct {
+		Templates []struct {
+			URITemplate string `json:"uriTemplate"`
+		} `json:"resourceTemplates"`
+	}
+	require.NoError(t, json.Unmarshal(templates["result"], &res), "%s", templates["error"])
+	require.NotEmpty(t, res.Templates)
+	for _, tp := range res.Templates {
+		assert.True(t, strings.HasPrefix(tp.URITemplate, "lro://files/"), tp.URITemplate)
+	}
+	tools := ask("l", string(mcp.MethodToolsList))
+	assert.Contains(t, string(tools["result"]), `"later":{"x":1}`, "the remote's tool as it listed it")
+	assert.Contains(t, string(tools["result"]), `"name":"lro_extract"`)
+
+	resources := ask("r", string(mcp.MethodResourcesList))
+	assert.Contains(t, string(resources["result"]), `"doc://readme"`)
+}
