@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // Serve runs next, the tool's handler, with offloading: the host-neutral
@@ -145,7 +145,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 type subject struct {
 	res    host.Result // the handler's result
 	doc    document    // the part of res the records are
-	l      *layout
+	l      *records.Layout
 	sets   []ResultSet // one, or one per section of the result
 	beside int         // tokens of what stays beside the document
 	over   bool        // over the threshold, or over the session budget
@@ -175,8 +175,8 @@ func (o *engine) resultSubject(ctx context.Context, call host.Call, policy ToolP
 		set.force = true
 	}
 	l := doc.layoutOf(policy.RecordsField)
-	if l.cursor != "" {
-		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.cursor+") without handing its full set to lro.Collect, so the page is sent inline, cut to the records that fit: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
+	if l.Cursor != "" {
+		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.Cursor+") without handing its full set to lro.Collect, so the page is sent inline, cut to the records that fit: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
 		if set.force {
 			return nil
 		}
@@ -184,7 +184,7 @@ func (o *engine) resultSubject(ctx context.Context, call host.Call, policy ToolP
 	set.preamble = string(doc.preamble)
 	beside := o.keptTokens(res, doc)
 	return &subject{
-		res: res, doc: doc, l: &l, beside: beside, over: true, cursor: l.cursor,
+		res: res, doc: doc, l: &l, beside: beside, over: true, cursor: l.Cursor,
 		sets: o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool),
 	}
 }
@@ -206,7 +206,7 @@ func (o *engine) collectedSubject(call host.Call, res host.Result, set ResultSet
 	}
 	s := &subject{
 		res: res, doc: doc, sets: []ResultSet{set}, collected: col,
-		l:    &layout{root: []byte("[]"), sections: []section{{found: found{src: col.records}}}},
+		l:    &records.Layout{Root: []byte("[]"), Sections: []records.Section{{Found: records.Found{Src: col.records}}}},
 		over: col.tokens > o.cfg.ThresholdTokens || set.force,
 	}
 	if head, ok := col.records.(headRecords); ok {
@@ -246,7 +246,7 @@ func (s *subject) inline() (host.Result, bool, error) {
 	if s.collected == nil || !s.collected.promised {
 		return s.res, false, nil
 	}
-	return host.Result{Content: []host.Content{host.TextContent(string(s.l.sections[0].cut(s.sets[0].count())))}}, true, nil
+	return host.Result{Content: []host.Content{host.TextContent(string(s.l.Sections[0].Cut(s.sets[0].count())))}}, true, nil
 }
 
 // answer is the result the reply is built on: for a collected set, the
@@ -281,11 +281,11 @@ func (o *engine) serveProxy(ctx context.Context, next func(context.Context) (hos
 	}
 	var b bytes.Buffer
 	b.WriteByte('[')
-	err = col.records.each(func(i int, r *record) bool {
+	err = col.records.Each(func(i int, r *records.Record) bool {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(r.line)
+		b.Write(r.Line)
 		return true
 	})
 	if err != nil {
@@ -307,7 +307,7 @@ func (o *engine) keptTokens(res host.Result, doc document) int {
 	idx, _ := textItems(res)
 	for _, i := range idx {
 		if !slices.Contains(doc.replace, i) {
-			t += o.EstimateTokens(bytesOf(res.Content[i].Text))
+			t += o.EstimateTokens(records.BytesOf(res.Content[i].Text))
 		}
 	}
 	return t
@@ -320,7 +320,7 @@ type reply struct {
 	call     host.Call
 	res      host.Result
 	doc      document
-	l        *layout
+	l        *records.Layout
 	delivery delivery
 	first    ResultSet
 }
@@ -342,7 +342,7 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 				links = append(links, host.Content{Link: link})
 			}
 		}
-		b, err := marshalText(rp.delivery.mode.pointer(o, out.Response, rp, len(links) > 0))
+		b, err := records.MarshalText(rp.delivery.mode.pointer(o, out.Response, rp, len(links) > 0))
 		if err != nil {
 			return host.Result{IsError: true, Content: []host.Content{host.TextContent("lro: encoding the descriptor: " + err.Error())}}
 		}
@@ -355,9 +355,9 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 			after = append(after, host.TextContent(p))
 		}
 	case Truncated:
-		if !rp.l.items {
-			body = rp.l.truncated(out.kept)
-			if rp.doc.structured && rp.l.root != nil {
+		if !rp.l.Items {
+			body = rp.l.Truncated(out.kept)
+			if rp.doc.structured && rp.l.Root != nil {
 				r.Structured = json.RawMessage(body)
 			}
 		}
@@ -366,7 +366,7 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 			// Not even the first record fits: show it cut rather than
 			// nothing at all, when it is at hand (a stream whose spool
 			// failed kept only the records that fit).
-			if cut := o.cutFirst(rp.first, o.EstimateTokens(bytesOf(out.Warning))); cut != "" {
+			if cut := o.cutFirst(rp.first, o.EstimateTokens(records.BytesOf(out.Warning))); cut != "" {
 				after = append(after, host.TextContent(cut))
 			}
 		}
@@ -378,7 +378,7 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 			r.Content = append(r.Content, c)
 			continue
 		}
-		if rp.l.items && out.Action == Truncated {
+		if rp.l.Items && out.Action == Truncated {
 			if kept < out.kept[0] {
 				r.Content = append(r.Content, c)
 			}
@@ -404,13 +404,13 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 func (o *engine) cutFirst(set ResultSet, notice int) string {
 	budget := max(o.cfg.ThresholdTokens-o.overhead(set)-notice-40, 16) // and this note
 	var out string
-	_ = set.source().each(func(_ int, r *record) bool {
-		n := len(r.sent)
-		for n > 0 && o.opts.estimator.EstimateTokens(r.sent[:n]) > budget {
-			n = min(n-1, n*budget/max(o.opts.estimator.EstimateTokens(r.sent[:n]), 1))
+	_ = set.source().Each(func(_ int, r *records.Record) bool {
+		n := len(r.Sent)
+		for n > 0 && o.opts.estimator.EstimateTokens(r.Sent[:n]) > budget {
+			n = min(n-1, n*budget/max(o.opts.estimator.EstimateTokens(r.Sent[:n]), 1))
 		}
 		out = fmt.Sprintf("lro: the first record alone is larger than the threshold (%d bytes); its first %d bytes, cut:\n%s [cut]",
-			len(r.sent), n, bytes.ToValidUTF8(r.sent[:n], nil))
+			len(r.Sent), n, bytes.ToValidUTF8(r.Sent[:n], nil))
 		return false
 	})
 	return out
@@ -462,26 +462,8 @@ func (o *engine) logger() *slog.Logger {
 // handling the call serves lro_extract.
 type nativeKey struct{}
 
-// marshalText encodes v as JSON a model reads: without HTML escaping, so
-// that '>' stays '>' and not \u003e.
-func marshalText(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// looksJSON reports whether text is shaped like a JSON object or array.
-func looksJSON(text string) bool {
-	t := strings.TrimSpace(text)
-	return len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']')
-}
-
 func jsonText(v any) string {
-	b, err := marshalText(v)
+	b, err := records.MarshalText(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/mcplro/lro/internal/records"
 )
 
 // CompactResponse is what [DeliveryCompact] sends in place of an offloaded
@@ -74,22 +76,22 @@ func compactGuidance(native, linked, lines bool) string {
 // still sees what a record looks like.
 func (o *engine) preview(set ResultSet, budget int) string {
 	src := set.source()
-	if budget <= 0 || src.count() == 0 {
+	if budget <= 0 || src.Count() == 0 {
 		return ""
 	}
 	var body bytes.Buffer
 	shown, used := 0, 0
-	_ = src.each(func(i int, r *record) bool {
-		t := o.EstimateTokens(r.line) + 1
+	_ = src.Each(func(i int, r *records.Record) bool {
+		t := o.EstimateTokens(r.Line) + 1
 		if used+t > budget {
 			if i == 0 {
-				n := min(len(r.line), 4*budget)
-				body.Write(bytes.ToValidUTF8(r.line[:n], nil))
+				n := min(len(r.Line), 4*budget)
+				body.Write(bytes.ToValidUTF8(r.Line[:n], nil))
 				body.WriteString(" [cut]\n")
 			}
 			return false
 		}
-		body.Write(r.line)
+		body.Write(r.Line)
 		body.WriteByte('\n')
 		used += t
 		shown++
@@ -99,12 +101,12 @@ func (o *engine) preview(set ResultSet, budget int) string {
 	if isLines(set) {
 		noun = "lines"
 	}
-	return fmt.Sprintf("Preview: the first %d of %d %s of the file (line 2 on); it holds them all.\n%s", max(shown, 1), src.count(), noun, body.String())
+	return fmt.Sprintf("Preview: the first %d of %d %s of the file (line 2 on); it holds them all.\n%s", max(shown, 1), src.Count(), noun, body.String())
 }
 
 // isLines reports whether set holds the lines of a text result.
 func isLines(set ResultSet) bool {
-	if _, ok := set.src.(*lineRecords); ok {
+	if records.IsText(set.src) {
 		return true
 	}
 	return set.Generic && len(set.Records) > 0 && bytes.HasPrefix(set.Records[0], []byte(`{"line":`))

@@ -3,6 +3,8 @@ package lro
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcplro/lro/internal/records"
 )
 
 // truncateMode is [DeliveryTruncate]: no file; as many whole records as
@@ -30,7 +32,7 @@ func (truncateMode) previewTokens() int { return 0 }
 // truncateInline is the response of DeliveryTruncate: as many leading
 // records as fit the threshold, of each section, and a notice. No file
 // is written.
-func (o *engine) truncateInline(sets []ResultSet, l *layout, beside int) Outcome {
+func (o *engine) truncateInline(sets []ResultSet, l *records.Layout, beside int) Outcome {
 	count, tokens := 0, 0
 	for _, s := range sets {
 		count += s.count()

@@ -16,6 +16,7 @@ import (
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
 )
@@ -127,7 +128,7 @@ func (o *engine) extract(ctx context.Context, args map[string]any) (string, erro
 func extractFail(err error) (string, error) {
 	msg := err.Error()
 	if len(msg) > maxErrorBytes {
-		msg = clipText(msg, maxErrorBytes) + fmt.Sprintf(" ...(%d bytes cut)", len(msg)-maxErrorBytes)
+		msg = records.ClipText(msg, maxErrorBytes) + fmt.Sprintf(" ...(%d bytes cut)", len(msg)-maxErrorBytes)
 	}
 	return "", errors.New(ExtractToolName + ": " + msg)
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 )
 
@@ -74,26 +75,26 @@ type ResultSet struct {
 	// of the cost of an offload). A broken promise makes a broken file.
 	Validated bool
 
-	src    recordSource // the records, when they are not Records (a view of a tool result)
-	checks recordChecks // what estimating the records learned by checking them
-	beside int          // tokens of the inline result besides its document
-	doc    *layout      // the document the records came from, rebuilt around those a fallback keeps
-	force  bool         // offload even under the threshold (the session budget)
+	src    records.Source  // the records, when they are not Records (a view of a tool result)
+	checks recordChecks    // what estimating the records learned by checking them
+	beside int             // tokens of the inline result besides its document
+	doc    *records.Layout // the document the records came from, rebuilt around those a fallback keeps
+	force  bool            // offload even under the threshold (the session budget)
 	// preamble is the text the result had before its JSON, which the
 	// file's header keeps whole.
 	preamble string
 }
 
 // source returns the records of set.
-func (set *ResultSet) source() recordSource {
+func (set *ResultSet) source() records.Source {
 	if set.src != nil {
 		return set.src
 	}
-	return sliceRecords{lines: set.Records, scores: set.Scores}
+	return records.Slice{Lines: set.Records, Scores: set.Scores}
 }
 
 // count is the number of records in set.
-func (set *ResultSet) count() int { return set.source().count() }
+func (set *ResultSet) count() int { return set.source().Count() }
 
 // Action is what Offload did with a result set.
 type Action int
@@ -191,9 +192,9 @@ type OffloadSummary struct {
 func (s OffloadSummary) MarshalJSON() ([]byte, error) {
 	if !s.generic {
 		type plain OffloadSummary // without this method
-		return marshalText(plain(s))
+		return records.MarshalText(plain(s))
 	}
-	return marshalText(struct {
+	return records.MarshalText(struct {
 		Count           int                        `json:"count"`
 		EstimatedTokens int                        `json:"estimated_tokens"`
 		Operation       string                     `json:"operation"`
@@ -373,7 +374,7 @@ func (o *engine) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
 // sectionSets. A single set is judged here against the threshold; the
 // caller of several has judged the whole result, and set each one's
 // Tokens.
-func (o *engine) offload(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
+func (o *engine) offload(ctx context.Context, sets []ResultSet, l *records.Layout, beside int) (Outcome, error) {
 	for i := range sets {
 		if err := o.accept(&sets[i]); err != nil {
 			return Outcome{}, err
@@ -448,17 +449,17 @@ func (o *engine) accept(set *ResultSet) error {
 }
 
 // estimateRecords estimates the records as a JSON array would send them.
-func (o *engine) estimateRecords(src recordSource) int {
+func (o *engine) estimateRecords(src records.Source) int {
 	n := 0
 	if o.heuristic() {
-		_ = src.each(func(_ int, r *record) bool {
-			n += quarterTokens(r.line) + 1 // the separating comma
+		_ = src.Each(func(_ int, r *records.Record) bool {
+			n += quarterTokens(r.Line) + 1 // the separating comma
 			return true
 		})
 		return (n + 3) / 4
 	}
-	_ = src.each(func(_ int, r *record) bool {
-		n += o.opts.estimator.EstimateTokens(r.line)
+	_ = src.Each(func(_ int, r *records.Record) bool {
+		n += o.opts.estimator.EstimateTokens(r.Line)
 		return true
 	})
 	return n
@@ -480,7 +481,7 @@ func (o *engine) estimateSet(set *ResultSet) (int, recordChecks) {
 // were not to be (path is then empty), for the reason err: as many leading
 // records of each as fit the threshold together, sent inline, and a
 // warning. l and beside are as for offload.
-func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error) Outcome {
+func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *records.Layout, beside int, path string, err error) Outcome {
 	tokens, count := 0, 0
 	for _, s := range sets {
 		tokens += s.Tokens
@@ -517,18 +518,18 @@ func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, bes
 // without its records. Only a fallback needs it, so it is found only then.
 func (o *engine) overhead(set ResultSet) int {
 	t := set.beside
-	if set.doc != nil && !set.doc.items {
-		t += o.EstimateTokens(set.doc.truncated([]int{0}))
+	if set.doc != nil && !set.doc.Items {
+		t += o.EstimateTokens(set.doc.Truncated([]int{0}))
 	}
 	return t
 }
 
 // leading returns how many of the first records, each as the result
 // sends it and with a separator, fit budget tokens.
-func (o *engine) leading(src recordSource, budget int) int {
+func (o *engine) leading(src records.Source, budget int) int {
 	used, kept := 0, 0
-	_ = src.each(func(i int, r *record) bool {
-		t := o.opts.estimator.EstimateTokens(r.sent) + 1 // and its separator
+	_ = src.Each(func(i int, r *records.Record) bool {
+		t := o.opts.estimator.EstimateTokens(r.Sent) + 1 // and its separator
 		if used+t > budget {
 			return false
 		}
@@ -561,7 +562,7 @@ func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w writ
 	if set.Query != nil {
 		stated["query"] = *set.Query // the header keeps it
 	}
-	sum.Extra = boundExtra(withoutStated(set.Extra, stated))
+	sum.Extra = records.BoundExtra(records.WithoutStated(set.Extra, stated))
 	return &OffloadResponse{
 		Offloaded:  true,
 		Summary:    sum,
@@ -641,5 +642,18 @@ func (o *engine) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 		l.LogAttrs(ctx, slog.LevelWarn, "lro: offload write failed",
 			slog.String("operation", e.Operation), slog.String("path", e.Path),
 			slog.Int("count", e.Count), slog.Int("kept", e.Kept), slog.Any("error", e.Err))
+	}
+}
+
+// stated returns the summary's fields by their JSON names, as
+// records.WithoutStated takes them.
+func (s OffloadSummary) stated() map[string]any {
+	return map[string]any{
+		"count":            s.Count,
+		"estimated_tokens": s.EstimatedTokens,
+		"operation":        s.Operation,
+		"top_namespaces":   s.TopNamespaces,
+		"score_range":      s.ScoreRange,
+		"detail":           s.Detail,
 	}
 }
