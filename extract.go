@@ -36,7 +36,8 @@ func (h Host) ExtractToolDefinition() host.ToolDefinition {
 		Name: ExtractToolName,
 		Description: "Query a result set that was offloaded to a JSONL file, with a standard recipe (1-10, see the descriptor's jq_recipes) or a jq filter, " +
 			"or read the file's lines: grep (a regular expression, as grep -n prints them) or lines (a range such as 100-200, as sed -n prints them; line 1 is the header). " +
-			"Give exactly one of recipe, query, grep and lines. Results are capped; narrow the query to see more. " +
+			"Or ask without jq: where, select, sort, limit, aggregate, group_by. " +
+			"Give exactly one of recipe, query, grep, lines and such a question. Results are capped; narrow the query to see more. " +
 			"The count it states is exact; where it states none, count with query=\"[.[] | FILTER] | length\" and slurp=true. " +
 			"Offloaded files are deleted " + o.cfg.TTL().String() + " after they are written; then call the original tool again.",
 		InputSchema: slices.Clone(extractInputSchema),
@@ -52,8 +53,22 @@ var extractInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"grep":{"type":"string","description":"A regular expression (RE2) matched against each line of the file, e.g. \"timeout|refused\"; matching lines come back numbered, as grep -n prints them."},` +
 	`"ignore_case":{"type":"boolean","description":"With grep: match regardless of case."},` +
 	`"context":{"type":"number","description":"With grep: how many lines to show before and after each match (0-100)."},` +
-	`"lines":{"type":"string","description":"A range of the file's lines to read, numbered from 1 (the header): 100-200, 5, or 100- for the rest."}` +
+	`"lines":{"type":"string","description":"A range of the file's lines to read, numbered from 1 (the header): 100-200, 5, or 100- for the rest."},` +
+	structuredSchema +
 	`},"required":["file_path"]}`)
+
+// structuredSchema documents the arguments of a question asked without jq
+// (internal/structq), within structuredSchemaBudget tokens: a model reads
+// only the schema. Fields are dotted paths into the record.
+const structuredSchema = `"where":{"type":"array","description":"Instead of jq: records where all these hold. Comparisons are numeric when both sides are numbers or numeric strings (\"123.45\").",` +
+	`"items":{"type":"object","properties":{"field":{"type":"string","description":"Dotted path, e.g. trace.parent"},` +
+	`"op":{"enum":["eq","ne","lt","le","gt","ge","contains","matches","in","exists"],"description":"contains: case-insensitive substring (of any element of an array); matches: RE2; in: value is an array; exists: value is true or false (false: missing or null)"},` +
+	`"value":{}},"required":["field","op"]}},` +
+	`"select":{"type":"array","items":{"type":"string"},"description":"Fields to output (default: whole records). Answer: {matched, records}."},` +
+	`"sort":{"type":"object","properties":{"field":{"type":"string"},"desc":{"type":"boolean"}},"required":["field"]},` +
+	`"limit":{"type":"integer","minimum":1},` +
+	`"aggregate":{"type":"object","properties":{"op":{"enum":["count","sum","avg","min","max","distinct"]},"field":{"type":"string"}},"required":["op"],"description":"Answer: {matched, value}. Sums are exact; distinct counts values; no field for count."},` +
+	`"group_by":{"type":"string","description":"With aggregate: {matched, groups: [{key, value, count}]}, by value desc; limit keeps the top N."}`
 
 // Extract answers one lro_extract call, given its arguments decoded from
 // JSON: file_path, and recipe (with params), query (with params and

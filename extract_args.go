@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/records"
+	"github.com/mcplro/lro/internal/structq"
 	"github.com/mcplro/lro/internal/textlines"
 )
 
@@ -53,6 +54,9 @@ type extractCall struct {
 	lines      string
 	context    int
 	ignoreCase bool
+	// structured is a question asked without jq (where, select, sort,
+	// limit, aggregate, group_by), instead of the modes above.
+	structured *structq.Spec
 }
 
 // parseExtractCall checks the arguments of a call against their bounds.
@@ -75,14 +79,20 @@ func parseExtractCall(args map[string]any, maxQuery int) (extractCall, error) {
 	if err := c.parseText(args); err != nil {
 		return c, err
 	}
+	if structq.Present(args) {
+		var err error
+		if c.structured, err = structq.Parse(args); err != nil {
+			return c, err
+		}
+	}
 	modes := 0
-	for _, set := range []bool{c.recipe != nil, c.query != "", c.grep != "", c.lines != ""} {
+	for _, set := range []bool{c.recipe != nil, c.query != "", c.grep != "", c.lines != "", c.structured != nil} {
 		if set {
 			modes++
 		}
 	}
 	if modes != 1 {
-		return c, fmt.Errorf("give exactly one of recipe (a number), query (a jq filter), grep (a pattern) and lines (a range such as 100-200)")
+		return c, fmt.Errorf("give exactly one of recipe (a number), query (a jq filter), grep (a pattern), lines (a range such as 100-200) and a question without jq (where, select, sort, limit, aggregate, group_by)")
 	}
 	if len(c.query) > maxQuery {
 		return c, fmt.Errorf("invalid query: query too long: %d bytes (limit %d)", len(c.query), maxQuery)
@@ -110,6 +120,9 @@ func parseExtractCall(args map[string]any, maxQuery int) (extractCall, error) {
 		c.params = m
 	}
 	c.slurp, _ = args["slurp"].(bool)
+	if c.structured != nil && (len(c.params) > 0 || c.slurp) {
+		return c, fmt.Errorf("params and slurp go with recipe or query, not with where, aggregate and the other arguments of a question")
+	}
 	return c, nil
 }
 

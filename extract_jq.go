@@ -47,9 +47,17 @@ func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", echo(o.opts.fs.Path(f.name)), err)
 	}
+	// Only a threshold's worth is shown: encode little more than that
+	// (16 bytes a token, four times what estimators count), and stop
+	// there: a list of a large file costs what it encodes, not what the
+	// file holds. A large array (a slurped file sorted) is cut to the
+	// elements that fit (jqsandbox.Result.Elements).
+	req.Limits.MaxOutputBytes = max(16<<10, 16*o.cfg.ThresholdTokens)
 	var values []any
 	raw := false
-	if call.recipe != nil {
+	if call.structured != nil {
+		values = structuredRequest(call.structured, req)
+	} else if call.recipe != nil {
 		recipes, err := o.recipesOfFile(f, h, lim, ticket)
 		if err != nil {
 			return "", err
@@ -89,12 +97,6 @@ func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile
 			values = append(values, call.params[k])
 		}
 	}
-	// Only a threshold's worth is shown: encode little more than that
-	// (16 bytes a token, four times what estimators count), and stop
-	// there: a list of a large file costs what it encodes, not what the
-	// file holds. A large array (a slurped file sorted) is cut to the
-	// elements that fit (jqsandbox.Result.Elements).
-	req.Limits.MaxOutputBytes = max(16<<10, 16*o.cfg.ThresholdTokens)
 	if req.Values, err = json.Marshal(values); err != nil {
 		return "", fmt.Errorf("params: %v", err)
 	}
@@ -104,6 +106,9 @@ func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile
 	}
 	if resp.Failure != nil {
 		return "", resp.Failure
+	}
+	if call.structured != nil {
+		return o.structuredAnswer(call.structured, resp)
 	}
 	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted, Uncounted: resp.Uncounted, Elements: resp.Elements}, raw), nil
 }
