@@ -68,7 +68,7 @@ func Collect[T any](ctx context.Context, records []T, scores []float64) bool {
 		raw[i] = b
 	}
 	tokens := c.o.estimateRecords(rec.Slice{Lines: raw})
-	promise := c.o.cfg.IsEnabled() && !c.o.closed.Load() && tokens > c.threshold
+	promise := c.o.cfg.IsEnabled() && !c.o.life.closed.Load() && tokens > c.threshold
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.set, c.records, c.scores, c.tokens, c.err, c.promise = true, raw, scores, tokens, nil, promise
@@ -92,7 +92,7 @@ func Collect[T any](ctx context.Context, records []T, scores []float64) bool {
 // Streamed sets have no scores.
 func CollectSeq(ctx context.Context, records iter.Seq2[json.RawMessage, error]) (inline []json.RawMessage, offloaded bool, err error) {
 	c, _ := ctx.Value(collectorKey{}).(*collector)
-	streams := c != nil && c.o.cfg.IsEnabled() && !c.o.closed.Load()
+	streams := c != nil && c.o.cfg.IsEnabled() && !c.o.life.closed.Load()
 	var (
 		quarters int // the running estimate, in quarter tokens
 		sp       *spool

@@ -229,22 +229,23 @@ type engine struct {
 	cfg       Config
 	opts      options
 	templates *templates
-	native    atomic.Bool    // AddExtractTool was called (see nativeGuidance)
-	warmMu    sync.Mutex     // orders warmExtract's Add before Close's Wait
-	warming   sync.WaitGroup // warmExtract's goroutines, which Close waits for
-	resources atomic.Bool    // ServeResources was called (see ServesResources)
-	closed    atomic.Bool
-	warned    sync.Map     // tools whose large inline results were logged
-	ownFS     bool         // the FS was made by New, and is closed by Close
-	records   *recordCache // lro_extract's decoded files
-	copies    localCopies  // lro_extract's local copies of a store's files: extract_copy.go
+	native    atomic.Bool // AddExtractTool was called (see nativeGuidance)
+	resources atomic.Bool // ServeResources was called (see ServesResources)
+	warned    sync.Map    // tools whose large inline results were logged
+	ownFS     bool        // the FS was made by New, and is closed by Close
 	sessions  sessionBudget
 	metrics   *instruments
-	queries   queryCache   // lro_extract's compiled recipes
 	store     *store.Store // its files in the directory: names, quota, janitor
+	extractor extractState // lro_extract's caches and warmings: extract.go
+	life      lifecycle    // the janitor's and Close's
+}
 
-	stop      chan struct{}
-	done      chan struct{}
+// lifecycle is what starts and stops an engine: the janitor's goroutine
+// and Close.
+type lifecycle struct {
+	closed    atomic.Bool
+	stop      chan struct{} // closed by Close: the janitor returns
+	done      chan struct{} // closed when the janitor has returned
 	closeOnce sync.Once
 }
 
@@ -289,7 +290,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	if cache == 0 {
 		cache = DefaultExtractCacheBytes
 	}
-	o.records = newRecordCache(cache)
+	o.extractor.records = newRecordCache(cache)
 	o.store = store.New(store.Config{
 		FS:           o.opts.fs,
 		Name:         o.opts.dir.name,
@@ -304,15 +305,15 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 			StoreError: o.metrics.storeError,
 		},
 	})
-	o.stop = make(chan struct{})
-	o.done = make(chan struct{})
+	o.life.stop = make(chan struct{})
+	o.life.done = make(chan struct{})
 	if o.opts.janitor {
 		go func() {
-			defer close(o.done)
-			o.store.RunJanitor(o.stop)
+			defer close(o.life.done)
+			o.store.RunJanitor(o.life.stop)
 		}()
 	} else {
-		close(o.done)
+		close(o.life.done)
 	}
 	return &Offloader{engine: o, mcpgo: &mcpGo{}}, nil
 }
@@ -339,17 +340,17 @@ func (o *engine) EstimateTokens(p []byte) int { return o.opts.estimator.Estimate
 // Close stops the janitor and waits for it to return. Files already
 // written stay until a later janitor deletes them. Close is idempotent.
 func (o *engine) Close() error {
-	o.closeOnce.Do(func() {
-		o.closed.Store(true)
-		close(o.stop)
+	o.life.closeOnce.Do(func() {
+		o.life.closed.Store(true)
+		close(o.life.stop)
 	})
-	<-o.done
+	<-o.life.done
 	// A warming still reading a file would open the directory again
 	// after the caller has removed it.
-	o.warmMu.Lock()
-	o.warmMu.Unlock()
-	o.warming.Wait()
-	o.copies.close()
+	o.extractor.warmMu.Lock()
+	o.extractor.warmMu.Unlock()
+	o.extractor.warming.Wait()
+	o.extractor.copies.close()
 	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
 		return c.Close()
 	}
@@ -434,7 +435,7 @@ func (o *engine) offload(ctx context.Context, sets []ResultSet, l *records.Layou
 // accept refuses a set that cannot be offloaded at all, and fills in its
 // default detail level.
 func (o *engine) accept(set *ResultSet) error {
-	if o.closed.Load() {
+	if o.life.closed.Load() {
 		return ErrClosed
 	}
 	if err := store.CheckName(set.Operation); err != nil {
