@@ -39,10 +39,16 @@ func (o *Offloader) AddExtractTool(s *server.MCPServer) {
 
 // withSession names the request's MCP session in ctx, for the admission
 // of lro_extract calls and resource reads (see internal/admit), which is
-// fair between sessions.
+// fair between sessions. A request of protocol 2026-07-28 over HTTP has a
+// session of its own, without an id: its client, as it names itself in
+// _meta, stands for its session (a client that takes another's name
+// shares its turn).
 func withSession(ctx context.Context) context.Context {
-	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil && cs.SessionID() != "" {
 		return admit.WithSession(ctx, cs.SessionID())
+	}
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientInfo != nil {
+		return admit.WithSession(ctx, "client:"+info.ClientInfo.Name+"/"+info.ClientInfo.Version)
 	}
 	return ctx
 }

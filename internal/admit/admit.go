@@ -49,9 +49,6 @@ type Request struct {
 // given to the next in line.
 var ClaimHold = 5 * time.Second
 
-// claimTTL is how long a refused session's place in line lasts.
-const claimTTL = time.Minute
-
 // maxSessions bounds the sessions remembered for their turn: past it,
 // those holding nothing are forgotten (and so go first next time).
 const maxSessions = 4096
@@ -176,17 +173,18 @@ func (a *Admission) started(t *Ticket, hold time.Duration) *Ticket {
 	return t
 }
 
-// refuse refuses r, whose session keeps its place in line as a claim:
-// the next place that comes free for it is kept for it a while. a.mu is
-// held.
+// refuse refuses r, whose session keeps its place in line as a claim
+// until it was told to retry and ClaimHold more: the next place that
+// comes free for it meanwhile is kept for it. a.mu is held.
 func (a *Admission) refuse(s *session, r Request) error {
 	if s.wait == nil {
 		s.wait = &waiter{session: r.Session, limit: r.Limit, ready: make(chan *Ticket, 1)}
 		a.line = append(a.line, s.wait)
 	}
-	s.wait.claim = time.Now().Add(claimTTL)
 	held, waiting := a.counts()
-	return a.busy(fmt.Sprintf("%d %s are running or waiting", held+waiting, a.what))
+	err := a.busy(fmt.Sprintf("%d %s are running or waiting", held+waiting, a.what))
+	s.wait.claim = time.Now().Add(err.RetryAfter + ClaimHold)
+	return err
 }
 
 // session returns the record of the session named s. a.mu is held.
