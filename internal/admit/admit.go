@@ -110,6 +110,10 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		return t, nil
 	}
 	w := s.wait
+	if w != nil && !w.claim.IsZero() && a.held < r.Limit {
+		a.unqueue(w) // a place is free under this request's limit: the claim is not needed
+		w = nil
+	}
 	switch {
 	case w != nil && w.claim.IsZero():
 		err := a.busy(fmt.Sprintf("another request of this session waits for one of %d %s", r.Limit, a.what))
@@ -181,9 +185,10 @@ func (a *Admission) refuse(s *session, r Request) error {
 		s.wait = &waiter{session: r.Session, limit: r.Limit, ready: make(chan *Ticket, 1)}
 		a.line = append(a.line, s.wait)
 	}
+	s.wait.claim = time.Now() // not waiting: not counted below
 	held, waiting := a.counts()
 	err := a.busy(fmt.Sprintf("%d %s are running or waiting", held+waiting, a.what))
-	s.wait.claim = time.Now().Add(err.RetryAfter + ClaimHold)
+	s.wait.claim = s.wait.claim.Add(err.RetryAfter + ClaimHold)
 	return err
 }
 

@@ -144,3 +144,17 @@ func TestFreedPlaceGoesToTheSessionThatUsedLeast(t *testing.T) {
 	assert.Equal(t, "ordinary", <-in)
 	assert.Equal(t, "looping", <-in)
 }
+
+// TestClaimDoesNotRefuseAFreePlace: a session that keeps a claim under a
+// small limit is not refused a place free under its next request's
+// larger one (each Offloader checks its own bound of a shared count).
+func TestClaimDoesNotRefuseAFreePlace(t *testing.T) {
+	a := New("calls")
+	h := enter(t, a, "other", 1, 0)
+	_, err := a.Enter(context.Background(), Request{Session: "s", Limit: 1})
+	require.ErrorAs(t, err, new(*BusyError))
+	enter(t, a, "s", 3, 0).Leave()
+	h.Leave()
+	held, waiting := a.Held()
+	assert.Zero(t, held+waiting)
+}
