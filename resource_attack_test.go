@@ -144,6 +144,32 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 		}
 		assert.EqualValues(t, 1000, served.Load())
 	})
+	// An answer frees its request's place whatever the spelling of the
+	// request's id, which mcp-go writes back as encoding/json does (7.0
+	// as 7), and whatever ids were repeated.
+	t.Run("ids as the client spells them", func(t *testing.T) {
+		answers, w := io.Pipe()
+		in, clientOut := io.Pipe()
+		ss := server.NewStdioServer(s)
+		ss.SetErrorLogger(log.New(io.Discard, "", 0))
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { lro.ListenStdio(ctx, ss, in, w, 1) })
+		defer func() { cancel(); in.Close(); clientOut.Close(); w.Close(); wg.Wait() }()
+		var b strings.Builder
+		for range 50 {
+			for _, id := range []string{`7.0`, `"\u0041"`, `1e2`, `7`} {
+				fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"method":"ping"}`+"\n", id)
+			}
+		}
+		go io.WriteString(clientOut, b.String())
+		r := bufio.NewReader(answers)
+		for i := range 200 {
+			line, err := r.ReadBytes('\n')
+			require.NoError(t, err, "answer %d", i+1)
+			require.Contains(t, string(line), `"result"`)
+		}
+	})
 	// A cancelled request frees its place when its handler has returned
 	// and its answer is written, not on the cancel: until then the
 	// handler, and its answer, hold memory.
