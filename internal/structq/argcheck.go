@@ -59,12 +59,15 @@ func whole(v any) (int, bool) {
 const maxEcho = 200
 
 // echo renders v, clipped, for a message.
-func echo(v any) string {
+func echo(v any) string { return clip(echoJSON(v)) }
+
+// echoJSON renders v (a value decoded from JSON) as JSON.
+func echoJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprintf("%T", v)
 	}
-	return clip(string(b))
+	return string(b)
 }
 
 func clip(s string) string {

@@ -30,6 +30,10 @@ const (
 	maxValueBytes = 4096 // a condition's string value (a pattern: textlines.MaxPattern)
 	maxInValues   = 256  // the values of an in condition
 	maxLimit      = 1_000_000
+	// maxWhereBytes bounds the values of all conditions together, as
+	// lro_extract bounds a query's params: the question travels to a
+	// worker in one request.
+	maxWhereBytes = 64 << 10
 )
 
 // Spec is a structured question, its arguments checked.
@@ -177,6 +181,7 @@ func (s *Spec) parseWhere(v any) error {
 	if len(list) > maxConds {
 		return fmt.Errorf("where has %d conditions; at most %d", len(list), maxConds)
 	}
+	size := 0
 	for i, e := range list {
 		name := fmt.Sprintf("where[%d]", i)
 		m, ok := e.(map[string]any)
@@ -199,6 +204,9 @@ func (s *Spec) parseWhere(v any) error {
 			return err
 		}
 		s.Where = append(s.Where, c)
+		if size += len(echoJSON(c.Value)); size > maxWhereBytes {
+			return fmt.Errorf("where's values take more than %d bytes in all; ask with fewer or shorter values", maxWhereBytes)
+		}
 	}
 	return nil
 }
