@@ -8,7 +8,7 @@ import (
 // Apply answers the question q (the value [Spec.Value] gave, as the
 // sandbox passes it) over records, the slurped records as the engine
 // decoded them (projected to [Spec.Paths]). It returns what the program
-// outputs, for [Answer] to render:
+// outputs, for [Spec.Answer] to render:
 //
 //	{"matched": N, "value": V}                                 aggregate
 //	{"matched": N, "total": L, "groups": G, "items": [...]}    select, group_by
