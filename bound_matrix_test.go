@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -37,7 +38,8 @@ type boundResult struct {
 	noContent  bool // content null
 	isError    bool
 	needsInput bool
-	stream     int // when not 0: the handler streams this many records to lro.CollectSeq
+	stream     int    // when not 0: the handler streams this many records to lro.CollectSeq
+	goErr      string // when not empty: the handler returns this error, which SDKs send as a JSON-RPC error
 }
 
 // boundAnswer is what a client received.
@@ -69,6 +71,9 @@ func coreBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer 
 	var orig host.Result
 	res, replaced, err := o.Host().Serve(context.Background(), host.Call{Tool: "t"}, func(ctx context.Context) (host.Result, error) {
 		r := r.collect(ctx)
+		if r.goErr != "" {
+			return host.Result{}, errors.New(r.goErr)
+		}
 		orig = host.Result{IsError: r.isError, NeedsInput: r.needsInput}
 		if r.image {
 			orig.Content = append(orig.Content, host.Content{Other: "an image"})
@@ -131,6 +136,9 @@ func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 	s := server.NewMCPServer("bound", "1", o.ServerOption())
 	s.AddTool(mcpgo.NewTool("t"), func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		r := r.collect(ctx)
+		if r.goErr != "" {
+			return nil, errors.New(r.goErr)
+		}
 		res := &mcpgo.CallToolResult{IsError: r.isError, Content: []mcpgo.Content{}}
 		if r.image {
 			res.Content = append(res.Content, mcpgo.NewImageContent("aW1hZ2U=", "image/png"))
@@ -177,6 +185,9 @@ func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 	gosdk.Install(s, o)
 	s.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		r := r.collect(ctx)
+		if r.goErr != "" {
+			return nil, errors.New(r.goErr)
+		}
 		res := &mcp.CallToolResult{IsError: r.isError, Content: []mcp.Content{}}
 		if r.image {
 			res.Content = append(res.Content, &mcp.ImageContent{Data: []byte("image"), MIMEType: "image/png"})
@@ -397,6 +408,7 @@ func boundShapes(t *testing.T) []boundShape {
 		{name: "an item not read beside text", result: boundResult{image: true, texts: []string{linesOf(400)}}},
 		{name: "structured content only", result: boundResult{structured: json.RawMessage(mustJSON(t, map[string]any{"rows": tickets(100)}))}},
 		{name: "text and structured content", result: boundResult{texts: []string{mustJSON(t, map[string]any{"rows": tickets(100)})}, structured: json.RawMessage(mustJSON(t, map[string]any{"rows": tickets(100)}))}},
+		{name: "JSON-RPC error", result: boundResult{goErr: "failed: " + linesOf(400)}},
 		{name: "tool error", result: boundResult{isError: true, texts: []string{"failed: " + linesOf(400)}}},
 		{name: "input required", result: boundResult{needsInput: true, texts: []string{linesOf(400)}}, only: "core"},
 		{name: "streamed set", result: boundResult{stream: 300}},
@@ -457,6 +469,9 @@ func checkUnchanged(t *testing.T, r boundResult, a boundAnswer) {
 	}
 	if r.stream > 0 {
 		origs = append(origs, boundResult{stream: r.stream}.streamed())
+	}
+	if r.goErr != "" {
+		origs = append(origs, r.goErr)
 	}
 	shown := a.texts
 	if len(a.structured) > 0 {
@@ -564,4 +579,47 @@ func pruned(s, o any) bool {
 		return ok && (s == os || marked && strings.HasPrefix(os, cut))
 	}
 	return reflect.DeepEqual(s, o)
+}
+
+// fieldGroups is an object of groups objects of fields strings of about
+// size bytes each: every string a large field.
+func fieldGroups(groups, fields, size int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range groups {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"g%d":{`, i)
+		for j := range fields {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"f%d":%q`, j, strings.Repeat("x", size))
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// A pointer to files passes the gate as it is, since its size does not
+// grow with the result: but each large field of an object was a section,
+// a file the descriptor lists, and 900 fields of 1.1 KB made 900 files
+// and a 130 KB descriptor. Past maxSections the root's members are the
+// records, in one file.
+func TestPointerDoesNotGrowWithFields(t *testing.T) {
+	obj := fieldGroups(30, 30, 1100)
+	for _, h := range boundHosts {
+		t.Run(h.name, func(t *testing.T) {
+			o := boundOffloader(t, lro.DeliveryDescriptor, nil)
+			a := h.answer(t, o, boundResult{texts: []string{obj}})
+			assertBound(t, o, a, fmt.Sprintf("a %d-byte object of 900 large fields", len(obj)))
+			require.NotEmpty(t, a.texts)
+			var d lro.OffloadResponse
+			require.NoError(t, json.Unmarshal([]byte(a.texts[0]), &d))
+			assert.Equal(t, 30, d.Summary.Count, "one record a member of the root")
+			assert.Zero(t, len(d.Sections), "no section listed")
+		})
+	}
 }

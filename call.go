@@ -20,8 +20,9 @@ import (
 // When replaced is false the handler's own result goes out unchanged, and
 // the returned Result is only a view of it; when true, the returned Result
 // is what to send instead: a descriptor, a truncated result with a warning,
-// a result cut at the gate, or a tool error (an invalid detail argument).
-// A handler error is returned as it is.
+// a result cut at the gate, or a tool error (an invalid detail argument,
+// or a handler error too large for the bound, cut). A handler error within
+// the bound is returned as it is.
 //
 // Every answer of a tool the library judges leaves through one gate (see
 // [Host.Bound]): whatever the handler returned (a tool error, a result
@@ -58,8 +59,19 @@ func (o *engine) serveWith(ctx context.Context, call host.Call, policy ToolPolic
 	}
 	var v verdict
 	res, replaced, err := o.serve(ctx, call, policy, next, &v)
-	if err != nil || v.pointer || v.unjudged {
+	if v.pointer || v.unjudged {
 		return res, replaced, err
+	}
+	if err != nil {
+		// A handler's error becomes a JSON-RPC error whose message the
+		// model reads: over the bound, a tool error cut at the gate.
+		e := host.Result{IsError: true, Content: []host.Content{host.TextContent(err.Error())}}
+		b, cut := o.gate(e)
+		if !cut {
+			return res, replaced, err
+		}
+		o.logf(ctx, slog.LevelWarn, "lro: a handler's error over the threshold was cut at the gate", call.Tool, nil)
+		return b, true, nil
 	}
 	if b, cut := o.gate(res); cut {
 		o.logf(ctx, slog.LevelWarn, "lro: an answer over the threshold was cut at the gate", call.Tool, nil)

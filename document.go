@@ -90,18 +90,13 @@ func (o *engine) surelySmall(res host.Result) bool {
 		return false
 	}
 	idx, size := textItems(res)
-	valid := true
-	for _, i := range idx {
-		valid = valid && utf8.ValidString(res.Content[i].Text)
-	}
+	var raw []byte
 	switch s := res.Structured.(type) {
 	case nil:
 	case json.RawMessage:
-		size += len(s)
-		valid = valid && utf8.Valid(s)
+		raw = s
 	case []byte:
-		size += len(s)
-		valid = valid && utf8.Valid(s)
+		raw = s
 	default:
 		// A Go value: its size is known only from a JSON text beside it,
 		// which is taken to be its serialization.
@@ -109,7 +104,9 @@ func (o *engine) surelySmall(res host.Result) bool {
 			return false
 		}
 	}
-	return o.surelyUnder(size, valid)
+	return o.surelyUnder(size+len(raw), func() bool {
+		return utf8.Valid(raw) && !slices.ContainsFunc(idx, func(i int) bool { return !utf8.ValidString(res.Content[i].Text) })
+	})
 }
 
 // heuristic reports whether the estimator is the library's own, whose
@@ -120,14 +117,13 @@ func (o *engine) heuristic() bool {
 }
 
 // surelyUnder reports, with the heuristic estimator, that size bytes are
-// under the threshold whatever they hold: no rune costs more than a token
-// per three bytes, and no byte of invalid UTF-8 more than half a token
-// (see [HeuristicEstimator]); valid says the bytes are valid UTF-8.
-func (o *engine) surelyUnder(size int, valid bool) bool {
-	if !valid {
-		size = size * 3 / 2
-	}
-	return o.heuristic() && size <= 3*o.cfg.ThresholdTokens
+// under the threshold whatever they hold: no byte of invalid UTF-8 costs
+// more than half a token, and no rune more than a token per three bytes
+// (see [HeuristicEstimator]). valid, when not nil, says whether the bytes
+// are valid UTF-8; it is asked only when that decides.
+func (o *engine) surelyUnder(size int, valid func() bool) bool {
+	t := o.cfg.ThresholdTokens
+	return o.heuristic() && (size <= 2*t || size <= 3*t && valid != nil && valid())
 }
 
 // documentOf returns the document of res. The threshold applies to the
@@ -340,5 +336,5 @@ func (h Host) PassesUnchanged(tool string, size int) bool {
 	}
 	// The bytes are not seen: they may be invalid UTF-8, which a client
 	// receives as U+FFFD, half a token a byte.
-	return o.surelyUnder(size, false)
+	return o.surelyUnder(size, nil)
 }

@@ -50,17 +50,22 @@ func (o *engine) gate(res host.Result) (host.Result, bool) {
 // structured content is s is within the threshold: its bytes together
 // are few enough for the heuristic estimator's bound.
 func (o *engine) surelyWithin(res host.Result, s []byte) bool {
-	size, valid := len(s), utf8.Valid(s)
+	size := len(s)
 	for _, c := range res.Content {
 		switch {
 		case c.Link != nil:
 			size += len(c.Link.URI) + len(c.Link.Name) + len(c.Link.Description) + len(c.Link.MIMEType)
 		case c.Other == nil || c.URI != "":
 			size += len(c.Text)
-			valid = valid && utf8.ValidString(c.Text)
 		}
 	}
-	return o.surelyUnder(size, valid)
+	return o.surelyUnder(size, func() bool {
+		valid := utf8.Valid(s)
+		for _, c := range res.Content {
+			valid = valid && (c.Other != nil && c.URI == "" || utf8.ValidString(c.Text))
+		}
+		return valid
+	})
 }
 
 // answerTokens estimates what a client receives of an answer res whose
@@ -113,19 +118,21 @@ func structuredJSON(v any) []byte {
 // cut returns res cut to the threshold: text items whole while they fit,
 // the first that does not cut to what is left and marked, later ones left
 // out; a notice of what was cut comes last. s is res's structured
-// content as JSON; hadStructured says it counted on its own: it is left
-// out, and s takes its place as a text item, cut like the others.
+// content as JSON, which is left out; hadStructured says it counted on
+// its own (no text item repeats it): s then takes its place as a text
+// item, cut like the others.
 func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) host.Result {
-	out := host.Result{IsError: res.IsError, NeedsInput: res.NeedsInput}
+	// Structured content is left out: a result without it would fail a
+	// client's check against the tool's output schema, so it becomes a
+	// tool error, which clients do not check.
+	dropped := s != nil
+	out := host.Result{IsError: res.IsError || dropped, NeedsInput: res.NeedsInput}
 	items := res.Content
 	if hadStructured {
 		items = append(items[:len(items):len(items)], host.TextContent(string(s)))
-		// A result without its structured content would fail a
-		// client's check against the tool's output schema.
-		out.IsError = true
 	}
 	budget := o.cfg.ThresholdTokens
-	shown, dropped, cutBytes, ofBytes := 0, 0, -1, 0
+	shown, left, cutBytes, ofBytes := 0, 0, -1, 0
 	for _, c := range items {
 		if c.Link != nil {
 			budget -= o.linkTokens(c.Link)
@@ -137,7 +144,7 @@ func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) 
 			continue
 		}
 		if cutBytes >= 0 || budget <= 0 {
-			dropped++
+			left++
 			continue
 		}
 		t := o.EstimateTokens(bytesOf(c.Text))
@@ -154,7 +161,7 @@ func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) 
 		out.Content = append(out.Content, host.TextContent(c.Text[:n]+cutMarker))
 		budget = 0
 	}
-	out.Content = append(out.Content, host.TextContent(gateNotice(tokens, o.cfg.ThresholdTokens, shown, dropped, cutBytes, ofBytes, hadStructured)))
+	out.Content = append(out.Content, host.TextContent(gateNotice(tokens, o.cfg.ThresholdTokens, shown, left, cutBytes, ofBytes, dropped)))
 	return out
 }
 

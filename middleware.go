@@ -18,10 +18,12 @@ import (
 // (*server.MCPServer).Use, or use [Offloader.ServerOption], which also
 // widens the output schemas the server lists.
 //
-// Results pass through untouched when they are errors, ask for more input,
-// come from a tool without a policy or whose policy sets SkipOutputSchema,
-// or when offloading is disabled. A result that is offloaded has its text
-// and structured content replaced by the descriptor. An invalid detail
+// Results pass through untouched when they come from a tool without a
+// policy or whose policy sets SkipOutputSchema, or when offloading is
+// disabled; errors and results that ask for more input pass too, unless
+// they are over the threshold and [NoticeTokens], when they are cut at the
+// gate (see [Host.Serve]). A result that is offloaded has its text and
+// structured content replaced by the descriptor. An invalid detail
 // argument is returned as a tool error.
 //
 // A server with server.WithOutputSchemaValidation checks results against

@@ -73,6 +73,9 @@ const (
 	// maxSearched is how many members an object searched for them may
 	// have; a wider one is a map whose members are the records.
 	maxSearched = 64
+	// maxSections is how many sections, each a file, a result may have:
+	// the descriptor lists each, so its size grows with them.
+	maxSections = 16
 )
 
 // findLayout finds the records in data: a JSON array, the large fields of
@@ -108,6 +111,13 @@ func findLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) layou
 		}
 		l := layout{root: p}
 		l.split(p, ix.Fields, ix.Arrays, nil, 0, want)
+		if len(l.sections) > maxSections {
+			// More large fields than one descriptor lists in its
+			// bound (900 fields of 1 KB made 900 files and a 130 KB
+			// descriptor): the root's members are the records, in one
+			// file.
+			return layout{root: p, cursor: l.cursor, sections: []section{{found: fromMembers(p), bytes: len(p)}}}
+		}
 		l.order(want)
 		l.bound()
 		return l

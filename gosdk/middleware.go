@@ -26,9 +26,11 @@ func Install(s *mcp.Server, off *lro.Offloader) {
 // Middleware returns receiving middleware for
 // (*mcp.Server).AddReceivingMiddleware that offloads large results of the
 // tools with a policy, exactly as [lro.Offloader.Middleware] does for
-// mcp-go: errors, results that ask for input, tools without a policy or
-// whose policy sets SkipOutputSchema, proxy clients and a disabled
-// Offloader pass through; an offloaded result has its text and structured
+// mcp-go: tools without a policy or whose policy sets SkipOutputSchema,
+// proxy clients and a disabled Offloader pass through; errors and results
+// that ask for input pass too unless they are over the threshold and
+// [lro.NoticeTokens], when they are cut at the gate (see
+// [lro.Host.Serve]); an offloaded result has its text and structured
 // content replaced by the descriptor; an invalid detail argument becomes a
 // tool error.
 //

@@ -53,6 +53,16 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 		return r.local(sctx, line)
 	case string(mcp.MethodToolsCall):
 		return r.toolCall(ctx, sctx, h, line)
+	case string(mcp.MethodTasksResult):
+		// The result of a tool run as a task: a tools/call answer, which
+		// passes the exit gate (cut, not offloaded: the task's tool is the
+		// server's to know).
+		resp, err := r.call(ctx, h.ID, h.Method, line)
+		if err != nil {
+			r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+			return nil
+		}
+		return r.gateUnread(sctx, h.ID, h.Method, resp)
 	}
 	return nil
 }

@@ -98,16 +98,20 @@ type Config struct {
 	MaxToolsBytes int64
 }
 
-// A Proxy is a local MCP server that forwards every tool call to a remote
-// streamable-HTTP server and offloads the results on the local disk (see
-// the package documentation). It also says that it restores structured
-// content, so that a remote on this module sends the JSON of a result
-// once, not again as the structured content its text repeats; the proxy
-// puts that back before anything reads the result.
+// A Proxy is a local MCP server in front of another MCP server, a local
+// stdio server it starts ([Config.Command]) or a remote streamable-HTTP
+// one ([Config.Remote]), that relays it and offloads its tools' large
+// results on the local disk (see the package documentation). It also says
+// that it restores structured content, so that a server on this module
+// sends the JSON of a result once, not again as the structured content
+// its text repeats; the proxy puts that back before anything reads the
+// result.
 //
-// Serve [Proxy.Server] on stdio with server.ServeStdio. The proxy holds no
-// state beyond its files, which its Offloader's janitor deletes, and the
-// remote's current tool listing.
+// Serve a client with [Proxy.Serve] (the lro-proxy command serves its
+// stdio so). A client in the same process may use [Proxy.Server] of a
+// Remote instead, as an mcp-go server, which answers from mcp-go's types.
+// The proxy holds no state beyond its files, which its Offloader's
+// janitor deletes, and the server's current tool listing.
 type Proxy struct {
 	cfg   Config
 	off   *lro.Offloader
@@ -141,6 +145,10 @@ type Proxy struct {
 	resync    chan struct{}
 
 	child *childConfig // set when the upstream is a Command
+
+	asks    rawAsks      // the remote's requests to the client, as they came
+	relayMu sync.Mutex   // guards relay
+	relay   *remoteRelay // the Serve in progress of a remote's client, or nil
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -208,7 +216,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
 	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
 	p.lim.tools = resolveLimit(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
-	p.httpc = newLimitClient(p.lim, remote)
+	p.httpc = newLimitClient(p.lim, remote, p.asks.note)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -242,10 +250,12 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	return p, nil
 }
 
-// Server returns the local MCP server to serve to the client of a
-// Remote (with lro.ServeStdio or [Proxy.Serve]). With a Command, serve
-// the client with [Proxy.Serve]: Server is then the part that answers
-// lro_extract, the lro:// resources and judges tool results.
+// Server returns the proxy's local MCP server: the part that answers
+// lro_extract and the lro:// resources and judges tool results. Serve a
+// client with [Proxy.Serve], which relays through it what the proxy does
+// not step in; a client of a Remote in the same process may also be
+// served Server directly, which answers the remote's listings from
+// mcp-go's types (see [Proxy]).
 func (p *Proxy) Server() *server.MCPServer { return p.front }
 
 // Close disconnects from the remote and stops reconnecting; with a
@@ -470,6 +480,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 		return nil, nil, fmt.Errorf("lro: proxy: %w", err)
 	}
 	tr := newProxyTransport(t)
+	tr.ask = p.askClient
 	c := client.NewClient(tr, copts...)
 	tr.close = func() { go c.Close() } // may send a DELETE to a remote that does not answer
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

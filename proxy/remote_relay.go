@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,8 @@ type remoteRelay struct {
 
 	mu       sync.Mutex
 	inFlight map[string]*localRequest // the requests relayed, by the JSON of their ids
+
+	asks clientAsks // the remote's requests sent to the client (see remote_asks.go)
 }
 
 // lineWriter writes each message to w in one call, one at a time: the
@@ -89,6 +92,16 @@ func (p *Proxy) serveRemote(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rr := &remoteRelay{p: p, out: &lineWriter{w: out}, sem: make(chan struct{}, maxLocalRequests), inFlight: map[string]*localRequest{}}
+	p.relayMu.Lock()
+	p.relay = rr
+	p.relayMu.Unlock()
+	defer func() {
+		p.relayMu.Lock()
+		if p.relay == rr {
+			p.relay = nil
+		}
+		p.relayMu.Unlock()
+	}()
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(rr.readClient(ctx, in, pw)) }()
 	ss := server.NewStdioServer(p.front)
@@ -129,6 +142,8 @@ func (rr *remoteRelay) readClient(ctx context.Context, in io.Reader, front io.Wr
 			continue
 		case ok && h.Method == string(mcp.MethodNotificationCancelled):
 			rr.cancelled(h.Params)
+		case ok && h.Method == "" && bytes.HasPrefix(h.ID, []byte(askPrefix)) && rr.answered(h.ID, line):
+			continue // the client's answer to a request of the remote
 		}
 		if _, err := front.Write(append(line, '\n')); err != nil {
 			return err
@@ -343,11 +358,13 @@ func sendTyped(ctx context.Context, c *client.Client, h *header) error {
 	case string(mcp.MethodResourcesSubscribe):
 		var req mcp.SubscribeRequest
 		if err = decode(&req.Params); err == nil {
+			//lint:ignore SA1019 the client's resources/subscribe, which the remote's protocol may still have
 			err = c.Subscribe(ctx, req)
 		}
 	case string(mcp.MethodResourcesUnsubscribe):
 		var req mcp.UnsubscribeRequest
 		if err = decode(&req.Params); err == nil {
+			//lint:ignore SA1019 the client's resources/unsubscribe, as for Subscribe
 			err = c.Unsubscribe(ctx, req)
 		}
 	case string(mcp.MethodCompletionComplete):

@@ -53,6 +53,8 @@ type proxyTransport struct {
 	close      func()           // closes the client (set by dialVersion)
 	version    atomic.Value     // string: the protocol version in effect
 
+	ask func(ctx context.Context, id string, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, bool, error) // see Proxy.askClient
+
 	incomingMu sync.Mutex
 	incoming   map[string]context.CancelFunc // the remote's requests being answered, by the JSON of their ids
 }
@@ -210,7 +212,8 @@ func (p *proxyTransport) cancelled(ctx context.Context, req transport.JSONRPCReq
 }
 
 // SetRequestHandler sets the handler of the remote's requests (sampling,
-// elicitation, roots), each with a context that the remote's
+// elicitation, roots; relayed as they came when ask can, see
+// Proxy.askClient), each with a context that the remote's
 // notifications/cancelled of it ends (see cancelIncoming): mcp-go's
 // client ends it only with the stream it came on, which the remote's call
 // may keep open long after.
@@ -230,6 +233,11 @@ func (p *proxyTransport) SetRequestHandler(h transport.RequestHandler) {
 			delete(p.incoming, string(key))
 			p.incomingMu.Unlock()
 		}()
+		if p.ask != nil {
+			if resp, ok, err := p.ask(ctx, string(key), req); ok {
+				return resp, err
+			}
+		}
 		return h(ctx, req)
 	})
 }

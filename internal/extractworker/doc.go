@@ -50,7 +50,10 @@
 //   - A worker that has mapped more than half of its memory limit (on
 //     Linux, checked after a query of 20 ms or more) is replaced: Go keeps
 //     what it maps, and the next query, however small, could die at the
-//     limit for the one before.
+//     limit for the one before. Its collector works to stay under that
+//     half (a soft limit a heap arena below it), so that an ordinary
+//     large query (a sort or group of 100,000 records) leaves its worker,
+//     and the records it decoded, to the next query of the file.
 //   - A dead, killed or stuck worker is replaced; the pool keeps
 //     Config.Workers warm and grows to Config.MaxWorkers under load.
 //   - A call waits at most half a second for a worker, then fails with a

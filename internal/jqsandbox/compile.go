@@ -146,7 +146,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := gojq.Compile(overRecords(ast, defs), append(structqOptions(),
+	code, err := gojq.Compile(overRecords(ast, defs), append(append(sortOptions(), structqOptions()...),
 		gojq.WithEnvironLoader(func() []string { return nil }),
 		gojq.WithVariables(vars),
 		recordsOption(),
@@ -158,22 +158,37 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted}, nil
 }
 
-// trustedPrelude gives the test calls of a trusted query that
-// inlineTests leaves the fast path of _sbx_match (see matchOption).
-const trustedPrelude = `
+// testPrelude gives the test calls of a trusted query that inlineTests
+// leaves the fast path of _sbx_match (see matchOption).
+const testPrelude = `
 def test($re; $flags): _sbx_match($re; $flags; true);
 def test($re):
   if $re | type == "array" then test($re[0]; $re[1]) else test($re; null) end;
-.`
+`
 
-// trustedDefs returns the definitions of trustedPrelude when query may
-// call test still, freshly parsed (gojq's compiler may modify the syntax
+// sortPrelude gives a trusted query the faster sort_by and group_by of
+// sort.go.
+const sortPrelude = `
+def sort_by(f): map([f]) as $k | ` + sortByDef + `;
+def group_by(f): map([f]) as $k | ` + groupByDef + `;
+`
+
+// trustedDefs returns the definitions of testPrelude and sortPrelude that
+// query may call, freshly parsed (gojq's compiler may modify the syntax
 // tree).
 func trustedDefs(query *gojq.Query) ([]*gojq.FuncDef, error) {
-	if !strings.Contains(query.String(), "test") {
+	text := query.String()
+	var prelude string
+	if strings.Contains(text, "test") {
+		prelude += testPrelude
+	}
+	if strings.Contains(text, "sort_by") || strings.Contains(text, "group_by") {
+		prelude += sortPrelude
+	}
+	if prelude == "" {
 		return nil, nil
 	}
-	q, err := gojq.Parse(trustedPrelude)
+	q, err := gojq.Parse(prelude + ".")
 	if err != nil {
 		return nil, err
 	}
