@@ -1,6 +1,9 @@
 package structq
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+)
 
 // records sorts, limits and selects the matched records: the values of
 // the selected fields, or the records themselves.
@@ -11,12 +14,18 @@ func (s *Spec) records(records []any, matched []int) []any {
 		for _, i := range matched {
 			keys[i] = keyOf(p.get(records[i]))
 		}
-		sort.SliceStable(matched, func(a, b int) bool {
-			c := keys[matched[a]].cmp(keys[matched[b]])
+		// Ties keep the file's order: the index is the last key, which
+		// an unstable sort (n·log n) orders as a stable one would
+		// (n·log² n).
+		slices.SortFunc(matched, func(a, b int) int {
+			c := keys[a].cmp(keys[b])
 			if s.Sort.Desc {
-				return c > 0
+				c = -c
 			}
-			return c < 0
+			if c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
 		})
 	}
 	total := len(matched)
@@ -84,11 +93,14 @@ func (s *Spec) groups(records []any, matched []int) map[string]any {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		if c := compare(values[idx[a]], values[idx[b]]); c != 0 {
-			return c > 0
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := compare(values[a], values[b]); c != 0 {
+			return -c
 		}
-		return compare(order[idx[a]].key, order[idx[b]].key) < 0
+		if c := compare(order[a].key, order[b].key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
 	})
 	total := len(idx)
 	if s.Limit > 0 {
