@@ -16,7 +16,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// Offloaded files as MCP resources: see the root package's extract.go
+// Offloaded files as MCP resources: see the root package's lro_extract.go
 // for the URIs.
 
 const (
