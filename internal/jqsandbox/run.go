@@ -66,6 +66,9 @@ type Result struct {
 	// sorted: the model is shown the first few), is that array's length;
 	// else 0. The array counts as one result kept, not omitted.
 	Elements int
+	// skimmed is how many of Omitted were counted from their lines, the
+	// query not run (see onceCheck).
+	skimmed int
 }
 
 const (
@@ -458,6 +461,14 @@ func (e *evaluation) runBatches(p *prefetcher) {
 		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, raw) {
 			return
 		}
+		if b.skimmed > 0 {
+			e.addSkimmed(b.skimmed)
+		}
+		if e.q.once != nil && e.counting() {
+			// One result per record that passes the check: those are
+			// counted from their lines.
+			p.skim.Store(e.q.once)
+		}
 		switch {
 		case b.err == nil:
 			p.recycle(b)
@@ -714,6 +725,14 @@ func (e *evaluation) truncate() {
 	e.res.Truncated = true
 	e.res.Omitted++
 	e.countOmitted()
+}
+
+// addSkimmed counts n results omitted, counted without running the query.
+func (e *evaluation) addSkimmed(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.res.Omitted += n
+	e.res.skimmed += n
 }
 
 // countOmitted marks the output full: the results that follow are only
