@@ -84,10 +84,12 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		mode = jqsandbox.Slurp
 	}
 	var recs *jqsandbox.Records
-	decoded, cached := false, false
+	decoded, cached, held := false, false, false
 	if e.Files != nil {
 		// Records a query kept of a file too large to decode beforehand.
-		if r, ok := e.Files.Get(in.Key); ok && r.Projection().Covers(q.CacheProjection(mode)) && (!r.NeedsFile() || in.OpenAt != nil) {
+		r, ok := e.Files.Get(in.Key)
+		held = ok
+		if ok && r.Projection().Covers(q.CacheProjection(mode)) && (!r.NeedsFile() || in.OpenAt != nil) {
 			recs, decoded, cached = r, true, true
 			if r.NeedsFile() {
 				f, done, err := in.OpenAt()
@@ -99,9 +101,10 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			}
 		}
 	}
-	if !decoded && e.Files != nil && e.Files.Fits(in.Size) {
+	if !decoded && e.Files != nil && e.Files.Fits(in.Size) && (!q.Skims(mode) || held) {
 		// The file is small enough for its records to be kept: decode them
-		// with what this query needs, or what the cache has and this query
+		// (unless the query needs few of them, see Query.Skims, and none
+		// are kept yet) with what this query needs, or what the cache has and this query
 		// needs, and keep them.
 		recs, err = e.Files.Load(in.Key, q.CacheProjection(mode), func(p jqsandbox.Projection) (*jqsandbox.Records, error) {
 			r, done, err := in.Open()

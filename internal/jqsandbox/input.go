@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/jsonvalue"
 )
 
@@ -54,6 +55,14 @@ type records struct {
 	// query (see onceCheck).
 	skim    *onceCheck
 	skimmed int
+	fields  []jsonscan.Field // skimLine's buffer
+}
+
+// skimLine reports whether line passes rs.skim.
+func (rs *records) skimLine(line []byte) bool {
+	ok, fields := rs.skim.passes(line, rs.fields)
+	rs.fields = fields
+	return ok
 }
 
 // errSkimmed is what next returns after skimStep lines skimmed, so that
@@ -176,7 +185,7 @@ func (rs *records) next() (any, int, error) {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		if rs.skim != nil && rs.started && rs.skim.passes(b) {
+		if rs.skim != nil && rs.started && rs.skimLine(b) {
 			if rs.skimmed++; rs.skimmed%skimStep == 0 {
 				return nil, rs.line, errSkimmed
 			}

@@ -24,6 +24,14 @@ type onceCheck struct {
 	scalars []string // sorted top-level keys that must not hold an array or an object
 }
 
+// Skims reports whether the query, in mode, yields one result per record
+// that passes a cheap check of its line (see onceCheck): a path, an object
+// or array of paths, such an array as @tsv or @csv. Once its output is
+// full it counts the rest from their lines, without decoding them: such a
+// query of a file reads little more than what it shows, and a cache gains
+// nothing by decoding the file for it beforehand.
+func (q *Query) Skims(mode Mode) bool { return mode == Stream && q.once != nil }
+
 // onceOf returns the check of a query in Stream mode, or nil when the
 // analysis cannot prove one output per record: anything that selects,
 // iterates, branches, fails or calls a function is left to be evaluated.
@@ -156,44 +164,33 @@ func onceLeaf(q *gojq.Query) (key string, ok bool) {
 // scalar keys hold no array or object. Keys with escapes and repeated
 // keys fail it: the decoder would read them otherwise than a comparison
 // of bytes. A line that fails is decoded and evaluated: an invalid line
-// is then reported as it would have been.
-func (c *onceCheck) passes(line []byte) bool {
+// is then reported as it would have been. fields is a buffer, returned
+// for the next call.
+func (c *onceCheck) passes(line []byte, fields []jsonscan.Field) (bool, []jsonscan.Field) {
 	i := jsonscan.SkipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' || !jsonscan.Valid(line) {
-		return false
+	if i >= len(line) || line[i] != '{' {
+		return false, fields
 	}
 	if len(c.scalars) == 0 {
-		return true
+		return jsonscan.Valid(line), fields
 	}
-	var seen uint64 // bit k: scalars[k] met (at most 64 are checked)
-	if len(c.scalars) > 64 {
-		return false
+	fields, ok := jsonscan.AppendValidFields(fields, line)
+	if !ok || fields == nil || len(c.scalars) > 64 {
+		return false, fields // invalid, or too wide for the check
 	}
-	i = jsonscan.SkipSpace(line, i+1)
-	for i < len(line) && line[i] == '"' {
-		end := jsonscan.SkipString(line, i)
-		key := line[i+1 : max(i+1, end-1)]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
+	var seen uint64 // bit k: scalars[k] met
+	for _, f := range fields {
+		if bytes.IndexByte(f.Key, '\\') >= 0 {
+			return false, fields
 		}
-		i = jsonscan.SkipSpace(line, end)
-		if i >= len(line) || line[i] != ':' {
-			return false
-		}
-		i = jsonscan.SkipSpace(line, i+1)
-		if k := c.scalar(key); k >= 0 {
-			if seen&(1<<k) != 0 || i >= len(line) || line[i] == '{' || line[i] == '[' {
-				return false
+		if k := c.scalar(f.Key); k >= 0 {
+			if seen&(1<<k) != 0 || f.Value[0] == '{' || f.Value[0] == '[' {
+				return false, fields
 			}
 			seen |= 1 << k
 		}
-		i = jsonscan.SkipSpace(line, jsonscan.SkipValue(line, i))
-		if i >= len(line) || line[i] != ',' {
-			break
-		}
-		i = jsonscan.SkipSpace(line, i+1)
 	}
-	return i < len(line) && line[i] == '}'
+	return true, fields
 }
 
 // scalar returns the index of key in c.scalars, or -1.

@@ -66,6 +66,19 @@ func TestOnceCountsWithoutDecoding(t *testing.T) {
 			require.Equal(t, 5000, len(res.Values)+res.Omitted, "%s, run %d", query, i)
 			require.Greater(t, res.skimmed, 4000, query)
 		}
+		// Cached: decoded whole, and kept as columns by a first query.
+		whole, err := DecodeRecords(strings.NewReader(input), lim)
+		require.NoError(t, err)
+		_, cols, err := q.RunKeeping(context.Background(), strings.NewReader(input), Stream, nil, lim, 1<<30, nil)
+		require.NoError(t, err)
+		require.NotNil(t, cols.cols, query)
+		for _, recs := range []*Records{whole, cols} {
+			res, err := q.RunRecords(context.Background(), recs, Stream, nil, small)
+			require.NoError(t, err)
+			require.False(t, res.Uncounted, query)
+			require.Equal(t, 5000, len(res.Values)+res.Omitted, query)
+			require.Greater(t, res.skimmed, 4000, query)
+		}
 	}
 
 	// A record whose title is an array: @tsv fails on it, as jq does.
@@ -94,15 +107,22 @@ func TestOnceCountsWithoutDecoding(t *testing.T) {
 	} {
 		lines := strings.Split(strings.TrimSuffix(input, "\n"), "\n")
 		lines[4000] = tc.line
-		res, err := q.Run(context.Background(), strings.NewReader(strings.Join(lines, "\n")+"\n"), Stream, nil, small)
+		text := strings.Join(lines, "\n") + "\n"
+		res, err := q.Run(context.Background(), strings.NewReader(text), Stream, nil, small)
 		require.NoError(t, err, tc.line)
-		require.Equal(t, tc.uncounted, res.Uncounted, tc.line)
-		if !tc.uncounted {
-			want := 5000
-			if strings.Count(tc.line, "{") == 2 {
-				want++ // two records on a line, as jq reads them
+		recs, err := DecodeRecords(strings.NewReader(text), lim)
+		require.NoError(t, err)
+		cached, err := q.RunRecords(context.Background(), recs, Stream, nil, small)
+		require.NoError(t, err, tc.line)
+		for _, res := range []Result{res, cached} {
+			require.Equal(t, tc.uncounted, res.Uncounted, tc.line)
+			if !tc.uncounted {
+				want := 5000
+				if strings.Count(tc.line, "{") == 2 {
+					want++ // two records on a line, as jq reads them
+				}
+				require.Equal(t, want, len(res.Values)+res.Omitted, tc.line)
 			}
-			require.Equal(t, want, len(res.Values)+res.Omitted, tc.line)
 		}
 	}
 
