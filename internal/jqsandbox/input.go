@@ -577,6 +577,8 @@ type prefetcher struct {
 	// skim is set by the run once its output is full, when its query
 	// yields one result per record that passes the check.
 	skim atomic.Pointer[onceCheck]
+	// counting is set by the run once its output is full.
+	counting atomic.Bool
 }
 
 func newPrefetcher(recs *records) *prefetcher {
@@ -594,6 +596,9 @@ func (p *prefetcher) fill(ctx context.Context) {
 	defer close(p.ch)
 	for {
 		b := p.reuse()
+		// Once the output is full, results are counted, not shown: the
+		// lines a lazy select keeps to decode them whole are not needed.
+		lines := p.recs.lazy && !p.counting.Load()
 		for len(b.vals) < batchSize {
 			if c := p.skim.Load(); c != nil && p.recs.skim == nil {
 				p.recs.skim = c
@@ -610,7 +615,7 @@ func (p *prefetcher) fill(ctx context.Context) {
 				break
 			}
 			b.vals, b.lines = append(b.vals, v), append(b.lines, line)
-			if p.recs.lazy {
+			if lines {
 				b.raw = append(b.raw, p.recs.raw...)
 				b.ends = append(b.ends, len(b.raw))
 			}

@@ -495,10 +495,13 @@ func (e *evaluation) runBatches(p *prefetcher) {
 		if b.skimmed > 0 {
 			e.addSkimmed(b.skimmed)
 		}
-		if e.q.once != nil && e.counting() {
-			// One result per record that passes the check: those are
-			// counted from their lines.
-			p.skim.Store(e.q.once)
+		if e.counting() {
+			p.counting.Store(true)
+			if e.q.once != nil {
+				// One result per record that passes the check: those
+				// are counted from their lines.
+				p.skim.Store(e.q.once)
+			}
 		}
 		switch {
 		case b.err == nil:
