@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mcplro/lro/internal/jqsandbox"
@@ -17,6 +18,10 @@ import (
 type Engine struct {
 	Files   *FileCache
 	Queries *QueryCache
+	// Counts, when set, keeps the exact counts of queries in Stream mode,
+	// so that the same query of a file again stops once its output is
+	// full.
+	Counts *CountCache
 }
 
 // Input is the file a Request reads.
@@ -125,6 +130,12 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		return r
 	}
 	lim.Timeout = d
+	var counted string
+	if mode == jqsandbox.Stream && e.Counts != nil && !strings.Contains(req.Query, "now") {
+		// (now, the one builtin whose results change from run to run.)
+		counted = countKey(in.Key, req)
+		lim.KnownResults = e.Counts.get(counted)
+	}
 	var res jqsandbox.Result
 	if decoded {
 		res, err = q.RunRecords(ctx, recs, mode, values, lim)
@@ -160,6 +171,9 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			e.Files.Offer(in.Key, kept)
 			_, cached = e.Files.Get(in.Key)
 		}
+	}
+	if counted != "" {
+		e.Counts.learn(counted, res, err, lim.KnownResults)
 	}
 	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Uncounted: res.Uncounted, Elements: res.Elements, Cached: cached}
 	if err != nil {

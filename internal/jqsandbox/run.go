@@ -643,6 +643,11 @@ func errorValue(v any) json.RawMessage {
 func (e *evaluation) add(v any) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.addLocked(v) && !e.known()
+}
+
+// addLocked is add; e.mu is held.
+func (e *evaluation) addLocked(v any) bool {
 	lim := e.st.lim
 	if e.full {
 		e.res.Omitted++
@@ -772,6 +777,22 @@ func (e *evaluation) addSkimmed(n int) {
 // countOmitted marks the output full: the results that follow are only
 // counted; e.mu is held.
 func (e *evaluation) countOmitted() { e.full = true }
+
+// known reports, once the output is full, whether the count is known
+// (Limits.KnownResults): Omitted is then set, and the run stops; e.mu is
+// held.
+func (e *evaluation) known() bool {
+	n := e.st.lim.KnownResults
+	if !e.full || n <= 0 {
+		return false
+	}
+	if n < len(e.res.Values) {
+		e.res.Uncounted = true // not this query's count: say none
+	} else {
+		e.res.Omitted = n - len(e.res.Values)
+	}
+	return true
+}
 
 // counting reports whether the output is full.
 func (e *evaluation) counting() bool {
