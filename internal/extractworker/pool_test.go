@@ -196,8 +196,8 @@ func TestPoolHostileQueryCostsOnlyItself(t *testing.T) {
 	wg.Wait()
 }
 
-// TestPoolBusy: when every worker is held, a call waits half a second at
-// most, then is told when to retry.
+// TestPoolBusy: when every worker is held, a call waits (queueWait) and is
+// told when to retry, before the query holding the worker ends.
 func TestPoolBusy(t *testing.T) {
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
 	path, id := jsonlFile(t, 1)
@@ -206,12 +206,15 @@ func TestPoolBusy(t *testing.T) {
 		defer close(done)
 		p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
 	}()
-	time.Sleep(300 * time.Millisecond)
-	start := time.Now()
+	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 20*time.Second, 10*time.Millisecond)
 	_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
 	var be *BusyError
 	require.ErrorAs(t, err, &be)
-	assert.Less(t, time.Since(start), time.Second)
+	select {
+	case <-done:
+		t.Fatal("the call waited for the held query to end")
+	default:
+	}
 	assert.Regexp(t, `^busy: 1 queries are running and 0 waiting; retry in [1-4] s$`, be.Error())
 	<-done
 }
