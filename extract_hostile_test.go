@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"runtime"
 	"slices"
@@ -168,5 +169,5 @@ func TestExtractHostileCallersLeaveOtherTools(t *testing.T) {
 	p50, p90, worst := took[len(took)/2], took[len(took)*9/10], took[len(took)-1]
 	t.Logf("%d calls of another tool beside 16 hostile callers (%d hostile calls answered, %d busy): p50 %v, p90 %v, max %v",
 		len(took), answered, busy, p50.Round(time.Microsecond), p90.Round(time.Microsecond), worst.Round(time.Microsecond))
-	assert.LessOrEqual(t, p50, 250*time.Millisecond)
+	testenv.Within(t, p50, 250*time.Millisecond+time.Nanosecond, "the median answer of another tool")
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"strconv"
 	"sync"
 	"syscall"
@@ -84,8 +85,8 @@ func TestPoolReplacesWorkerStoppedMidQuery(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, resp.Failure, "%v", resp.Failure)
 	assert.Equal(t, []string{strconv.Itoa(n)}, values(resp))
-	t.Logf("answered in %v", took)
-	assert.Less(t, took, 5*time.Second, "not held until the deadline")
+	// Not held until the deadline: that would be a timeout failure.
+	testenv.Within(t, took, 5*time.Second, "a query whose worker was stopped")
 	assert.NotContains(t, p.Stats().PIDs, pids[0])
 }
 
