@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,7 @@ var noteRE = regexp.MustCompile(`^\[lro_extract: showing (\d+) of (\d+) (results
 // (jq -c), the reference lro_extract must agree with.
 func jqLines(t *testing.T, path string, r lro.Recipe, params map[string]string) []string {
 	t.Helper()
+	testenv.JQ(t)
 	args := []string{"-c"}
 	if r.Raw {
 		args = append(args, "-r")
