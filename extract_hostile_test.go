@@ -72,6 +72,7 @@ func waitIdle(t *testing.T, o *lro.Offloader, timeout time.Duration) {
 // held before. Before the budget, 6 such callers took them to 1.2 GiB and
 // 16 to 1.6-2.3 GiB: four workers of 992 MiB each.
 func TestExtractHostileCallersMemoryBound(t *testing.T) {
+	testenv.SkipUnlessFull(t) // TestExtractAttacksAreBounded bounds the server's peak under attack
 	if extractRace {
 		t.Skip("resident memory means nothing under the race detector")
 	}
@@ -143,9 +144,7 @@ func TestExtractHostileCallersLeaveOtherTools(t *testing.T) {
 	if extractRace {
 		t.Skip("a time bound: the race detector slows every step")
 	}
-	if testing.Short() {
-		t.Skip("runs 8 s of hostile load")
-	}
+	testenv.SkipUnlessFull(t) // 8 s of hostile load; TestExtractAttacksAreBounded proves it by order
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout}))
 	s := memserver.New(testStore, o)
 	o.AddExtractTool(s)

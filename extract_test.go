@@ -300,6 +300,7 @@ var costlyQueries = []string{
 }
 
 func TestExtractSurvivesHostileQueries(t *testing.T) {
+	testenv.SkipUnlessFull(t) // each query runs to its deadline; TestExtractAttacksAreBounded runs the hostile set through stdio
 	c, _ := extractServer(t, nil)
 	desc := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
 	for _, q := range costlyQueries {
