@@ -11,14 +11,26 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
 )
+
+// extractState is lro_extract's part of an engine: what it keeps between
+// calls, and the warmings Close waits for.
+type extractState struct {
+	records *recordCache   // decoded files
+	copies  localCopies    // local copies of a store's files: extract_copy.go
+	queries queryCache     // compiled recipes
+	warmMu  sync.Mutex     // orders warmExtract's Add before Close's Wait
+	warming sync.WaitGroup // warmExtract's goroutines, which Close waits for
+}
 
 // ExtractToolDefinition returns the definition of lro_extract, whose calls
 // [Offloader.Extract] answers, for a host adapter that registers the tool.
@@ -113,7 +125,7 @@ func (o *engine) extract(ctx context.Context, args map[string]any) (string, erro
 	}
 	f, err := o.openOffload(name)
 	if err != nil {
-		o.records.Forget(name + "\x00")
+		o.extractor.records.Forget(name + "\x00")
 		return "", o.openError(call.path, name, err)
 	}
 	defer func() { f.Close() }() // f may become a local copy
@@ -142,7 +154,7 @@ func (o *engine) extract(ctx context.Context, args map[string]any) (string, erro
 func extractFail(err error) (string, error) {
 	msg := err.Error()
 	if len(msg) > maxErrorBytes {
-		msg = clipText(msg, maxErrorBytes) + fmt.Sprintf(" ...(%d bytes cut)", len(msg)-maxErrorBytes)
+		msg = records.ClipText(msg, maxErrorBytes) + fmt.Sprintf(" ...(%d bytes cut)", len(msg)-maxErrorBytes)
 	}
 	return "", errors.New(ExtractToolName + ": " + msg)
 }

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcplro/lro/internal/jqsandbox"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/structq"
 	"github.com/mcplro/lro/internal/textlines"
 )
@@ -236,7 +236,7 @@ func echo(s string) string {
 	if len(s) <= maxEcho {
 		return s
 	}
-	return clipText(s, maxEcho) + fmt.Sprintf("...(%d bytes)", len(s))
+	return records.ClipText(s, maxEcho) + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
 // echoQuoted quotes s for a message that repeats it, clipped as echo
@@ -245,18 +245,7 @@ func echoQuoted(s string) string {
 	if len(s) <= maxEcho {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(clipText(s, maxEcho)) + fmt.Sprintf("...(%d bytes)", len(s))
-}
-
-// clipText cuts s to at most n bytes, on a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return strconv.Quote(records.ClipText(s, maxEcho)) + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
 func paramList(ps []RecipeParam) string {

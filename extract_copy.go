@@ -219,7 +219,7 @@ func (o *engine) isolate(ctx context.Context, f *offloadFile, lim ExtractLimits)
 	if f.direct || lim.InProcess || !extractworker.Supported() {
 		return f, nil
 	}
-	path, release, err := o.copies.get(ctx, f.key, lim.MaxFileBytes, max(lim.MaxFileBytes, maxCopiesBytes), func() (io.ReadCloser, error) {
+	path, release, err := o.extractor.copies.get(ctx, f.key, lim.MaxFileBytes, max(lim.MaxFileBytes, maxCopiesBytes), func() (io.ReadCloser, error) {
 		return io.NopCloser(f.f), nil // not read yet: from its first byte
 	})
 	if err != nil {

@@ -10,7 +10,7 @@ func ExtractWorkerPIDs(o *Offloader) []int {
 
 // ExtractLocalCopies returns how many local copies of a store's files o
 // keeps for its workers.
-func ExtractLocalCopies(o *Offloader) int { return o.copies.count() }
+func ExtractLocalCopies(o *Offloader) int { return o.extractor.copies.count() }
 
 // ExtractWorkersBusy returns how many of the workers that run o's
 // lro_extract queries hold one.

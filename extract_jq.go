@@ -143,12 +143,12 @@ func (o *engine) runQuery(ctx context.Context, req *extractworker.Request, f *of
 		return resp, err
 	}
 	o.unisolated(ctx, reasonInProcess, nil)
-	if _, cached := o.records.Get(f.key); req.Text == nil && !cached && o.records.Fits(f.size) {
+	if _, cached := o.extractor.records.Get(f.key); req.Text == nil && !cached && o.extractor.records.Fits(f.size) {
 		if err := extractCalls.reserve(ticket, decodeFactor*f.size, lim.MaxCallBytes); err != nil {
 			return nil, err
 		}
 	}
-	e := extractworker.Engine{Files: o.records, Queries: &o.queries}
+	e := extractworker.Engine{Files: o.extractor.records, Queries: &o.extractor.queries}
 	return e.Run(ctx, req, extractworker.Input{Key: f.key, Size: f.size, Open: func() (io.Reader, func(), error) {
 		return rest, func() {}, nil
 	}}), nil

@@ -26,7 +26,7 @@ func (o *engine) warmExtract(name string) {
 		o.prestartWorkers() // they may have been stopped, idle
 		return
 	}
-	if o.records == nil {
+	if o.extractor.records == nil {
 		return
 	}
 	select {
@@ -34,15 +34,15 @@ func (o *engine) warmExtract(name string) {
 	default:
 		return // another warming runs: drop this one
 	}
-	o.warmMu.Lock()
-	defer o.warmMu.Unlock()
-	if o.closed.Load() {
+	o.extractor.warmMu.Lock()
+	defer o.extractor.warmMu.Unlock()
+	if o.life.closed.Load() {
 		<-warmSlot
 		return
 	}
-	o.warming.Add(1)
+	o.extractor.warming.Add(1)
 	go func() {
-		defer func() { <-warmSlot; o.warming.Done() }()
+		defer func() { <-warmSlot; o.extractor.warming.Done() }()
 		o.warm(name)
 	}()
 }
@@ -52,7 +52,7 @@ func (o *engine) warmExtract(name string) {
 // finds one ready instead of waiting for a process to start (tens of
 // milliseconds).
 func (o *engine) prestartWorkers() {
-	if o.queriesInProcess() || o.closed.Load() || !extractworker.Supported() {
+	if o.queriesInProcess() || o.life.closed.Load() || !extractworker.Supported() {
 		return
 	}
 	o.noteWorker()
@@ -73,7 +73,7 @@ func (o *engine) warm(name string) {
 		return
 	}
 	defer f.Close()
-	if _, ok := o.records.Get(f.key); ok || !o.records.Fits(decodeFactor*f.size) {
+	if _, ok := o.extractor.records.Get(f.key); ok || !o.extractor.records.Fits(decodeFactor*f.size) {
 		return
 	}
 	src, err := o.fromStart(f)
@@ -85,5 +85,5 @@ func (o *engine) warm(name string) {
 	if err != nil {
 		return
 	}
-	o.records.Warm(f.key, recs)
+	o.extractor.records.Warm(f.key, recs)
 }

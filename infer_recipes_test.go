@@ -17,6 +17,7 @@ import (
 
 	"github.com/itchyny/gojq"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,8 +43,8 @@ func obj(kv ...any) json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := marshalText(kv[i].(string))
-		v, err := marshalText(kv[i+1])
+		k, _ := records.MarshalText(kv[i].(string))
+		v, err := records.MarshalText(kv[i+1])
 		if err != nil {
 			panic(err)
 		}
@@ -58,7 +59,7 @@ func obj(kv ...any) json.RawMessage {
 func values(vs ...any) []json.RawMessage {
 	out := make([]json.RawMessage, len(vs))
 	for i, v := range vs {
-		out[i], _ = marshalText(v)
+		out[i], _ = records.MarshalText(v)
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
 )
@@ -98,12 +99,12 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 		version = o.opts.schemaVersion
 	}
 	query := set.Query
-	if query != nil && len(*query) > maxCopiedBytes {
-		q := clipCopied(*query)
+	if query != nil && len(*query) > records.MaxCopiedBytes {
+		q := records.ClipCopied(*query)
 		query = &q
 	}
 	// Not HTML-escaped: a query holding '<' or '&' reads as it was typed.
-	header, err := marshalText(OffloadHeader{
+	header, err := records.MarshalText(OffloadHeader{
 		Type:            HeaderType,
 		Operation:       set.Operation,
 		Query:           query,
@@ -122,7 +123,7 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 	// the line breaks that compacting a record removes: take the room
 	// first, so that the directory never holds more than the quota.
 	src := set.source()
-	need := int64(len(header)) + 1 + src.size() + int64(src.count())
+	need := int64(len(header)) + 1 + src.Size() + int64(src.Count())
 	tmp := store.TempName(final)
 	c, evicted, expired, err := o.roomFor(ctx, src, tmp, w.path, need)
 	for _, e := range expired {
@@ -190,7 +191,7 @@ type roomHolder interface {
 // which grows it by the difference, and waits for room only as the
 // oldest write in progress may (see mayWait). Others wait for room until
 // ctx ends.
-func (o *engine) roomFor(ctx context.Context, src recordSource, tmp, path string, need int64) (store.Claim, []FileEvictedEvent, []FileExpiredEvent, error) {
+func (o *engine) roomFor(ctx context.Context, src records.Source, tmp, path string, need int64) (store.Claim, []FileEvictedEvent, []FileExpiredEvent, error) {
 	if h, ok := src.(roomHolder); ok {
 		if held := h.room(); held > 0 {
 			extra := max(need-held, 0)
@@ -204,7 +205,7 @@ func (o *engine) roomFor(ctx context.Context, src recordSource, tmp, path string
 
 // handOver moves the room src holds, if any, to the file just published
 // from it, and returns how much that was.
-func handOver(src recordSource) int64 {
+func handOver(src records.Source) int64 {
 	h, ok := src.(roomHolder)
 	if !ok {
 		return 0
@@ -218,7 +219,7 @@ func handOver(src recordSource) int64 {
 // records' stats in the same pass. Records that checks knows need no
 // other look: the others are checked here, unless valid says they are
 // JSON, and looked at for line breaks.
-func writeLines(f File, header []byte, src recordSource, valid bool, checks *recordChecks, st *setStats) (int64, error) {
+func writeLines(f File, header []byte, src records.Source, valid bool, checks *recordChecks, st *setStats) (int64, error) {
 	bw := bufPool.Get().(*bufio.Writer)
 	bw.Reset(f)
 	defer func() {
@@ -236,8 +237,8 @@ func writeLines(f File, header []byte, src recordSource, valid bool, checks *rec
 		compact bytes.Buffer
 		recErr  error
 	)
-	err := src.each(func(i int, r *record) bool {
-		p := r.line
+	err := src.Each(func(i int, r *records.Record) bool {
+		p := r.Line
 		ok, newline := checks.checked(i)
 		if !ok {
 			if !valid && !jsonscan.Valid(p) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+
+	"github.com/mcplro/lro/internal/records"
 )
 
 // A Recipe is a jq program over the records of an offloaded file (the
@@ -115,7 +117,7 @@ func (r Recipe) ShellFilter() string {
 	return varRE.ReplaceAllStringFunc(r.Filter, func(v string) string {
 		for _, p := range r.Params {
 			if p.Name == v[1:] {
-				lit, _ := marshalText(p.Default)
+				lit, _ := records.MarshalText(p.Default)
 				return string(lit)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/internal/textlines"
 	"github.com/mcplro/lro/lrotest"
@@ -155,8 +156,8 @@ func TestReadResourceText(t *testing.T) {
 	for i := range 200 {
 		fmt.Fprintf(&b, "2026-11-23T10:00:%02dZ level=info id=%d\n", i%60, i)
 	}
-	f := fromLines([]byte(b.String()))
-	out, err := o.Offload(context.Background(), ResultSet{Operation: "logs", src: f.src, Generic: true})
+	f := records.FromLines([]byte(b.String()))
+	out, err := o.Offload(context.Background(), ResultSet{Operation: "logs", src: f.Src, Generic: true})
 	require.NoError(t, err)
 	require.Equal(t, Offloaded, out.Action)
 	c, err := o.Host().ReadResource(context.Background(), uriOf(out.Response.FilePath)+"/lines/3")

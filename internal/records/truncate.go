@@ -1,4 +1,4 @@
-package lro
+package records
 
 import (
 	"bytes"
@@ -8,21 +8,21 @@ import (
 	"github.com/mcplro/lro/internal/jsonscan"
 )
 
-// truncated rebuilds the document in the shape it had, with section i cut
+// Truncated rebuilds the document in the shape it had, with section i cut
 // to its first kept[i] records: the inline fallback when a file cannot be
 // written.
-func (l *layout) truncated(kept []int) []byte {
+func (l *Layout) Truncated(kept []int) []byte {
 	switch {
-	case l.items:
+	case l.Items:
 		return nil // the caller keeps the leading items themselves
-	case l.root == nil:
-		return bytes.Join(firstRecords(l.sections[0].src, kept[0]), []byte("\n"))
-	case l.root[0] == '[' || l.sections[0].path == nil:
+	case l.Root == nil:
+		return bytes.Join(FirstRecords(l.Sections[0].Src, kept[0]), []byte("\n"))
+	case l.Root[0] == '[' || l.Sections[0].path == nil:
 		// The records are the root's elements, or its members.
-		return l.sections[0].cut(kept[0])
+		return l.Sections[0].Cut(kept[0])
 	}
 	r := rebuild{l: l, kept: kept, cuts: map[string]int{}, inner: map[string]bool{}, fields: map[string][2]int{}}
-	for i, s := range l.sections {
+	for i, s := range l.Sections {
 		paths := [][]string{s.path}
 		if s.fields != nil {
 			paths = paths[:0]
@@ -35,12 +35,12 @@ func (l *layout) truncated(kept []int) []byte {
 		}
 		for _, p := range paths {
 			for n := 1; n < len(p); n++ {
-				r.inner[pathKey(p[:n])] = true
+				r.inner[PathKey(p[:n])] = true
 			}
 		}
 	}
 	var b bytes.Buffer
-	r.object(&b, l.root, nil)
+	r.object(&b, l.Root, nil)
 	return b.Bytes()
 }
 
@@ -48,7 +48,7 @@ func splitKey(k string) []string { return strings.Split(k, "\x00") }
 
 // rebuild writes a result object with its sections cut.
 type rebuild struct {
-	l      *layout
+	l      *Layout
 	kept   []int
 	cuts   map[string]int    // section path key: section index
 	inner  map[string]bool   // objects on the way to a section or field
@@ -60,7 +60,7 @@ func (r *rebuild) object(b *bytes.Buffer, obj []byte, prefix []string) {
 	n := 0
 	_ = jsonscan.Fields(obj, func(kv jsonscan.Field) bool {
 		path := append(slices.Clip(prefix), string(kv.Key))
-		k := pathKey(path)
+		k := PathKey(path)
 		if at, ok := r.fields[k]; ok && at[1] >= r.kept[at[0]] {
 			return true // an overflow field left out
 		}
@@ -73,7 +73,7 @@ func (r *rebuild) object(b *bytes.Buffer, obj []byte, prefix []string) {
 		b.WriteString(`":`)
 		switch i, cut := r.cuts[k]; {
 		case cut:
-			b.Write(r.l.sections[i].cut(r.kept[i]))
+			b.Write(r.l.Sections[i].Cut(r.kept[i]))
 		case r.inner[k]:
 			r.object(b, kv.Value, path)
 		default:
@@ -84,21 +84,21 @@ func (r *rebuild) object(b *bytes.Buffer, obj []byte, prefix []string) {
 	b.WriteByte('}')
 }
 
-// cut returns the section's value with its first k records. A text cut
-// ends with the marker of a cut, so that what it shows is not taken for
+// Cut returns the section's value with its first k records. A text Cut
+// ends with the marker of a Cut, so that what it shows is not taken for
 // the whole text; an array or an object shows whole elements or members,
 // fewer of them, as the fallback's warning says.
-func (s *section) cut(k int) []byte {
+func (s *Section) Cut(k int) []byte {
 	var b bytes.Buffer
-	kept := firstRecords(s.src, k)
+	kept := FirstRecords(s.Src, k)
 	switch {
-	case s.text:
+	case s.Text:
 		text := bytes.Join(kept, []byte("\n"))
-		if k < s.src.count() {
-			text = append(text, cutMarker...)
+		if k < s.Src.Count() {
+			text = append(text, CutMarker...)
 		}
 		return jsonscan.AppendQuoted(nil, text)
-	case s.members:
+	case s.Members:
 		b.WriteByte('{')
 		b.Write(bytes.Join(kept, []byte(",")))
 		b.WriteByte('}')
@@ -117,28 +117,4 @@ func writeArray[E ~[]byte](b *bytes.Buffer, els []E) {
 		b.Write(e)
 	}
 	b.WriteByte(']')
-}
-
-// fit returns how many leading records of each section the inline
-// fallback keeps: what the document sends besides the sections comes
-// first, and the rest of the threshold is shared between the sections in
-// proportion to their size.
-func (o *engine) fit(l *layout, extraTokens int) []int {
-	kept := make([]int, len(l.sections))
-	budget := o.cfg.ThresholdTokens - extraTokens
-	if !l.items {
-		budget -= o.EstimateTokens(l.truncated(kept))
-	}
-	total := 0
-	for _, s := range l.sections {
-		total += max(s.bytes, 1)
-	}
-	for i, s := range l.sections {
-		share := budget
-		if len(l.sections) > 1 {
-			share = int(int64(budget) * int64(max(s.bytes, 1)) / int64(total))
-		}
-		kept[i] = o.leading(s.src, share)
-	}
-	return kept
 }

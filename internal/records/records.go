@@ -1,4 +1,4 @@
-package lro
+package records
 
 import (
 	"bytes"
@@ -10,59 +10,59 @@ import (
 	"github.com/mcplro/lro/internal/jsonscan"
 )
 
-// A record is one record of a set as the engine reads it.
-type record struct {
-	line   []byte  // as the file's line holds it
-	sent   []byte  // as the inline result sends it: a hit with its score, a line of text as it was
-	score  float64 // the relevance score, when scored
-	scored bool
+// A Record is one Record of a set as the engine reads it.
+type Record struct {
+	Line   []byte  // as the file's line holds it
+	Sent   []byte  // as the inline result sends it: a hit with its score, a line of text as it was
+	Score  float64 // the relevance score, when scored
+	Scored bool
 }
 
-// A recordSource is the records of a set, read in order as often as the
+// A Source is the records of a set, read in order as often as the
 // engine needs. The sources of a tool result are views of its text that
 // hold nothing per record: an offload of 20 MB of newlines or of an
 // array of a million zeros costs no more memory than the payload itself,
 // where a slice of records would cost fifty bytes and more a record.
-type recordSource interface {
-	// count is the number of records.
-	count() int
-	// size is at least the bytes of the records' lines together, without
+type Source interface {
+	// Count is the number of records.
+	Count() int
+	// Size is at least the bytes of the records' lines together, without
 	// line breaks: the room the quota takes before a file is written.
-	size() int64
-	// each calls yield with each record in order until yield returns
+	Size() int64
+	// Each calls yield with Each record in order until yield returns
 	// false. The record and what it holds are valid only until yield
 	// returns.
-	each(yield func(i int, r *record) bool) error
+	Each(yield func(i int, r *Record) bool) error
 }
 
-// sliceRecords are records held one by one: those given to Offload or
+// Slice are records held one by one: those given to Offload or
 // Collect, the content items of a result, the fields of an overflow
 // section.
-type sliceRecords struct {
-	lines  []json.RawMessage
-	sent   [][]byte // as the result sends them, when not the lines themselves
-	scores []float64
+type Slice struct {
+	Lines  []json.RawMessage
+	Sent   [][]byte // as the result sends them, when not the lines themselves
+	Scores []float64
 }
 
-func (s sliceRecords) count() int { return len(s.lines) }
+func (s Slice) Count() int { return len(s.Lines) }
 
-func (s sliceRecords) size() int64 {
+func (s Slice) Size() int64 {
 	var n int64
-	for _, l := range s.lines {
+	for _, l := range s.Lines {
 		n += int64(len(l))
 	}
 	return n
 }
 
-func (s sliceRecords) each(yield func(int, *record) bool) error {
-	var r record
-	for i, l := range s.lines {
-		r = record{line: l, sent: l}
-		if s.sent != nil {
-			r.sent = s.sent[i]
+func (s Slice) Each(yield func(int, *Record) bool) error {
+	var r Record
+	for i, l := range s.Lines {
+		r = Record{Line: l, Sent: l}
+		if s.Sent != nil {
+			r.Sent = s.Sent[i]
 		}
-		if i < len(s.scores) {
-			r.score, r.scored = s.scores[i], true
+		if i < len(s.Scores) {
+			r.Score, r.Scored = s.Scores[i], true
 		}
 		if !yield(i, &r) {
 			break
@@ -141,17 +141,17 @@ func isHit(pair bool, score, memory []byte) bool {
 
 func isScore(v []byte) bool { return len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') }
 
-func (a *arrayRecords) count() int  { return a.n }
-func (a *arrayRecords) size() int64 { return int64(len(a.data)) } // the elements and their separators
+func (a *arrayRecords) Count() int  { return a.n }
+func (a *arrayRecords) Size() int64 { return int64(len(a.data)) } // the elements and their separators
 
-func (a *arrayRecords) each(yield func(int, *record) bool) error {
-	var r record
+func (a *arrayRecords) Each(yield func(int, *Record) bool) error {
+	var r Record
 	emit := func(i int, el, score, memory []byte) bool {
-		r = record{line: el, sent: el}
+		r = Record{Line: el, Sent: el}
 		if a.hits {
-			r.line = memory
-			r.score, _ = strconv.ParseFloat(string(score), 64)
-			r.scored = true
+			r.Line = memory
+			r.Score, _ = strconv.ParseFloat(string(score), 64)
+			r.Scored = true
 		}
 		return yield(i, &r)
 	}
@@ -191,15 +191,15 @@ func newMemberRecords(obj []byte) *memberRecords {
 	return m
 }
 
-func (m *memberRecords) count() int { return m.n }
+func (m *memberRecords) Count() int { return m.n }
 
-func (m *memberRecords) size() int64 {
+func (m *memberRecords) Size() int64 {
 	return int64(len(m.obj)) + int64(m.n)*int64(len(`{"key":,"value":}`))
 }
 
-func (m *memberRecords) each(yield func(int, *record) bool) error {
+func (m *memberRecords) Each(yield func(int, *Record) bool) error {
 	var (
-		r   record
+		r   Record
 		buf []byte
 		i   int
 	)
@@ -213,7 +213,7 @@ func (m *memberRecords) each(yield func(int, *record) bool) error {
 		buf = append(buf, obj[start:start+len(kv.Key)+2]...)
 		buf = append(buf, `,"value":`...)
 		buf = append(append(buf, kv.Value...), '}')
-		r = record{line: buf, sent: obj[start:end]}
+		r = Record{Line: buf, Sent: obj[start:end]}
 		ok := yield(i, &r)
 		i++
 		return ok
@@ -244,8 +244,8 @@ func newLineRecords(text []byte) *lineRecords {
 	return l
 }
 
-func (l *lineRecords) count() int  { return l.n }
-func (l *lineRecords) size() int64 { return l.bytes }
+func (l *lineRecords) Count() int  { return l.n }
+func (l *lineRecords) Size() int64 { return l.bytes }
 
 // A numberedLine is a line that is not empty, without its line break.
 type numberedLine struct {
@@ -276,9 +276,9 @@ func (l *lineRecords) all() func(yield func(int, numberedLine) bool) {
 	}
 }
 
-func (l *lineRecords) each(yield func(int, *record) bool) error {
+func (l *lineRecords) Each(yield func(int, *Record) bool) error {
 	var (
-		r   record
+		r   Record
 		buf []byte
 	)
 	for i, line := range l.all() {
@@ -292,7 +292,7 @@ func (l *lineRecords) each(yield func(int, *record) bool) error {
 		buf = append(buf, `,"text":`...)
 		buf = jsonscan.AppendQuoted(buf, line.text) // unescaped: a model reads '<', not \u003c
 		buf = append(buf, '}')
-		r = record{line: buf, sent: line.sent}
+		r = Record{Line: buf, Sent: line.sent}
 		if !yield(i, &r) {
 			break
 		}
@@ -309,17 +309,24 @@ func decimalLen(n int) int {
 	return d
 }
 
-// firstRecords returns the first n records of src as the result sends
+// FirstRecords returns the first n records of src as the result sends
 // them, for a fallback that keeps them: few, since they fit the
 // threshold.
-func firstRecords(src recordSource, n int) [][]byte {
+func FirstRecords(src Source, n int) [][]byte {
 	out := make([][]byte, 0, n)
 	if n <= 0 {
 		return out
 	}
-	_ = src.each(func(i int, r *record) bool {
-		out = append(out, bytes.Clone(r.sent))
+	_ = src.Each(func(i int, r *Record) bool {
+		out = append(out, bytes.Clone(r.Sent))
 		return i+1 < n
 	})
 	return out
+}
+
+// IsText reports whether src holds the lines of a text, one
+// {"line", "text"} record each.
+func IsText(src Source) bool {
+	_, ok := src.(*lineRecords)
+	return ok
 }

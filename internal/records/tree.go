@@ -1,4 +1,4 @@
-package lro
+package records
 
 import (
 	"bytes"
@@ -114,9 +114,9 @@ const treePathShare = 2
 func newTreeRecords(data []byte) *treeRecords {
 	t := &treeRecords{data: bytes.TrimSpace(data)}
 	t.maxPath = max(treePathShare*len(t.data)/max(countNodes(t.data), 1), len("…/")+1)
-	_ = t.each(func(_ int, r *record) bool {
+	_ = t.Each(func(_ int, r *Record) bool {
 		t.n++
-		t.bytes += int64(len(r.line))
+		t.bytes += int64(len(r.Line))
 		return true
 	})
 	return t
@@ -162,12 +162,12 @@ func clipPath(path []byte, max int) []byte {
 	return append([]byte(mark), path[at:]...)
 }
 
-func (t *treeRecords) count() int  { return t.n }
-func (t *treeRecords) size() int64 { return t.bytes }
+func (t *treeRecords) Count() int  { return t.n }
+func (t *treeRecords) Size() int64 { return t.bytes }
 
-func (t *treeRecords) each(yield func(int, *record) bool) error {
+func (t *treeRecords) Each(yield func(int, *Record) bool) error {
 	var (
-		r    record
+		r    Record
 		buf  []byte
 		path []byte
 		i    int
@@ -216,7 +216,7 @@ func (t *treeRecords) each(yield func(int, *record) bool) error {
 			return true
 		})
 		buf = append(buf, '}')
-		r = record{line: buf, sent: buf}
+		r = Record{Line: buf, Sent: buf}
 		if !yield(i, &r) {
 			return false
 		}

@@ -1,4 +1,4 @@
-package lro
+package records
 
 import (
 	"bytes"
@@ -12,59 +12,59 @@ import (
 	"github.com/mcplro/lro/internal/jsonscan"
 )
 
-// found is one set of records found in a tool result, with each record as
+// Found is one set of records Found in a tool result, with each record as
 // the inline result sends it, so that a truncated result can be rebuilt in
 // the shape it had.
-type found struct {
-	src     recordSource
-	generic bool // lines or items of text: certainly not memories
+type Found struct {
+	Src     Source
+	Generic bool // lines or items of text: certainly not memories
 	lines   bool // one {"line", "text"} record per line of text
-	members bool // the records were `"key":value` members of an object
+	Members bool // the records were `"key":value` members of an object
 }
 
-// A section is a found set at a place in the result.
-type section struct {
-	found
+// A Section is a found set at a place in the result.
+type Section struct {
+	Found
 	path   []string // field names from the document's root; nil for the root itself
-	bytes  int      // size of the value the records came from
+	Bytes  int      // size of the value the records came from
 	fields []string // for the overflow section: the keys (joined paths) of the fields it holds
-	text   bool     // the value was a JSON string, offloaded as lines
+	Text   bool     // the value was a JSON string, offloaded as lines
 }
 
-// name is the section's path as the descriptor shows it: "data.items",
+// Name is the section's path as the descriptor shows it: "data.items",
 // cut to maxNameBytes.
-func (s *section) name() string { return clipName(strings.Join(s.path, ".")) }
+func (s *Section) Name() string { return clipName(strings.Join(s.path, ".")) }
 
 // key is the section's path as a map key; field names may hold dots.
-func (s *section) key() string { return pathKey(s.path) }
+func (s *Section) key() string { return PathKey(s.path) }
 
-func pathKey(path []string) string { return strings.Join(path, "\x00") }
+func PathKey(path []string) string { return strings.Join(path, "\x00") }
 
-// A layout is what a document holds: one or more sections of records (the
+// A Layout is what a document holds: one or more sections of records (the
 // largest, or the one the policy names, first), the small fields beside
 // them, and what is needed to rebuild the document with fewer records.
-type layout struct {
-	sections []section
-	extra    map[string]json.RawMessage // small fields by dotted path
+type Layout struct {
+	Sections []Section
+	Extra    map[string]json.RawMessage // small fields by dotted path
 	paths    map[string]string          // dotted path of an extra field: its path key
-	root     []byte                     // the JSON document; nil for text
-	items    bool                       // each record was a content item
-	cursor   string                     // an active pagination cursor field, if any
+	Root     []byte                     // the JSON document; nil for text
+	Items    bool                       // each record was a content item
+	Cursor   string                     // an active pagination cursor field, if any
 }
 
-// bytesOf views a string's bytes without copying. The engine only reads
+// BytesOf views a string's bytes without copying. The engine only reads
 // records, so the string's immutability is respected.
-func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+func BytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // knownFields are the array fields a result object usually keeps its
 // records in, in order of preference when several are large.
 var knownFields = []string{"results", "memories", "hits", "items", "records", "data", "rows"}
 
 const (
-	// sectionBytes is the size over which a field of a result object is
+	// SectionBytes is the size over which a field of a result object is
 	// offloaded in a section of its own instead of being copied into the
 	// descriptor: about 256 tokens.
-	sectionBytes = 1024
+	SectionBytes = 1024
 	// extraBytes bounds the small fields copied into the descriptor
 	// together; fields past it go to a section of their own.
 	extraBytes = 1600
@@ -78,26 +78,26 @@ const (
 	maxSections = 16
 )
 
-// findLayout finds the records in data: a JSON array, the large fields of
+// FindLayout finds the records in data: a JSON array, the large fields of
 // a JSON object (arrays, nested objects searched for arrays, long
 // strings), or, for text that is not JSON, its lines. isJSON says that
 // data is valid JSON (the caller has checked), and ix, when not nil, is
 // what checking found of its members and arrays. want is the policy's
 // RecordsField, a dotted path, or "".
-func findLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) layout {
+func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layout {
 	p := bytes.TrimSpace(data)
 	if !isJSON || len(p) == 0 {
-		return layout{sections: []section{{found: fromLines(data), bytes: len(data)}}}
+		return Layout{Sections: []Section{{Found: FromLines(data), Bytes: len(data)}}}
 	}
 	if ix == nil {
 		ix = &jsonscan.Index{}
 	}
 	switch p[0] {
 	case '[':
-		return layout{root: p, sections: []section{{found: fromArray(p, ix.Root), bytes: len(p)}}}
+		return Layout{Root: p, Sections: []Section{{Found: fromArray(p, ix.Root), Bytes: len(p)}}}
 	case '{':
 		if want == "" && isTreeObject(p, ix.Fields) {
-			return layout{sections: []section{{found: fromTree(p), bytes: len(p)}}}
+			return Layout{Sections: []Section{{Found: fromTree(p), Bytes: len(p)}}}
 		}
 		if want == "" && isMap(p, ix.Fields) {
 			// A map from ids to records, not a result object: its members
@@ -107,16 +107,16 @@ func findLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) layou
 			// a fallback would cut each member's large fields (a hundred
 			// users of 2,000 bytes were shown with every long field
 			// emptied) where it can show whole members.
-			return layout{root: p, sections: []section{{found: fromMembers(p), bytes: len(p)}}}
+			return Layout{Root: p, Sections: []Section{{Found: fromMembers(p), Bytes: len(p)}}}
 		}
-		l := layout{root: p}
+		l := Layout{Root: p}
 		l.split(p, ix.Fields, ix.Arrays, nil, 0, want)
-		if len(l.sections) > maxSections {
+		if len(l.Sections) > maxSections {
 			// More large fields than one descriptor lists in its
 			// bound (900 fields of 1 KB made 900 files and a 130 KB
 			// descriptor): the root's members are the records, in one
 			// file.
-			return layout{root: p, cursor: l.cursor, sections: []section{{found: fromMembers(p), bytes: len(p)}}}
+			return Layout{Root: p, Cursor: l.Cursor, Sections: []Section{{Found: fromMembers(p), Bytes: len(p)}}}
 		}
 		l.order(want)
 		l.bound()
@@ -124,16 +124,16 @@ func findLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) layou
 	case '"':
 		var s string
 		if json.Unmarshal(p, &s) == nil {
-			return layout{sections: []section{{found: fromLines(bytesOf(s)), bytes: len(p)}}}
+			return Layout{Sections: []Section{{Found: FromLines(BytesOf(s)), Bytes: len(p)}}}
 		}
 	}
-	return layout{sections: []section{{found: fromLines(data), bytes: len(data)}}}
+	return Layout{Sections: []Section{{Found: FromLines(data), Bytes: len(data)}}}
 }
 
 // split walks an object, whose members are fields when not nil, and the
 // elements of those that are arrays arrays[i] when not nil: large fields
 // become sections, small ones extra.
-func (l *layout) split(obj []byte, fields []jsonscan.Field, arrays [][]jsonscan.ElementSpan, prefix []string, depth int, want string) {
+func (l *Layout) split(obj []byte, fields []jsonscan.Field, arrays [][]jsonscan.ElementSpan, prefix []string, depth int, want string) {
 	each := func(yield func(int, jsonscan.Field) bool) {
 		if fields == nil {
 			i := 0
@@ -149,12 +149,12 @@ func (l *layout) split(obj []byte, fields []jsonscan.Field, arrays [][]jsonscan.
 	each(func(i int, kv jsonscan.Field) bool {
 		path := append(slices.Clip(prefix), string(kv.Key))
 		v := kv.Value
-		if depth == 0 && l.cursor == "" && isActiveCursor(string(kv.Key), v) {
-			l.cursor = string(kv.Key)
+		if depth == 0 && l.Cursor == "" && isActiveCursor(string(kv.Key), v) {
+			l.Cursor = string(kv.Key)
 		}
 		named := want != "" && strings.Join(path, ".") == want
-		if len(v) <= sectionBytes && !named {
-			l.addExtra(path, v)
+		if len(v) <= SectionBytes && !named {
+			l.AddExtra(path, v)
 			return true
 		}
 		switch v[0] {
@@ -163,22 +163,22 @@ func (l *layout) split(obj []byte, fields []jsonscan.Field, arrays [][]jsonscan.
 			if fields != nil && i < len(arrays) {
 				els = arrays[i]
 			}
-			l.sections = append(l.sections, section{found: fromArray(v, els), path: path, bytes: len(v)})
+			l.Sections = append(l.Sections, Section{Found: fromArray(v, els), path: path, Bytes: len(v)})
 		case '{':
 			if depth < maxDepth && !named && !wide(v) {
 				l.split(v, nil, nil, path, depth+1, want)
 				return true
 			}
-			l.sections = append(l.sections, section{found: fromMembers(v), path: path, bytes: len(v)})
+			l.Sections = append(l.Sections, Section{Found: fromMembers(v), path: path, Bytes: len(v)})
 		case '"':
 			var s string
 			if json.Unmarshal(v, &s) != nil {
-				l.addExtra(path, v)
+				l.AddExtra(path, v)
 				return true
 			}
-			l.sections = append(l.sections, section{found: fromLines(bytesOf(s)), path: path, bytes: len(v), text: true})
+			l.Sections = append(l.Sections, Section{Found: FromLines(BytesOf(s)), path: path, Bytes: len(v), Text: true})
 		default:
-			l.addExtra(path, v)
+			l.AddExtra(path, v)
 		}
 		return true
 	})
@@ -219,74 +219,74 @@ func isMap(obj []byte, fields []jsonscan.Field) bool {
 
 // isLargeArray reports whether v is an array that would be a section of
 // its own.
-func isLargeArray(v []byte) bool { return len(v) > sectionBytes && v[0] == '[' }
+func isLargeArray(v []byte) bool { return len(v) > SectionBytes && v[0] == '[' }
 
-func (l *layout) addExtra(path []string, v []byte) {
-	if l.extra == nil {
-		l.extra, l.paths = map[string]json.RawMessage{}, map[string]string{}
+func (l *Layout) AddExtra(path []string, v []byte) {
+	if l.Extra == nil {
+		l.Extra, l.paths = map[string]json.RawMessage{}, map[string]string{}
 	}
 	dotted := strings.Join(path, ".")
-	l.extra[dotted], l.paths[dotted] = v, pathKey(path)
+	l.Extra[dotted], l.paths[dotted] = v, PathKey(path)
 }
 
 // order puts the main section first: the one the policy names, else the
 // largest, a known records field winning among sections of a similar size.
-func (l *layout) order(want string) {
-	rank := func(s *section) int {
+func (l *Layout) order(want string) {
+	rank := func(s *Section) int {
 		if want != "" && strings.Join(s.path, ".") == want {
 			return 1 << 62
 		}
-		r := s.bytes
+		r := s.Bytes
 		if len(s.path) == 1 && slices.Contains(knownFields, s.path[0]) {
 			r += r / 4
 		}
 		return r
 	}
-	slices.SortStableFunc(l.sections, func(a, b section) int { return rank(&b) - rank(&a) })
+	slices.SortStableFunc(l.Sections, func(a, b Section) int { return rank(&b) - rank(&a) })
 }
 
 // bound keeps the fields copied into the descriptor small: past
 // extraBytes together, the largest move to a section of their own, one
 // {"field", "value"} record each. An object of only small fields is all
 // such a section.
-func (l *layout) bound() {
+func (l *Layout) bound() {
 	total := 0
-	for _, v := range l.extra {
+	for _, v := range l.Extra {
 		total += len(v)
 	}
-	if total <= extraBytes && len(l.sections) > 0 {
+	if total <= extraBytes && len(l.Sections) > 0 {
 		return
 	}
-	keys := make([]string, 0, len(l.extra))
-	for k := range l.extra {
+	keys := make([]string, 0, len(l.Extra))
+	for k := range l.Extra {
 		keys = append(keys, k)
 	}
 	// Largest first, so that as few fields as possible leave the summary.
 	slices.SortFunc(keys, func(a, b string) int {
-		if d := len(l.extra[b]) - len(l.extra[a]); d != 0 {
+		if d := len(l.Extra[b]) - len(l.Extra[a]); d != 0 {
 			return d
 		}
 		return strings.Compare(a, b)
 	})
-	s := section{path: []string{"fields"}}
-	var recs sliceRecords
+	s := Section{path: []string{"fields"}}
+	var recs Slice
 	for _, k := range keys {
-		if total <= extraBytes && len(l.sections) > 0 {
+		if total <= extraBytes && len(l.Sections) > 0 {
 			break
 		}
-		v := l.extra[k]
+		v := l.Extra[k]
 		total -= len(v)
-		delete(l.extra, k)
+		delete(l.Extra, k)
 		s.fields = append(s.fields, l.paths[k])
-		name, _ := marshalText(k)
+		name, _ := MarshalText(k)
 		rec := append(append(append([]byte(`{"field":`), name...), `,"value":`...), v...)
-		recs.lines = append(recs.lines, append(rec, '}'))
-		recs.sent = append(recs.sent, v)
-		s.bytes += len(v)
+		recs.Lines = append(recs.Lines, append(rec, '}'))
+		recs.Sent = append(recs.Sent, v)
+		s.Bytes += len(v)
 	}
-	if len(recs.lines) > 0 {
-		s.found = found{src: recs, generic: true}
-		l.sections = append(l.sections, s)
+	if len(recs.Lines) > 0 {
+		s.Found = Found{Src: recs, Generic: true}
+		l.Sections = append(l.Sections, s)
 	}
 }
 
@@ -304,60 +304,60 @@ func isActiveCursor(key string, v []byte) bool {
 // fromArray finds the records of a JSON array: its elements, or the
 // memories of search hits. els, when not nil, are its elements, found
 // while validating it.
-func fromArray(data []byte, els []jsonscan.ElementSpan) found {
+func fromArray(data []byte, els []jsonscan.ElementSpan) Found {
 	if isTree(data) {
 		return fromTree(data)
 	}
-	return found{src: newArrayRecords(data, els)}
+	return Found{Src: newArrayRecords(data, els)}
 }
 
 // fromTree makes one record of each node of a tree (see treeRecords).
-func fromTree(data []byte) found {
-	return found{src: newTreeRecords(data), generic: true}
+func fromTree(data []byte) Found {
+	return Found{Src: newTreeRecords(data), Generic: true}
 }
 
 // fromMembers makes one {"key", "value"} record of each member of an
 // object too deep or too wide to search: a map from ids to records.
-func fromMembers(obj []byte) found {
-	return found{src: newMemberRecords(obj), generic: true, members: true}
+func fromMembers(obj []byte) Found {
+	return Found{Src: newMemberRecords(obj), Generic: true, Members: true}
 }
 
-// fromLines offloads text as one {"line", "text"} object per line.
-func fromLines(text []byte) found {
-	return found{src: newLineRecords(text), generic: true, lines: true}
+// FromLines offloads text as one {"line", "text"} object per line.
+func FromLines(text []byte) Found {
+	return Found{Src: newLineRecords(text), Generic: true, lines: true}
 }
 
-// fromItems makes one record of each content item: the item itself when
+// FromItems makes one record of each content item: the item itself when
 // every item is JSON, else {"item", "text"}.
-func fromItems(texts []string) found {
-	var recs sliceRecords
+func FromItems(texts []string) Found {
+	var recs Slice
 	allJSON := true
 	for _, t := range texts {
-		if !looksJSON(t) || !jsonscan.Valid(bytesOf(t)) {
+		if !LooksJSON(t) || !jsonscan.Valid(BytesOf(t)) {
 			allJSON = false
 			break
 		}
 	}
 	for i, t := range texts {
-		recs.sent = append(recs.sent, bytesOf(t))
+		recs.Sent = append(recs.Sent, BytesOf(t))
 		if allJSON {
-			recs.lines = append(recs.lines, bytes.TrimSpace(bytesOf(t)))
+			recs.Lines = append(recs.Lines, bytes.TrimSpace(BytesOf(t)))
 			continue
 		}
 		rec := strconv.AppendInt([]byte(`{"item":`), int64(i+1), 10)
-		rec = jsonscan.AppendQuoted(append(rec, `,"text":`...), bytesOf(t))
-		recs.lines = append(recs.lines, append(rec, '}'))
+		rec = jsonscan.AppendQuoted(append(rec, `,"text":`...), BytesOf(t))
+		recs.Lines = append(recs.Lines, append(rec, '}'))
 	}
-	return found{src: recs, generic: true}
+	return Found{Src: recs, Generic: true}
 }
 
-// withoutStated returns the fields of extra that do not repeat what the
+// WithoutStated returns the fields of extra that do not repeat what the
 // summary already says: a field named like a summary field (see
 // OffloadSummary.stated) with the same JSON value is left out, so that a
 // tool's own "count" of the records it returned does not appear twice.
 // A field with another value stays: a total of 742 beside a count of 200
 // is news. It returns nil when nothing is left.
-func withoutStated(extra map[string]json.RawMessage, stated map[string]any) map[string]json.RawMessage {
+func WithoutStated(extra map[string]json.RawMessage, stated map[string]any) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
 	for k, v := range extra {
 		if s, ok := stated[k]; ok && sameJSON(v, s) {
@@ -369,19 +369,6 @@ func withoutStated(extra map[string]json.RawMessage, stated map[string]any) map[
 		out[k] = v
 	}
 	return out
-}
-
-// stated returns the summary's fields by their JSON names, as
-// withoutStated takes them.
-func (s OffloadSummary) stated() map[string]any {
-	return map[string]any{
-		"count":            s.Count,
-		"estimated_tokens": s.EstimatedTokens,
-		"operation":        s.Operation,
-		"top_namespaces":   s.TopNamespaces,
-		"score_range":      s.ScoreRange,
-		"detail":           s.Detail,
-	}
 }
 
 // sameJSON reports whether raw, a JSON value, is the JSON encoding of v up

@@ -1,11 +1,11 @@
-package lro
+package records
 
 import (
 	"bytes"
 	"encoding/json"
 )
 
-func compactJSON(raw []byte) (json.RawMessage, error) {
+func CompactJSON(raw []byte) (json.RawMessage, error) {
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
 		return nil, err
