@@ -161,9 +161,10 @@ func TestPoolHardMemoryLimit(t *testing.T) {
 	}
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1, MemoryBytes: 96 << 20})
 	path, id := jsonlFile(t, 1)
-	req := request(path, id, `[range(1e8)] | length`, 20*time.Second)
+	// A deadline no busy machine reaches: the worker runs at nice 10.
+	req := request(path, id, `[range(1e8)] | length`, 10*time.Minute)
 	req.Limits.MaxHeapBytes = 8 << 30
-	resp, err := p.Run(context.Background(), req, 20*time.Second, 1<<20)
+	resp, err := p.Run(context.Background(), req, 10*time.Minute, 1<<20)
 	require.NoError(t, err)
 	require.NotNil(t, resp.Failure)
 	assert.Equal(t, MemoryFailure(), resp.Failure)
@@ -259,9 +260,9 @@ func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
 	start := time.Now()
 	select {
 	case <-w.exited:
-		t.Logf("the worker ended itself %v after the query started", time.Since(start).Round(time.Millisecond))
 		assert.Greater(t, time.Since(start), 2*time.Second)
-	case <-time.After(2*time.Second + selfKillGrace + 3*time.Second):
+		testenv.Within(t, time.Since(start), 2*time.Second+selfKillGrace+3*time.Second, "the worker ended itself after the query started")
+	case <-time.After(2 * time.Minute): // a worker at nice 10 on a loaded machine is slow to get a CPU
 		t.Fatal("the worker still runs")
 	}
 }

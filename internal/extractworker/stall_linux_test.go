@@ -80,7 +80,9 @@ func TestPoolReplacesWorkerStoppedMidQuery(t *testing.T) {
 		syscall.Kill(pids[0], syscall.SIGSTOP)
 	}()
 	t.Cleanup(func() { syscall.Kill(pids[0], syscall.SIGKILL) })
-	resp, err := p.Run(context.Background(), request(path, id, q, 10*time.Second), 10*time.Second, 1<<20)
+	// A deadline no busy machine reaches (the worker runs at nice 10): one
+	// that held the query until then would answer with a timeout failure.
+	resp, err := p.Run(context.Background(), request(path, id, q, 10*time.Minute), 10*time.Minute, 1<<20)
 	took := time.Since(start)
 	require.NoError(t, err)
 	require.Nil(t, resp.Failure, "%v", resp.Failure)
