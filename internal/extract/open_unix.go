@@ -1,6 +1,6 @@
 //go:build unix
 
-package lro
+package extract
 
 import (
 	"github.com/mcplro/lro/internal/extractworker"
@@ -14,8 +14,8 @@ import (
 // the file opened must be that same entry, a regular file with a single
 // link (a hard link to a file outside the directory is refused), owned by
 // this user.
-func (o *engine) openOffload(name string) (*offloadFile, error) {
-	f, ok, err := store.OpenLocal(o.opts.fs, name) // a regular file, not a link, non-blocking, the entry checked
+func (o *Tool) openOffload(name string) (*offloadFile, error) {
+	f, ok, err := store.OpenLocal(o.env.FS, name) // a regular file, not a link, non-blocking, the entry checked
 	if !ok {
 		return o.openThroughFS(name)
 	}

@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"github.com/mcplro/lro/internal/extractworker"
@@ -20,6 +20,6 @@ func structuredRequest(s *structq.Spec, req *extractworker.Request) []any {
 
 // structuredAnswer renders the engine's answer to the question s, at most
 // the threshold's worth.
-func (o *engine) structuredAnswer(s *structq.Spec, resp *extractworker.Response) (string, error) {
-	return s.Answer(resp.Values, o.cfg.ThresholdTokens, o.EstimateTokens)
+func (o *Tool) structuredAnswer(s *structq.Spec, resp *extractworker.Response) (string, error) {
+	return s.Answer(resp.Values, o.env.ThresholdTokens, o.EstimateTokens)
 }

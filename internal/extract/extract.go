@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"bufio"
@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/mcplro/lro/host"
@@ -22,35 +21,19 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// extractState is lro_extract's part of an engine: what it keeps between
-// calls, and the warmings Close waits for.
-type extractState struct {
-	records *recordCache   // decoded files
-	copies  localCopies    // local copies of a store's files: extract_copy.go
-	queries queryCache     // compiled recipes
-	warmMu  sync.Mutex     // orders warmExtract's Add before Close's Wait
-	warming sync.WaitGroup // warmExtract's goroutines, which Close waits for
-}
-
-// ExtractToolDefinition returns the definition of lro_extract, whose calls
-// [Offloader.Extract] answers, for a host adapter that registers the tool.
-// The tool only reads: hosts should annotate it read-only,
-// non-destructive, idempotent and closed-world. From this call on, the
-// Offloader takes the tool as served (descriptors' guidance points to it)
-// and starts its worker processes, so that a first query does not wait
-// for one; every host gets both by registering the tool with it.
-func (h Host) ExtractToolDefinition() host.ToolDefinition {
-	o := h.o
+// ExtractToolDefinition is lro.Host.ExtractToolDefinition: it marks the
+// tool as served and starts its worker processes.
+func (o *Tool) ExtractToolDefinition() host.ToolDefinition {
 	o.native.Store(true)
 	o.prestartWorkers()
 	return host.ToolDefinition{
-		Name: ExtractToolName,
+		Name: ToolName,
 		Description: "Query a result set that was offloaded to a JSONL file, with a standard recipe (1-10, see the descriptor's jq_recipes) or a jq filter, " +
 			"or read the file's lines: grep (a regular expression, as grep -n prints them) or lines (a range such as 100-200, as sed -n prints them; line 1 is the header). " +
 			"Or ask without jq: where, select, sort, limit, aggregate, group_by. " +
 			"Give exactly one of recipe, query, grep, lines and such a question. Results are capped; narrow the query to see more. " +
 			"The count it states is exact; where it states none, count with query=\"[.[] | FILTER] | length\" and slurp=true. " +
-			"Offloaded files are deleted " + o.cfg.TTL().String() + " after they are written; then call the original tool again.",
+			"Offloaded files are deleted " + o.env.TTL.String() + " after they are written; then call the original tool again.",
 		InputSchema: slices.Clone(extractInputSchema),
 	}
 }
@@ -81,34 +64,24 @@ const structuredSchema = `"where":{"type":"array","description":"Instead of jq: 
 	`"aggregate":{"type":"object","properties":{"op":{"enum":["count","sum","avg","min","max","distinct"]},"field":{"type":"string"}},"required":["op"],"description":"Answer: {matched, value}. Sums are exact; distinct counts values; no field for count."},` +
 	`"group_by":{"type":"string","description":"With aggregate: {matched, groups: [{key, value, count}]}, by value desc; limit keeps the top N."}`
 
-// Extract answers one lro_extract call, given its arguments decoded from
-// JSON: file_path, and recipe (with params), query (with params and
-// slurp), grep (with context and ignore_case) or lines. It returns the results as text, at most the threshold's worth,
-// or an error whose message is for the model: what was wrong with the
-// call, or why the file or the query was refused or stopped. Messages are
-// capped, and repeat at most a few hundred bytes of an argument.
-//
-// Where the query runs, and what that guarantees, is told at
-// [ExtractLimits]. Whatever the query, the call is admitted first: when
-// the process already runs ExtractLimits.MaxCalls of them, or they hold
-// ExtractLimits.MaxCallBytes, it fails at once with "busy, retry in N s".
-func (o *engine) Extract(ctx context.Context, args map[string]any) (string, error) {
+// Extract is lro.Offloader.Extract: it answers one lro_extract call.
+func (o *Tool) Extract(ctx context.Context, args map[string]any) (string, error) {
 	start := time.Now()
 	text, err := o.extract(ctx, args)
 	outcome := "ok"
 	if err != nil {
 		outcome = "refused"
-		if o.store.Failed(ctx, ExtractToolName, err) {
-			outcome = outcomeStoreError
+		if o.env.Store.Failed(ctx, ToolName, err) {
+			outcome = o.env.OutcomeStoreError
 		}
 		text, err = extractFail(err)
 	}
-	o.metrics.extracted(ctx, outcome, time.Since(start))
+	o.env.Extracted(ctx, outcome, time.Since(start))
 	return text, err
 }
 
-func (o *engine) extract(ctx context.Context, args map[string]any) (string, error) {
-	lim := o.opts.extractLimits.withDefaults()
+func (o *Tool) extract(ctx context.Context, args map[string]any) (string, error) {
+	lim := o.env.Limits.withDefaults()
 	call, err := parseExtractCall(args, lim.MaxQueryBytes)
 	if err != nil {
 		return "", err
@@ -125,7 +98,7 @@ func (o *engine) extract(ctx context.Context, args map[string]any) (string, erro
 	}
 	f, err := o.openOffload(name)
 	if err != nil {
-		o.extractor.records.Forget(name + "\x00")
+		o.records.Forget(name + "\x00")
 		return "", o.openError(call.path, name, err)
 	}
 	defer func() { f.Close() }() // f may become a local copy
@@ -156,46 +129,54 @@ func extractFail(err error) (string, error) {
 	if len(msg) > maxErrorBytes {
 		msg = records.ClipText(msg, maxErrorBytes) + fmt.Sprintf(" ...(%d bytes cut)", len(msg)-maxErrorBytes)
 	}
-	return "", errors.New(ExtractToolName + ": " + msg)
+	return "", errors.New(ToolName + ": " + msg)
 }
 
 // ownFile checks that path names a file this Offloader wrote and returns
 // its name in the FS. Nothing is read before this check passes.
-func (o *engine) ownFile(path string) (string, error) {
+func (o *Tool) ownFile(path string) (string, error) {
 	clean := filepath.Clean(path)
-	if clean = store.ExtractPath(o.opts.fs, path, clean); clean == "" {
+	if clean = store.ExtractPath(o.env.FS, path, clean); clean == "" {
 		return "", fmt.Errorf("file_path %s must be the absolute path of an offload descriptor", echo(strconv.Quote(path)))
 	}
 	name := filepath.Base(clean)
-	if o.opts.fs.Path(name) != clean {
-		return "", fmt.Errorf("file_path %s is not in the offload directory %s", echo(strconv.Quote(path)), filepath.Dir(o.opts.fs.Path(name)))
+	if o.env.FS.Path(name) != clean {
+		return "", fmt.Errorf("file_path %s is not in the offload directory %s", echo(strconv.Quote(path)), filepath.Dir(o.env.FS.Path(name)))
 	}
-	_, id, temp, ok := store.ParseFileName(o.cfg.FilePrefix, name)
+	_, id, temp, ok := store.ParseFileName(o.env.FilePrefix, name)
 	if !ok || temp {
-		return "", fmt.Errorf("file_path %s is not an offloaded file (%s-{operation}-{ULID}.jsonl)", echo(strconv.Quote(path)), o.cfg.FilePrefix)
+		return "", fmt.Errorf("file_path %s is not an offloaded file (%s-{operation}-{ULID}.jsonl)", echo(strconv.Quote(path)), o.env.FilePrefix)
 	}
-	if !o.store.Owns(id) {
+	if !o.env.Store.Owns(id) {
 		return "", fmt.Errorf("file_path %s was offloaded by another server sharing the directory, not by %s (see lro.WithName)", echo(strconv.Quote(path)), o.Name())
 	}
 	return name, nil
 }
 
-func (o *engine) openError(path, name string, err error) error {
+func (o *Tool) openError(path, name string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot read %s: %w", echo(path), err)
 	}
-	_, id, _, _ := store.ParseFileName(o.cfg.FilePrefix, name)
+	_, id, _, _ := store.ParseFileName(o.env.FilePrefix, name)
 	created := ulid.Time(id.Time())
-	if time.Since(created) >= o.cfg.TTL() {
-		return fmt.Errorf("%s has expired: offloaded files are deleted %s after they are written; call the original tool again for a fresh result", echo(path), o.cfg.TTL())
+	if time.Since(created) >= o.env.TTL {
+		return fmt.Errorf("%s has expired: offloaded files are deleted %s after they are written; call the original tool again for a fresh result", echo(path), o.env.TTL)
 	}
 	return fmt.Errorf("%s no longer exists; call the original tool again for a fresh result", echo(path))
+}
+
+// header is what lro_extract reads of a file's header line
+// (lro.OffloadHeader).
+type header struct {
+	Type          string `json:"type"`
+	SchemaVersion string `json:"schema_version"`
+	Detail        string `json:"detail"`
 }
 
 // maxHeaderBytes bounds the header line (it holds the query).
 const maxHeaderBytes = 1 << 20
 
-func readHeader(r *bufio.Reader) (OffloadHeader, error) {
+func readHeader(r *bufio.Reader) (header, error) {
 	var line []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
@@ -205,24 +186,24 @@ func readHeader(r *bufio.Reader) (OffloadHeader, error) {
 		}
 		var se *store.Error
 		if errors.As(err, &se) {
-			return OffloadHeader{}, err
+			return header{}, err
 		}
 		if err != bufio.ErrBufferFull || len(line) > maxHeaderBytes {
-			return OffloadHeader{}, errors.New("does not start with an lro_header line")
+			return header{}, errors.New("does not start with an lro_header line")
 		}
 	}
-	var h OffloadHeader
+	var h header
 	if json.Unmarshal(line, &h) != nil || h.Type != HeaderType {
-		return OffloadHeader{}, errors.New("does not start with an lro_header line")
+		return header{}, errors.New("does not start with an lro_header line")
 	}
 	return h, nil
 }
 
 // formatResults renders results one a line, at most the threshold's worth:
 // whole results, and of a large array result, whole elements.
-func (o *engine) formatResults(res jqsandbox.Result, raw bool) string {
+func (o *Tool) formatResults(res jqsandbox.Result, raw bool) string {
 	var b bytes.Buffer
-	budget := o.cfg.ThresholdTokens
+	budget := o.env.ThresholdTokens
 	shown := 0
 	for i, v := range res.Values {
 		// The first elements of a larger array: shown as such.

@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"fmt"
@@ -12,14 +12,14 @@ import (
 // every worker that may run, each with its footprint and limit, fit the
 // budget; the defaults give two workers of 384 MiB under 1 GiB.
 func TestExtractMemoryBudget(t *testing.T) {
-	def := ExtractLimits{}.withDefaults()
-	assert.Equal(t, uint64(DefaultExtractMemoryBudget), def.MemoryBudget)
+	def := Limits{}.withDefaults()
+	assert.Equal(t, uint64(DefaultMemoryBudget), def.MemoryBudget)
 	assert.Equal(t, 2, def.Workers)
 	assert.Equal(t, 2, def.MaxWorkers)
 	assert.Equal(t, uint64(384<<20), def.WorkerMemoryBytes)
 	assert.Equal(t, int64(192<<20), def.MaxCallBytes)
 
-	for _, l := range []ExtractLimits{
+	for _, l := range []Limits{
 		{},
 		{WorkerMemoryBytes: 992 << 20}, // the old default: one worker
 		{Workers: 8},                   // more than the budget holds
@@ -43,10 +43,10 @@ func TestExtractMemoryBudget(t *testing.T) {
 			}
 		})
 	}
-	one := ExtractLimits{WorkerMemoryBytes: 992 << 20}.withDefaults()
+	one := Limits{WorkerMemoryBytes: 992 << 20}.withDefaults()
 	assert.Equal(t, 1, one.MaxWorkers)
 	assert.Equal(t, uint64(1<<30-192<<20-32<<20), one.WorkerMemoryBytes, "what one worker can have")
-	big := ExtractLimits{MemoryBudget: 4 << 30, Workers: 3}.withDefaults()
+	big := Limits{MemoryBudget: 4 << 30, Workers: 3}.withDefaults()
 	assert.Equal(t, 6, big.MaxWorkers, "twice Workers")
 	assert.Greater(t, big.WorkerMemoryBytes, uint64(500<<20), "a larger budget, larger workers")
 }

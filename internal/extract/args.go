@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"encoding/json"
@@ -108,7 +108,7 @@ func parseExtractCall(args map[string]any, maxQuery int) (extractCall, error) {
 		}
 		size := 0
 		for k, v := range m {
-			if !isIdent(k) || len(k) > 64 {
+			if !IsIdent(k) || len(k) > 64 {
 				return c, fmt.Errorf("parameter name %s cannot be a jq variable: use up to 64 letters, digits and _", echo(strconv.Quote(k)))
 			}
 			n, ok := jsonSizeAtMost(v, maxParamsBytes-size)
@@ -239,9 +239,9 @@ func echo(s string) string {
 	return records.ClipText(s, maxEcho) + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
-// echoQuoted quotes s for a message that repeats it, clipped as echo
+// EchoQuoted quotes s for a message that repeats it, clipped as echo
 // clips it: a quoted 100 KB argument must not come back whole.
-func echoQuoted(s string) string {
+func EchoQuoted(s string) string {
 	if len(s) <= maxEcho {
 		return strconv.Quote(s)
 	}
@@ -288,3 +288,20 @@ func (c *extractCall) parseText(args map[string]any) error {
 	}
 	return nil
 }
+
+// jsonText returns v as JSON, or as Go prints it when it is not JSON.
+func jsonText(v any) string {
+	b, err := records.MarshalText(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// EchoJSON returns v as JSON for an error message, cut like echo.
+func EchoJSON(v any) string { return echo(jsonText(v)) }
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// IsIdent reports whether s can name a jq variable.
+func IsIdent(s string) bool { return identRE.MatchString(s) }

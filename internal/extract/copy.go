@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"container/list"
@@ -215,20 +215,20 @@ const maxCopiesBytes = 512 << 20
 // replaced by its local copy, made on its first query and kept for the
 // next ones; f is then closed. Queries chosen to run in this process, and
 // systems without workers, keep f.
-func (o *engine) isolate(ctx context.Context, f *offloadFile, lim ExtractLimits) (*offloadFile, error) {
+func (o *Tool) isolate(ctx context.Context, f *offloadFile, lim Limits) (*offloadFile, error) {
 	if f.direct || lim.InProcess || !extractworker.Supported() {
 		return f, nil
 	}
-	path, release, err := o.extractor.copies.get(ctx, f.key, lim.MaxFileBytes, max(lim.MaxFileBytes, maxCopiesBytes), func() (io.ReadCloser, error) {
+	path, release, err := o.copies.get(ctx, f.key, lim.MaxFileBytes, max(lim.MaxFileBytes, maxCopiesBytes), func() (io.ReadCloser, error) {
 		return io.NopCloser(f.f), nil // not read yet: from its first byte
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", echo(o.opts.fs.Path(f.name)), err)
+		return nil, fmt.Errorf("cannot read %s: %w", echo(o.env.FS.Path(f.name)), err)
 	}
 	lf, id, err := extractworker.Open(path)
 	if err != nil {
 		release()
-		return nil, fmt.Errorf("cannot read the local copy of %s: %v", echo(o.opts.fs.Path(f.name)), err)
+		return nil, fmt.Errorf("cannot read the local copy of %s: %v", echo(o.env.FS.Path(f.name)), err)
 	}
 	f.Close()
 	return &offloadFile{name: f.name, f: lf, size: id.Size, key: f.name + "\x00" + id.Key(), id: id, direct: true, local: path, release: release}, nil

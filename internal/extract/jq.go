@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"bufio"
@@ -37,22 +37,22 @@ const (
 )
 
 // extractJQ runs the recipe or query of call over the file f.
-func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
-	req := &extractworker.Request{Path: f.workerPath(o.opts.fs), File: f.id, Limits: lim.sandbox()}
+func (o *Tool) extractJQ(ctx context.Context, call extractCall, f *offloadFile, lim Limits, ticket *admitted) (string, error) {
+	req := &extractworker.Request{Path: f.workerPath(o.env.FS), File: f.id, Limits: lim.sandbox()}
 	if err := extractCalls.reserve(ticket, headerReserve+2*int64(jqsandbox.DefaultMaxOutputBytes), lim.MaxCallBytes); err != nil {
 		return "", err
 	}
 	r := bufio.NewReaderSize(f.f, headerBuffer)
 	h, err := readHeader(r)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", echo(o.opts.fs.Path(f.name)), err)
+		return "", fmt.Errorf("%s: %w", echo(o.env.FS.Path(f.name)), err)
 	}
 	// Only a threshold's worth is shown: encode little more than that
 	// (16 bytes a token, four times what estimators count), and stop
 	// there: a list of a large file costs what it encodes, not what the
 	// file holds. A large array (a slurped file sorted) is cut to the
 	// elements that fit (jqsandbox.Result.Elements).
-	req.Limits.MaxOutputBytes = max(16<<10, 16*o.cfg.ThresholdTokens)
+	req.Limits.MaxOutputBytes = max(16<<10, 16*o.env.ThresholdTokens)
 	var values []any
 	raw := false
 	if call.structured != nil {
@@ -114,15 +114,15 @@ func (o *engine) extractJQ(ctx context.Context, call extractCall, f *offloadFile
 }
 
 // runQuery answers req: in a worker process, unless queries were chosen
-// to run in this process (ExtractLimits.InProcess), reading the records
+// to run in this process (Limits.InProcess), reading the records
 // that follow the header from rest (or, for a text request, the whole
 // file). Where no worker can run the query, the call fails: it never runs
 // in this process unasked.
-func (o *engine) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim ExtractLimits, ticket *admitted) (*extractworker.Response, error) {
+func (o *Tool) runQuery(ctx context.Context, req *extractworker.Request, f *offloadFile, rest io.Reader, lim Limits, ticket *admitted) (*extractworker.Response, error) {
 	if !lim.InProcess {
 		if !extractworker.Supported() {
 			o.unisolated(ctx, reasonUnsupported, errors.New(runtime.GOOS))
-			return nil, fmt.Errorf("this server runs queries only in isolated worker processes, which it cannot start on %s; its operator may set lro.ExtractLimits.InProcess to run them in the server, without isolation", runtime.GOOS)
+			return nil, fmt.Errorf("this server runs queries only in isolated worker processes, which it cannot start on %s; its operator may set lro.Limits.InProcess to run them in the server, without isolation", runtime.GOOS)
 		}
 		if !f.direct {
 			return nil, errors.New("the file cannot be handed to a worker process") // isolate makes a copy first
@@ -143,12 +143,12 @@ func (o *engine) runQuery(ctx context.Context, req *extractworker.Request, f *of
 		return resp, err
 	}
 	o.unisolated(ctx, reasonInProcess, nil)
-	if _, cached := o.extractor.records.Get(f.key); req.Text == nil && !cached && o.extractor.records.Fits(f.size) {
+	if _, cached := o.records.Get(f.key); req.Text == nil && !cached && o.records.Fits(f.size) {
 		if err := extractCalls.reserve(ticket, decodeFactor*f.size, lim.MaxCallBytes); err != nil {
 			return nil, err
 		}
 	}
-	e := extractworker.Engine{Files: o.extractor.records, Queries: &o.extractor.queries}
+	e := extractworker.Engine{Files: o.records, Queries: &o.queries}
 	return e.Run(ctx, req, extractworker.Input{Key: f.key, Size: f.size, Open: func() (io.Reader, func(), error) {
 		return rest, func() {}, nil
 	}}), nil
@@ -157,7 +157,7 @@ func (o *engine) runQuery(ctx context.Context, req *extractworker.Request, f *of
 // Why a query ran without a worker process, or was refused for want of
 // one: the reason attribute of lro.extract.unisolated.
 const (
-	reasonInProcess   = "in_process"  // ExtractLimits.InProcess: chosen
+	reasonInProcess   = "in_process"  // Limits.InProcess: chosen
 	reasonNoWorker    = "no_worker"   // refused: no worker could start
 	reasonUnsupported = "unsupported" // refused: no workers on this system
 )
@@ -171,12 +171,12 @@ var lastUnisolatedLog atomic.Int64
 // and logged, through logger (slog.Default without one, see [WithLogger])
 // so that it is never dropped: a refusal at Warn at most once a minute, the
 // choice to run queries in process at Info once.
-func (o *engine) unisolated(ctx context.Context, reason string, err error) {
-	o.metrics.unisolated(ctx, reason)
+func (o *Tool) unisolated(ctx context.Context, reason string, err error) {
+	o.env.Unisolated(ctx, reason)
 	l := o.logger()
 	if reason == reasonInProcess {
 		if !warnedInProcess.Swap(true) {
-			l.LogAttrs(ctx, slog.LevelInfo, "lro: lro_extract runs queries in this process, without isolation (ExtractLimits.InProcess)", slog.String("tool", ExtractToolName))
+			l.LogAttrs(ctx, slog.LevelInfo, "lro: lro_extract runs queries in this process, without isolation (Limits.InProcess)", slog.String("tool", ToolName))
 		}
 		return
 	}
@@ -185,7 +185,7 @@ func (o *engine) unisolated(ctx context.Context, reason string, err error) {
 	if now-last < int64(time.Minute) || !lastUnisolatedLog.CompareAndSwap(last, now) {
 		return
 	}
-	l.LogAttrs(ctx, slog.LevelWarn, "lro: lro_extract refused a query: no worker process can run it", slog.String("tool", ExtractToolName), slog.String("reason", reason), slog.Any("error", err))
+	l.LogAttrs(ctx, slog.LevelWarn, "lro: lro_extract refused a query: no worker process can run it", slog.String("tool", ToolName), slog.String("reason", reason), slog.Any("error", err))
 }
 
 // warnedInProcess is set once the choice to run queries in process has
@@ -196,9 +196,9 @@ var warnedInProcess atomic.Bool
 // detail level, or, for generic records, those inferred from them again
 // (read from the start of f, and kept by file). The call ticket, if any,
 // reserves what is read.
-func (o *engine) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimits, ticket *admitted) ([]Recipe, error) {
+func (o *Tool) recipesOfFile(f *offloadFile, h header, lim Limits, ticket *admitted) ([]Recipe, error) {
 	if h.SchemaVersion != GenericSchemaVersion {
-		rs, ok := o.templates.recipes[h.Detail]
+		rs, ok := o.env.Recipes(h.Detail)
 		if !ok {
 			return nil, fmt.Errorf("the header has an unknown detail level %s", echo(fmt.Sprintf("%q", h.Detail)))
 		}
@@ -220,7 +220,7 @@ func (o *engine) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimit
 	sc := bufio.NewScanner(io.LimitReader(src, maxSampleBytes))
 	sc.Buffer(nil, 16<<20)
 	var records []json.RawMessage
-	for sc.Scan() && len(records) <= inferSample {
+	for sc.Scan() && len(records) <= o.env.InferSample {
 		records = append(records, slices.Clone(sc.Bytes()))
 	}
 	if err := sc.Err(); err != nil {
@@ -229,7 +229,7 @@ func (o *engine) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimit
 	if len(records) == 0 {
 		return nil, errors.New("the file is empty")
 	}
-	rs := inferShape(records[1:]).recipes()
+	rs := o.env.Infer(records[1:])
 	genericRecipes.put(f.key, rs)
 	return rs, nil
 }
@@ -237,12 +237,12 @@ func (o *engine) recipesOfFile(f *offloadFile, h OffloadHeader, lim ExtractLimit
 // fromStart returns a reader of f from its first byte: a section of the
 // open file (never a second open, which could meet another file), or,
 // for an FS that is not a directory, the file opened again.
-func (o *engine) fromStart(f *offloadFile) (io.ReadCloser, error) {
+func (o *Tool) fromStart(f *offloadFile) (io.ReadCloser, error) {
 	if ra, ok := f.f.(io.ReaderAt); ok {
 		return io.NopCloser(io.NewSectionReader(ra, 0, f.size)), nil
 	}
 	if f.direct {
 		return nil, errors.New("cannot read the file again")
 	}
-	return o.opts.fs.Open(f.name)
+	return o.env.FS.Open(f.name)
 }

@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"github.com/mcplro/lro/internal/extractworker"
@@ -10,7 +10,7 @@ import (
 // decoding.
 var warmSlot = make(chan struct{}, 1)
 
-// warmExtract caches the records of the file name, just published, for
+// WarmExtract caches the records of the file name, just published, for
 // lro_extract, so that the first query of it need not decode them. It
 // returns at once: the file is read again (from the page cache, most
 // likely) and decoded on a goroutine of its own, and not at all when
@@ -18,7 +18,7 @@ var warmSlot = make(chan struct{}, 1)
 // run in worker processes (the default on Linux), which decode a file on
 // its first query with only what that query reads, and keep it: then it
 // only makes sure that the workers run.
-func (o *engine) warmExtract(name string) {
+func (o *Tool) WarmExtract(name string) {
 	if !o.native.Load() {
 		return
 	}
@@ -26,7 +26,7 @@ func (o *engine) warmExtract(name string) {
 		o.prestartWorkers() // they may have been stopped, idle
 		return
 	}
-	if o.extractor.records == nil {
+	if o.records == nil {
 		return
 	}
 	select {
@@ -34,15 +34,15 @@ func (o *engine) warmExtract(name string) {
 	default:
 		return // another warming runs: drop this one
 	}
-	o.extractor.warmMu.Lock()
-	defer o.extractor.warmMu.Unlock()
-	if o.life.closed.Load() {
+	o.warmMu.Lock()
+	defer o.warmMu.Unlock()
+	if o.closed.Load() {
 		<-warmSlot
 		return
 	}
-	o.extractor.warming.Add(1)
+	o.warming.Add(1)
 	go func() {
-		defer func() { <-warmSlot; o.extractor.warming.Done() }()
+		defer func() { <-warmSlot; o.warming.Done() }()
 		o.warm(name)
 	}()
 }
@@ -51,29 +51,29 @@ func (o *engine) warmExtract(name string) {
 // lro_extract's queries when they run in workers: the first query then
 // finds one ready instead of waiting for a process to start (tens of
 // milliseconds).
-func (o *engine) prestartWorkers() {
-	if o.queriesInProcess() || o.life.closed.Load() || !extractworker.Supported() {
+func (o *Tool) prestartWorkers() {
+	if o.queriesInProcess() || o.closed.Load() || !extractworker.Supported() {
 		return
 	}
 	o.noteWorker()
-	extractworker.PoolFor(o.opts.extractLimits.withDefaults().pool()).Prestart()
+	extractworker.PoolFor(o.env.Limits.withDefaults().pool()).Prestart()
 }
 
 // queriesInProcess reports whether lro_extract's queries run in this
 // process rather than in workers (see runQuery): only when chosen.
-func (o *engine) queriesInProcess() bool {
-	return o.opts.extractLimits.InProcess
+func (o *Tool) queriesInProcess() bool {
+	return o.env.Limits.InProcess
 }
 
 // warm decodes the records of the file name into the cache, under the key
 // lro_extract's calls look up, when they fit.
-func (o *engine) warm(name string) {
+func (o *Tool) warm(name string) {
 	f, err := o.openOffload(name)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if _, ok := o.extractor.records.Get(f.key); ok || !o.extractor.records.Fits(decodeFactor*f.size) {
+	if _, ok := o.records.Get(f.key); ok || !o.records.Fits(decodeFactor*f.size) {
 		return
 	}
 	src, err := o.fromStart(f)
@@ -81,9 +81,9 @@ func (o *engine) warm(name string) {
 		return
 	}
 	defer src.Close()
-	recs, err := jqsandbox.DecodeRecords(src, o.opts.extractLimits.withDefaults().sandbox())
+	recs, err := jqsandbox.DecodeRecords(src, o.env.Limits.withDefaults().sandbox())
 	if err != nil {
 		return
 	}
-	o.extractor.records.Warm(f.key, recs)
+	o.records.Warm(f.key, recs)
 }

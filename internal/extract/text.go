@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 // the header), bounded like every result of the tool. They read any
 // offloaded file, memories, records or the lines of a text, in one
 // streaming pass with RE2. They run where jq queries run (a worker
-// process, see [ExtractLimits]), by the same deadline: a pass is linear
+// process, see [Limits]), by the same deadline: a pass is linear
 // in the file, but a costly pattern takes microseconds a byte, so a line
 // is matched in its first textlines.MaxMatch bytes only (the answer says
 // when a line was), and the deadline bounds the whole file.
-func (o *engine) extractText(ctx context.Context, call extractCall, f *offloadFile, lim ExtractLimits, ticket *admitted) (string, error) {
-	budget := 4 * o.cfg.ThresholdTokens
+func (o *Tool) extractText(ctx context.Context, call extractCall, f *offloadFile, lim Limits, ticket *admitted) (string, error) {
+	budget := 4 * o.env.ThresholdTokens
 	req := &extractworker.Request{
-		Path:   f.workerPath(o.opts.fs),
+		Path:   f.workerPath(o.env.FS),
 		File:   f.id,
 		Limits: lim.sandbox(),
 		Text:   &extractworker.TextRequest{Lines: call.lines, Budget: budget, MaxLine: maxTextLine},

@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"errors"
@@ -42,7 +42,7 @@ func (f *offloadFile) Close() error {
 }
 
 // workerPath returns the path a worker process opens f by.
-func (f *offloadFile) workerPath(fsys FS) string {
+func (f *offloadFile) workerPath(fsys store.FS) string {
 	if f.local != "" {
 		return f.local
 	}
@@ -52,15 +52,15 @@ func (f *offloadFile) workerPath(fsys FS) string {
 // openThroughFS opens name through the Offloader's FS, for an FS that is not
 // a directory of this system (MemFS, or one of the user's): such a file is
 // only read in this process.
-func (o *engine) openThroughFS(name string) (*offloadFile, error) {
-	f, err := o.opts.fs.Open(name)
+func (o *Tool) openThroughFS(name string) (*offloadFile, error) {
+	f, err := o.env.FS.Open(name)
 	if err != nil {
-		if store.IsRemote(o.opts.fs) && !errors.Is(err, fs.ErrNotExist) {
+		if store.IsRemote(o.env.FS) && !errors.Is(err, fs.ErrNotExist) {
 			err = &store.Error{Err: err}
 		}
 		return nil, err
 	}
-	if store.IsRemote(o.opts.fs) {
+	if store.IsRemote(o.env.FS) {
 		f = storeFile{f}
 	}
 	fi, err := f.Stat()

@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"time"
@@ -7,73 +7,9 @@ import (
 	"github.com/mcplro/lro/internal/jqsandbox"
 )
 
-// ExtractLimits bounds lro_extract's queries and says where they run.
-// Zero fields take their defaults.
-//
-// # Where queries run
-//
-// By default, on Unix, each query (a recipe, a jq filter, a grep or a
-// range of lines) runs in a worker process: the program
-// lro-worker (cmd/lro-worker: go install
-// github.com/mcplro/lro/cmd/lro-worker@VERSION, the version of lro your
-// program links), found through WorkerPath, the LRO_WORKER_PATH
-// environment variable, beside this executable, or on PATH; else this
-// very executable, started again with an environment variable that makes
-// an init function of this module serve queries before the program's
-// main runs. Your main needs no change either way, but this executable
-// run again runs every init function of its packages (Go runs those of
-// packages whose import paths sort first before lro's) in each worker, at
-// every start: a package that writes a PID file or truncates a log in its
-// init does so again. lro-worker runs no code of yours; without it, the
-// first use of lro_extract logs this at Info. Files of an FS that is not a
-// directory of this system (an object store, an lrotest.MemFS) are copied first
-// to a private local file, once, which the workers read. A small pool of
-// workers is kept warm; a file's decoded records live in the worker that
-// read it, and later queries of the file go there. This guarantees, whatever the query:
-//   - the server's memory is not touched by it: the server holds the
-//     call's arguments, the file's header and the query's results, all
-//     bounded;
-//   - it ends by Timeout: the worker's own deadline stops what gojq can
-//     interrupt, and a worker still busy half a second later (in a
-//     builtin, a regular expression over a huge string) is killed and
-//     replaced; the call says the query took too long;
-//   - it uses at most WorkerMemoryBytes: on Linux a hard limit on the
-//     memory the worker maps for data (RLIMIT_DATA: heap and stacks,
-//     touched or not), past which the worker dies and is replaced and the
-//     call says the query needed too much memory; elsewhere (and in
-//     builds with the race detector) the limit steers Go's collector, and
-//     the heap watchdog below stops the query;
-//   - all queries together use at most MemoryBudget (1 GiB by default):
-//     no more than MaxWorkers workers run, and each may use only its
-//     share of the budget;
-//   - it holds one worker: other calls run on the others, and when every
-//     worker is held by a query running for a quarter of a second already,
-//     the pool grows, up to MaxWorkers. A call that finds no worker free
-//     within half a second fails with "busy, retry in N s", and at once
-//     when MaxWorkers workers each hold such a query;
-//   - it does not slow the server's other tools: workers run at a lower
-//     CPU priority (nice 10) than the server.
-//
-// What it costs: a worker's start (tens of milliseconds, once), a copy of
-// the results through a pipe (tens of microseconds for a screenful), the
-// workers' memory (each keeps up to CacheBytes of decoded records), and a
-// file decoded once per worker that queries it rather than once per
-// process.
-//
-// Queries run in this process only when InProcess is set. Where workers
-// cannot run (other systems; no worker starts, twice in a row) a query
-// fails with an error that says why, is counted
-// (lro.extract.unisolated), and logged at Warn, through slog.Default when
-// no logger is set. In process, queries are bounded by
-// jqsandbox's guards and watchdog: runs are serialized; the heap growth is
-// measured and a query is stopped past MaxHeapBytes; each builtin that
-// could allocate or recurse without bound in a single call is checked
-// before it runs; the deadline cancels the rest. That holds for the
-// queries the guards know. A builtin that runs long without allocating
-// (a regular expression over a long string) cannot be interrupted: it
-// keeps the single run slot past its deadline, and other calls fail as
-// busy meanwhile; and Go's out-of-memory is fatal to the whole server.
-type ExtractLimits struct {
+// Limits is lro.ExtractLimits, whose documentation says what each bound
+// guarantees. Zero fields take their defaults.
+type Limits struct {
 	// Timeout bounds a query's wall-clock time, compiling and decoding
 	// included, and a resource read's; default 10s.
 	Timeout time.Duration
@@ -88,7 +24,7 @@ type ExtractLimits struct {
 	MaxHeapBytes uint64
 	// CacheBytes bounds the decoded records kept between queries (an
 	// estimate of their size in memory, not of the files'), in each
-	// worker (or in this process); default DefaultExtractCacheBytes,
+	// worker (or in this process); default DefaultCacheBytes,
 	// negative disables. One file takes at most half of it. What is kept
 	// of a file is what its queries read: the fields they name, and, for
 	// a select, each record's line (or, in a worker, where the line is in
@@ -127,7 +63,7 @@ type ExtractLimits struct {
 	// process and its workers together: the bytes admitted calls hold
 	// here (MaxCallBytes) plus, for each of the MaxWorkers workers, its
 	// footprint at start (32 MiB) and WorkerMemoryBytes. Default 1 GiB
-	// (DefaultExtractMemoryBudget). Fields set beyond it are brought
+	// (DefaultMemoryBudget). Fields set beyond it are brought
 	// within it: MaxCallBytes to half of it at most, then MaxWorkers
 	// lowered (to one at least), then WorkerMemoryBytes, never below 64
 	// MiB; a budget under 192 MiB (two such workers) counts as 192 MiB.
@@ -146,15 +82,22 @@ type ExtractLimits struct {
 	MaxCallBytes int64
 }
 
-// Defaults of ExtractLimits.
+// Defaults of Limits.
 const (
+	// DefaultMemoryBudget is the default of Limits.MemoryBudget
+	// (lro.DefaultExtractMemoryBudget).
+	DefaultMemoryBudget = 1 << 30
+	// DefaultCacheBytes is the default of Limits.CacheBytes
+	// (lro.DefaultExtractCacheBytes).
+	DefaultCacheBytes = 32 << 20
+
 	defaultExtractTimeout = 10 * time.Second
 	defaultMaxCalls       = 16
 	defaultMaxCallBytes   = 256 << 20
 )
 
 // withDefaults replaces the zero fields by their defaults.
-func (l ExtractLimits) withDefaults() ExtractLimits {
+func (l Limits) withDefaults() Limits {
 	if l.Timeout <= 0 {
 		l.Timeout = defaultExtractTimeout
 	}
@@ -168,7 +111,7 @@ func (l ExtractLimits) withDefaults() ExtractLimits {
 		l.MaxHeapBytes = jqsandbox.DefaultMaxHeapBytes
 	}
 	if l.CacheBytes == 0 {
-		l.CacheBytes = DefaultExtractCacheBytes
+		l.CacheBytes = DefaultCacheBytes
 	}
 	if l.MaxCalls <= 0 {
 		l.MaxCalls = defaultMaxCalls
@@ -189,9 +132,9 @@ const (
 
 // withinBudget sizes the pool and the admission to MemoryBudget; the
 // other fields have their defaults.
-func (l ExtractLimits) withinBudget() ExtractLimits {
+func (l Limits) withinBudget() Limits {
 	if l.MemoryBudget == 0 {
-		l.MemoryBudget = DefaultExtractMemoryBudget
+		l.MemoryBudget = DefaultMemoryBudget
 	}
 	budget := max(l.MemoryBudget, 2*(minWorkerMemory+extractworker.FootprintBytes))
 	if l.MaxCallBytes <= 0 {
@@ -223,12 +166,12 @@ func (l ExtractLimits) withinBudget() ExtractLimits {
 }
 
 // sandbox returns the jqsandbox limits of a query.
-func (l ExtractLimits) sandbox() jqsandbox.Limits {
+func (l Limits) sandbox() jqsandbox.Limits {
 	return jqsandbox.Limits{Timeout: l.Timeout, MaxQueryBytes: l.MaxQueryBytes, MaxInputBytes: l.MaxFileBytes, MaxHeapBytes: l.MaxHeapBytes}
 }
 
 // pool returns the configuration of the worker pool these limits use.
-func (l ExtractLimits) pool() extractworker.Config {
+func (l Limits) pool() extractworker.Config {
 	c := extractworker.Config{Workers: l.Workers, MaxWorkers: l.MaxWorkers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes, Executable: l.WorkerPath}
 	if c.Executable == "" {
 		c.Executable, c.Fallbacks = workerProgram()

@@ -1,4 +1,4 @@
-package lro
+package extract
 
 import (
 	"debug/buildinfo"
@@ -16,7 +16,7 @@ import (
 // workers' code, rather than the server's own executable, whose every
 // package's init function would run again in each worker.
 const (
-	// workerPathEnv names the worker program, as ExtractLimits.WorkerPath
+	// workerPathEnv names the worker program, as Limits.WorkerPath
 	// does.
 	workerPathEnv = "LRO_WORKER_PATH"
 	// workerName is the program searched for beside the executable, then
@@ -112,15 +112,15 @@ func ownVersion() string {
 // noteWorker logs once in the process which program the workers run when
 // it is this executable, through logger (slog.Default without one, see
 // [WithLogger]).
-func (o *engine) noteWorker() {
-	if o.opts.extractLimits.WorkerPath != "" || o.opts.extractLimits.InProcess {
+func (o *Tool) noteWorker() {
+	if o.env.Limits.WorkerPath != "" || o.env.Limits.InProcess {
 		return
 	}
 	_, note := workerPrograms()
 	if note == "" || notedWorker.Swap(true) {
 		return
 	}
-	o.logger().Info(note, slog.String("tool", ExtractToolName))
+	o.logger().Info(note, slog.String("tool", ToolName))
 }
 
 var notedWorker atomic.Bool
