@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/records"
 )
 
@@ -103,7 +104,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 			// A search tool's own detail argument ("brief"): its
 			// records are judged by what they are, not by this.
 		default:
-			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, echo(jsonText(v)))
+			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, extract.EchoJSON(v))
 			return host.Result{IsError: true, Content: []host.Content{host.TextContent(msg)}}, true, nil
 		}
 	}
@@ -115,7 +116,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 		}
 		return res, false, err
 	}
-	ctx = context.WithValue(ctx, nativeKey{}, call.NativeExtract)
+	ctx = extract.WithNative(ctx, call.NativeExtract)
 
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
 	defer c.discard()
@@ -468,18 +469,6 @@ func (o *engine) logger() *slog.Logger {
 		return o.opts.logger
 	}
 	return slog.Default()
-}
-
-// nativeKey is the context key under which Serve says whether the server
-// handling the call serves lro_extract.
-type nativeKey struct{}
-
-func jsonText(v any) string {
-	b, err := records.MarshalText(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func (o *engine) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {

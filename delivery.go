@@ -176,5 +176,5 @@ func (o *engine) linkFor(call host.Call, f offloadedFile) *host.ResourceLink {
 	if !call.Resources {
 		return nil
 	}
-	return o.resourceLink(f.path, f.bytes, f.lines)
+	return o.extractor.ResourceLink(f.path, f.bytes, f.lines)
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/memstore"
 	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/lrotest"
@@ -203,7 +204,7 @@ func TestInferredRecipes(t *testing.T) {
 			require.Len(t, out.Response.JQRecipes, RecipeCount)
 			fromFile, err := recipesOf(o, filepath.Base(path), OffloadHeader{SchemaVersion: GenericSchemaVersion})
 			require.NoError(t, err)
-			require.Equal(t, recipes, fromFile, "lro_extract infers the recipes the descriptor shows")
+			require.Equal(t, extractRecipes(recipes), fromFile, "lro_extract infers the recipes the descriptor shows")
 			assert.Equal(t, "Show the first 10 records", recipes[0].Description)
 			assert.Equal(t, "Count the records", recipes[1].Description)
 
@@ -870,11 +871,6 @@ func BenchmarkInferRecipes(b *testing.B) {
 
 // recipesOf returns the recipes lro_extract finds for the file name,
 // whose header is h.
-func recipesOf(o *Offloader, name string, h OffloadHeader) ([]Recipe, error) {
-	f, err := o.openOffload(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return o.recipesOfFile(f, h, o.opts.extractLimits.withDefaults(), nil)
+func recipesOf(o *Offloader, name string, h OffloadHeader) ([]extract.Recipe, error) {
+	return o.extractor.RecipesOfFile(name, h.SchemaVersion, string(h.Detail))
 }

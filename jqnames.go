@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/records"
 )
 
@@ -17,7 +18,7 @@ var jqKeywords = []string{
 }
 
 // plainName reports whether a field name can be written .name and {name}.
-func plainName(name string) bool { return isIdent(name) && !slices.Contains(jqKeywords, name) }
+func plainName(name string) bool { return extract.IsIdent(name) && !slices.Contains(jqKeywords, name) }
 
 // jqString returns name as a jq string literal. '$' is escaped, so that
 // [Recipe.ShellFilter] never mistakes part of a name for a parameter.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
@@ -21,16 +22,16 @@ import (
 // holds, whatever the configuration.
 const (
 	// HeaderType is the value of the type field of every header line.
-	HeaderType = "lro_header"
+	HeaderType = extract.HeaderType
 	// GenericSchemaVersion is the schema_version of the header of a file
 	// whose records are not MIF memories; lro_extract then infers its
 	// recipes from the records, as the descriptor did.
-	GenericSchemaVersion = "generic"
+	GenericSchemaVersion = extract.GenericSchemaVersion
 	// RecipeCount is the number of recipes in every descriptor, as the
 	// specification requires: memory or generic.
 	RecipeCount = 10
 	// ExtractToolName is the name of the native extraction tool.
-	ExtractToolName = "lro_extract"
+	ExtractToolName = extract.ToolName
 )
 
 // OffloadHeader is line 1 of every offloaded file.
@@ -173,7 +174,7 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 	c.Room += handOver(src)
 	o.store.Commit(tmp, final, c, n, ulid.Time(id.Time()), expires)
 	committed = true
-	o.warmExtract(final)
+	o.extractor.WarmExtract(final)
 	w.bytes = n
 	return w, nil
 }

@@ -2,10 +2,10 @@ package lro
 
 import (
 	"context"
-	"github.com/mcplro/lro/internal/admit"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro/internal/admit"
 )
 
 // AddExtractTool registers the lro_extract tool on s: the model queries an

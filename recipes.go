@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/records"
 )
 
@@ -82,7 +83,7 @@ func parseRecipes(text string) ([]Recipe, error) {
 			}
 		case "param":
 			name, def, _ := strings.Cut(value, "=")
-			if !isIdent(name) {
+			if !extract.IsIdent(name) {
 				return nil, fmt.Errorf("line %d: bad parameter name %q", lineNo, name)
 			}
 			cur.Params = append(cur.Params, RecipeParam{Name: name, Default: def})
@@ -100,10 +101,6 @@ func parseRecipes(text string) ([]Recipe, error) {
 	}
 	return out, nil
 }
-
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func isIdent(s string) bool { return identRE.MatchString(s) }
 
 var varRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/records"
+	"github.com/mcplro/lro/internal/scratch"
 	"github.com/mcplro/lro/internal/store"
 )
 
@@ -70,7 +71,7 @@ func (o *engine) newSpool(ctx context.Context) (*spool, error) {
 	final := store.FileName(o.cfg.FilePrefix, "spool", id)
 	s := &spool{o: o, fs: o.opts.fs, name: store.TempName(final), path: o.opts.fs.Path(final)}
 	if store.IsRemote(o.opts.fs) {
-		dir, err := scratchDir("lro-spool-")
+		dir, err := scratch.Dir("lro-spool-")
 		if err != nil {
 			return nil, err
 		}

@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/admit"
 	"sync"
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/adapt"
+	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

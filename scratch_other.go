@@ -1,9 +1,0 @@
-//go:build !unix
-
-package lro
-
-// processGone cannot tell here: nothing is swept.
-func processGone(int) bool { return false }
-
-// ownedDir cannot tell here.
-func ownedDir(string) bool { return false }
