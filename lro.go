@@ -221,7 +221,7 @@ type JQRecipe struct {
 // none of mcp-go's code.
 type Offloader struct {
 	*engine
-	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_detect.go, middleware_task.go
+	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_adapter.go
 }
 
 // engine is the host-neutral core of an Offloader: everything but the
