@@ -2,10 +2,10 @@ package lro
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/recipes"
 )
 
 // The lro_extract tool and resources/read of offloaded files: the face of
@@ -175,23 +175,9 @@ func (o *engine) newExtractor() *extract.Tool {
 		Extracted:         o.metrics.extracted,
 		Unisolated:        o.metrics.unisolated,
 		OutcomeStoreError: outcomeStoreError,
-		Recipes: func(detail string) ([]extract.Recipe, bool) {
+		Recipes: func(detail string) ([]recipes.Recipe, bool) {
 			rs, ok := o.templates.recipes[Detail(detail)]
-			return extractRecipes(rs), ok
+			return internalRecipes(rs), ok
 		},
-		Infer:       func(records []json.RawMessage) []extract.Recipe { return extractRecipes(inferShape(records).recipes()) },
-		InferSample: inferSample,
 	})
-}
-
-// extractRecipes returns what lro_extract runs of rs.
-func extractRecipes(rs []Recipe) []extract.Recipe {
-	out := make([]extract.Recipe, len(rs))
-	for i, r := range rs {
-		out[i] = extract.Recipe{Filter: r.Filter, Slurp: r.Slurp, Raw: r.Raw}
-		for _, p := range r.Params {
-			out[i].Params = append(out[i].Params, extract.RecipeParam{Name: p.Name, Default: p.Default})
-		}
-	}
-	return out
 }
