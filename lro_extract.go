@@ -158,9 +158,13 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 // Call.Resources from it.
 func (h Host) ServesResources() bool { return h.o.extractor.ServesResources() }
 
-// newExtractor returns the lro_extract tool of o, once o's store and
-// instruments are made.
+// newExtractor returns the lro_extract tool of o, once o's templates,
+// store and instruments are made.
 func (o *engine) newExtractor() *extract.Tool {
+	memory := make(map[string][]recipes.Recipe, len(o.templates.recipes))
+	for d, rs := range o.templates.recipes {
+		memory[string(d)] = internalRecipes(rs)
+	}
 	return extract.New(extract.Env{
 		ThresholdTokens:   o.cfg.ThresholdTokens,
 		TTL:               o.cfg.TTL(),
@@ -176,8 +180,8 @@ func (o *engine) newExtractor() *extract.Tool {
 		Unisolated:        o.metrics.unisolated,
 		OutcomeStoreError: outcomeStoreError,
 		Recipes: func(detail string) ([]recipes.Recipe, bool) {
-			rs, ok := o.templates.recipes[Detail(detail)]
-			return internalRecipes(rs), ok
+			rs, ok := memory[detail]
+			return rs, ok
 		},
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/adapt"
 	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/outputschema"
 )
 
 // Middleware returns mcp-go tool middleware that offloads large results of
@@ -97,7 +98,7 @@ func (o *Offloader) WidenTool(t mcp.Tool) mcp.Tool {
 	if schema == nil {
 		return t
 	}
-	return withOutputSchema(t, widened(schema))
+	return withOutputSchema(t, outputschema.Widened(schema))
 }
 
 // filterTools is the tool filter of ServerOption: it lists tools with the
