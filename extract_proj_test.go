@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,7 +52,7 @@ func TestExtractProjectionDifferential(t *testing.T) {
 		g.WriteString(line + "\n")
 		generic = append(generic, json.RawMessage(line))
 	}
-	files = append(files, file{"generic", g.Bytes(), inferShape(generic).recipes()})
+	files = append(files, file{"generic", g.Bytes(), inferredRecipes(recipes.Infer(generic).Recipes())})
 
 	custom := []struct {
 		q     string

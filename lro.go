@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 )
@@ -221,7 +222,7 @@ type JQRecipe struct {
 // none of mcp-go's code.
 type Offloader struct {
 	*engine
-	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_detect.go, middleware_task.go
+	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_adapter.go
 }
 
 // engine is the host-neutral core of an Offloader: everything but the
@@ -540,14 +541,14 @@ func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w writ
 		EstimatedTokens: tokens,
 		Operation:       set.Operation,
 		TopNamespaces:   []string{},
-		ScoreRange:      w.stats.scoreRange(),
+		ScoreRange:      w.stats.ScoreRange(),
 		Detail:          set.Detail,
 	}
 	schema, recipes := o.schemaAndRecipes(set, w.stats)
 	if set.Generic {
 		sum.generic = true
 	} else {
-		sum.TopNamespaces = w.stats.namespaces.top(5)
+		sum.TopNamespaces = w.stats.Namespaces.Top(5)
 	}
 	stated := sum.stated()
 	if set.Query != nil {
@@ -569,8 +570,8 @@ func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w writ
 // there are, for a result that had several.
 func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
 	var largest int
-	if w.stats != nil && w.stats.largest > 4*o.cfg.ThresholdTokens {
-		largest = w.stats.largest // a record larger than the threshold: say so
+	if w.stats != nil && w.stats.Largest > 4*o.cfg.ThresholdTokens {
+		largest = w.stats.Largest // a record larger than the threshold: say so
 	}
 	return o.templates.guidance(o.nativeGuidance(ctx), guidanceData{
 		Count:    set.count(),
@@ -589,9 +590,9 @@ func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w w
 // schemaAndRecipes returns the line schema and recipes of set: the
 // templates' for memories, inferred from the records otherwise (st
 // holds their shape).
-func (o *engine) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessage, []Recipe) {
+func (o *engine) schemaAndRecipes(set ResultSet, st *recipes.Stats) (json.RawMessage, []Recipe) {
 	if set.Generic {
-		return st.shape.schema(), st.shape.recipes()
+		return st.Shape.Schema(), inferredRecipes(st.Shape.Recipes())
 	}
 	return slices.Clone(o.templates.schemas[set.Detail]), o.templates.recipes[set.Detail]
 }

@@ -2,10 +2,10 @@ package lro
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/recipes"
 )
 
 // The lro_extract tool and resources/read of offloaded files: the face of
@@ -165,9 +165,13 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 // Call.Resources from it.
 func (h Host) ServesResources() bool { return h.o.extractor.ServesResources() }
 
-// newExtractor returns the lro_extract tool of o, once o's store and
-// instruments are made.
+// newExtractor returns the lro_extract tool of o, once o's templates,
+// store and instruments are made.
 func (o *engine) newExtractor() *extract.Tool {
+	memory := make(map[string][]recipes.Recipe, len(o.templates.recipes))
+	for d, rs := range o.templates.recipes {
+		memory[string(d)] = internalRecipes(rs)
+	}
 	return extract.New(extract.Env{
 		ThresholdTokens:   o.cfg.ThresholdTokens,
 		TTL:               o.cfg.TTL(),
@@ -182,23 +186,9 @@ func (o *engine) newExtractor() *extract.Tool {
 		Extracted:         o.metrics.extracted,
 		Unisolated:        o.metrics.unisolated,
 		OutcomeStoreError: outcomeStoreError,
-		Recipes: func(detail string) ([]extract.Recipe, bool) {
-			rs, ok := o.templates.recipes[Detail(detail)]
-			return extractRecipes(rs), ok
+		Recipes: func(detail string) ([]recipes.Recipe, bool) {
+			rs, ok := memory[detail]
+			return rs, ok
 		},
-		Infer:       func(records []json.RawMessage) []extract.Recipe { return extractRecipes(inferShape(records).recipes()) },
-		InferSample: inferSample,
 	})
-}
-
-// extractRecipes returns what lro_extract runs of rs.
-func extractRecipes(rs []Recipe) []extract.Recipe {
-	out := make([]extract.Recipe, len(rs))
-	for i, r := range rs {
-		out[i] = extract.Recipe{Filter: r.Filter, Slurp: r.Slurp, Raw: r.Raw}
-		for _, p := range r.Params {
-			out[i].Params = append(out[i].Params, extract.RecipeParam{Name: p.Name, Default: p.Default})
-		}
-	}
-	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcplro/lro/internal/jqsandbox"
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/structq"
 	"github.com/mcplro/lro/internal/textlines"
@@ -108,7 +109,7 @@ func parseExtractCall(args map[string]any, maxQuery int) (extractCall, error) {
 		}
 		size := 0
 		for k, v := range m {
-			if !IsIdent(k) || len(k) > 64 {
+			if !recipes.IsIdent(k) || len(k) > 64 {
 				return c, fmt.Errorf("parameter name %s cannot be a jq variable: use up to 64 letters, digits and _", echo(strconv.Quote(k)))
 			}
 			n, ok := jsonSizeAtMost(v, maxParamsBytes-size)
@@ -248,7 +249,7 @@ func EchoQuoted(s string) string {
 	return strconv.Quote(records.ClipText(s, maxEcho)) + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
-func paramList(ps []RecipeParam) string {
+func paramList(ps []recipes.RecipeParam) string {
 	if len(ps) == 0 {
 		return "no parameters"
 	}
@@ -300,8 +301,3 @@ func jsonText(v any) string {
 
 // EchoJSON returns v as JSON for an error message, cut like echo.
 func EchoJSON(v any) string { return echo(jsonText(v)) }
-
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// IsIdent reports whether s can name a jq variable.
-func IsIdent(s string) bool { return identRE.MatchString(s) }

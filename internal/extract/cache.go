@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/mcplro/lro/internal/extractworker"
+	"github.com/mcplro/lro/internal/recipes"
 )
 
 // recordCache keeps the decoded records of the files queried in this
@@ -22,7 +23,7 @@ type queryCache = extractworker.QueryCache
 // cached file costs. Files never change once published.
 type recipeMemo struct {
 	mu    sync.Mutex
-	byKey map[string][]Recipe
+	byKey map[string][]recipes.Recipe
 	order []string // oldest first
 }
 
@@ -31,18 +32,18 @@ const maxMemoRecipes = 64
 
 var genericRecipes recipeMemo
 
-func (m *recipeMemo) get(key string) ([]Recipe, bool) {
+func (m *recipeMemo) get(key string) ([]recipes.Recipe, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rs, ok := m.byKey[key]
 	return rs, ok
 }
 
-func (m *recipeMemo) put(key string, rs []Recipe) {
+func (m *recipeMemo) put(key string, rs []recipes.Recipe) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byKey == nil {
-		m.byKey = map[string][]Recipe{}
+		m.byKey = map[string][]recipes.Recipe{}
 	}
 	if _, ok := m.byKey[key]; ok {
 		return

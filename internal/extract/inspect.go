@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/extractworker"
+	"github.com/mcplro/lro/internal/recipes"
 )
 
 // What the root package's tests look at inside the tool: nothing else
@@ -39,7 +40,7 @@ func (o *Tool) OpenFile(name string) (key string, size int64, err error) {
 
 // RecipesOfFile returns the recipes a call finds for the file name, whose
 // header has the schema version and detail level given.
-func (o *Tool) RecipesOfFile(name, schemaVersion, detail string) ([]Recipe, error) {
+func (o *Tool) RecipesOfFile(name, schemaVersion, detail string) ([]recipes.Recipe, error) {
 	f, err := o.openOffload(name)
 	if err != nil {
 		return nil, err

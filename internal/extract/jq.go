@@ -17,6 +17,7 @@ import (
 	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/extractworker"
 	"github.com/mcplro/lro/internal/jqsandbox"
+	"github.com/mcplro/lro/internal/recipes"
 )
 
 // Bytes an lro_extract call reserves in the admission budget, besides its
@@ -59,18 +60,18 @@ func (o *Tool) extractJQ(ctx context.Context, call extractCall, f *offloadFile, 
 	if call.structured != nil {
 		values = structuredRequest(call.structured, req)
 	} else if call.recipe != nil {
-		recipes, err := o.recipesOfFile(f, h, lim, ticket)
+		rs, err := o.recipesOfFile(f, h, lim, ticket)
 		if err != nil {
 			return "", err
 		}
-		n, ok := recipeNumber(call.recipe, len(recipes))
+		n, ok := recipeNumber(call.recipe, len(rs))
 		if !ok {
-			return "", fmt.Errorf("recipe must be a whole number from 1 to %d, got %s", len(recipes), echo(jsonText(call.recipe)))
+			return "", fmt.Errorf("recipe must be a whole number from 1 to %d, got %s", len(rs), echo(jsonText(call.recipe)))
 		}
-		rec := recipes[n-1]
+		rec := rs[n-1]
 		req.Query, req.Trusted, req.Slurp, raw = rec.Filter, true, rec.Slurp, rec.Raw
 		for k := range call.params {
-			if !slices.ContainsFunc(rec.Params, func(p RecipeParam) bool { return p.Name == k }) {
+			if !slices.ContainsFunc(rec.Params, func(p recipes.RecipeParam) bool { return p.Name == k }) {
 				return "", fmt.Errorf("recipe %d takes %s; it has no parameter %q", n, paramList(rec.Params), k)
 			}
 		}
@@ -197,7 +198,7 @@ var warnedInProcess atomic.Bool
 // detail level, or, for generic records, those inferred from them again
 // (read from the start of f, and kept by file). The call ticket, if any,
 // reserves what is read.
-func (o *Tool) recipesOfFile(f *offloadFile, h header, lim Limits, ticket *admit.Ticket) ([]Recipe, error) {
+func (o *Tool) recipesOfFile(f *offloadFile, h header, lim Limits, ticket *admit.Ticket) ([]recipes.Recipe, error) {
 	if h.SchemaVersion != GenericSchemaVersion {
 		rs, ok := o.env.Recipes(h.Detail)
 		if !ok {
@@ -221,7 +222,7 @@ func (o *Tool) recipesOfFile(f *offloadFile, h header, lim Limits, ticket *admit
 	sc := bufio.NewScanner(io.LimitReader(src, maxSampleBytes))
 	sc.Buffer(nil, 16<<20)
 	var records []json.RawMessage
-	for sc.Scan() && len(records) <= o.env.InferSample {
+	for sc.Scan() && len(records) <= recipes.Sample {
 		records = append(records, slices.Clone(sc.Bytes()))
 	}
 	if err := sc.Err(); err != nil {
@@ -230,7 +231,7 @@ func (o *Tool) recipesOfFile(f *offloadFile, h header, lim Limits, ticket *admit
 	if len(records) == 0 {
 		return nil, errors.New("the file is empty")
 	}
-	rs := o.env.Infer(records[1:])
+	rs := recipes.Infer(records[1:]).Recipes()
 	genericRecipes.put(f.key, rs)
 	return rs, nil
 }

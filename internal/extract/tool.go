@@ -2,13 +2,13 @@ package extract
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/store"
 )
 
@@ -46,25 +46,8 @@ type Env struct {
 	Unisolated func(ctx context.Context, reason string)
 	// OutcomeStoreError is the outcome of a call a store's failure ended.
 	OutcomeStoreError string
-	// Recipes returns the memory recipes of a detail level; Infer, those
-	// inferred from the records of a generic file (at most InferSample).
-	Recipes     func(detail string) ([]Recipe, bool)
-	Infer       func(records []json.RawMessage) []Recipe
-	InferSample int
-}
-
-// Recipe is what lro_extract runs of a recipe (lro.Recipe).
-type Recipe struct {
-	Filter string
-	Slurp  bool
-	Raw    bool
-	Params []RecipeParam
-}
-
-// RecipeParam is a variable of a Recipe (lro.RecipeParam).
-type RecipeParam struct {
-	Name    string
-	Default string
+	// Recipes returns the memory recipes of a detail level.
+	Recipes func(detail string) ([]recipes.Recipe, bool)
 }
 
 // Tool is lro_extract's part of an engine: what it keeps between calls,

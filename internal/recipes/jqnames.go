@@ -1,64 +1,63 @@
-package lro
+package recipes
 
 import (
 	"slices"
 	"strings"
 	"unicode"
 
-	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/records"
 )
 
-// jqKeywords are the words jq 1.6, jq 1.7 and gojq reserve. jq 1.6 rejects
+// JQKeywords are the words jq 1.6, jq 1.7 and gojq reserve. jq 1.6 rejects
 // some of them as the shorthand {if}; all of them are quoted, .["if"], so
 // that no version has to be asked.
-var jqKeywords = []string{
+var JQKeywords = []string{
 	"__loc__", "and", "as", "catch", "def", "elif", "else", "end", "false", "foreach", "if",
 	"import", "include", "label", "not", "null", "or", "reduce", "then", "true", "try",
 }
 
 // plainName reports whether a field name can be written .name and {name}.
-func plainName(name string) bool { return extract.IsIdent(name) && !slices.Contains(jqKeywords, name) }
+func plainName(name string) bool { return isIdent(name) && !slices.Contains(JQKeywords, name) }
 
 // jqString returns name as a jq string literal. '$' is escaped, so that
-// [Recipe.ShellFilter] never mistakes part of a name for a parameter.
+// lro.Recipe.ShellFilter never mistakes part of a name for a parameter.
 func jqString(name string) string {
 	lit, _ := records.MarshalText(name)
 	return strings.ReplaceAll(string(lit), "$", `\u0024`)
 }
 
-// jqIndex returns what follows an expression to take its field name:
+// JQIndex returns what follows an expression to take its field name:
 // .name, or ["name"] (jq 1.6 rejects .[0].["name"]).
-func jqIndex(name string) string {
+func JQIndex(name string) string {
 	if plainName(name) {
 		return "." + name
 	}
 	return "[" + jqString(name) + "]"
 }
 
-// jqPath returns the jq path of a top-level field.
-func jqPath(name string) string {
+// JQPath returns the jq path of a top-level field.
+func JQPath(name string) string {
 	if plainName(name) {
 		return "." + name
 	}
-	return "." + jqIndex(name)
+	return "." + JQIndex(name)
 }
 
-// jqKey returns name as the key of an object construction.
-func jqKey(name string) string {
+// JQKey returns name as the key of an object construction.
+func JQKey(name string) string {
 	if plainName(name) {
 		return name
 	}
 	return jqString(name)
 }
 
-// objectKey returns the member of an object construction that copies a
+// ObjectKey returns the member of an object construction that copies a
 // field: {name} or {"odd name": .["odd name"]}.
-func objectKey(name string) string {
+func ObjectKey(name string) string {
 	if plainName(name) {
 		return name
 	}
-	return jqKey(name) + ": " + jqPath(name)
+	return JQKey(name) + ": " + JQPath(name)
 }
 
 // display returns a field name as descriptions show it: as it is, or

@@ -1,4 +1,4 @@
-package lro
+package recipes
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 	"github.com/mcplro/lro/internal/records"
 )
 
-// inferSample is how many records inference reads. Fields that appear only
+// Sample is how many records inference reads. Fields that appear only
 // after that many records are left out of the schema and the recipes, which
 // then mention only what certainly exists.
-const inferSample = 2000
+const Sample = 2000
 
-// shape is what inference learned about generic records.
-type shape struct {
+// Shape is what inference learned about generic records.
+type Shape struct {
 	n      int               // records sampled
 	kind   string            // JSON type of the records themselves
 	fields map[string]*field // top-level fields, for object records
@@ -71,15 +71,15 @@ const (
 	maxKeySample = 256 // values that must all differ in a key
 )
 
-func inferShape(records []json.RawMessage) *shape {
-	s := newShape()
-	for _, r := range records[:min(len(records), inferSample)] {
+func Infer(records []json.RawMessage) *Shape {
+	s := NewShape()
+	for _, r := range records[:min(len(records), Sample)] {
 		s.add(r)
 	}
 	return s
 }
 
-func newShape() *shape { return &shape{fields: make(map[string]*field)} }
+func NewShape() *Shape { return &Shape{fields: make(map[string]*field)} }
 
 // Bounds on what inference copies into a descriptor: a field name longer
 // than maxFieldName is left out of the schema and the recipes (they still
@@ -91,7 +91,7 @@ const (
 )
 
 // add learns one record.
-func (s *shape) add(r []byte) {
+func (s *Shape) add(r []byte) {
 	s.n++
 	t := jsonType(r)
 	switch {
@@ -222,7 +222,7 @@ func (f *field) only() string {
 	return ""
 }
 
-func (s *shape) schema() json.RawMessage {
+func (s *Shape) Schema() json.RawMessage {
 	var b strings.Builder
 	if s.kind != "object" {
 		typ := s.kind

@@ -2,13 +2,100 @@ package lro
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/proxywire"
 )
+
+// The mcp-go adapter's own state and what it does with it: the proxy
+// clients it learns of, the task tools it wraps, a result sent once to a
+// proxy.
+
+// mcpGo is the mcp-go adapter's own state, which the engine knows
+// nothing of.
+type mcpGo struct {
+	// proxies remembers the sessions whose initialize request said
+	// clientInfo.proxy = true (the only place an older client says it).
+	proxies sync.Map
+	// wrapped holds the task tools a wrapper of TaskHandler serves.
+	wrapped sync.Map
+}
+
+// AddHooks registers on h what the Offloader needs to see in raw requests:
+// the initialize request of a proxy client, whose clientInfo.proxy field
+// the SDK's typed client info drops, and the results of task tools, so
+// that a task tool whose handler is not wrapped by [Offloader.TaskHandler]
+// is logged once when its result goes out inline over the threshold; and
+// the end of sessions, whose session budget it forgets.
+// [Offloader.ServerOption] does this for you when the server already has
+// hooks (server.WithHooks given before it) or has none.
+func (o *Offloader) AddHooks(h *server.Hooks) {
+	o.addTaskHooks(h)
+	h.AddOnRequestInitialization(func(ctx context.Context, _ any, message any) error {
+		raw, ok := message.(json.RawMessage)
+		if !ok || !initializeFromProxy(raw) {
+			return nil
+		}
+		if s := server.ClientSessionFromContext(ctx); s != nil && s.SessionID() != "" {
+			o.mcpgo.proxies.Store(s.SessionID(), true)
+		}
+		return nil
+	})
+	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		o.mcpgo.proxies.Delete(s.SessionID())
+		o.EndSession(s.SessionID())
+	})
+}
+
+func initializeFromProxy(raw json.RawMessage) bool {
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			ClientInfo   map[string]any `json:"clientInfo"`
+			Capabilities struct {
+				Experimental map[string]any `json:"experimental"`
+			} `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
+		return false
+	}
+	return host.ProxyAnnounced(msg.Params.ClientInfo, msg.Params.Capabilities.Experimental)
+}
+
+// IsProxyClient reports whether the client of the current request is an
+// LRO proxy, which offloads on its own side and so wants full results
+// inline. It looks at every channel a proxy may use: clientInfo.proxy in
+// the request's _meta (protocol 2026-07-28), the experimental capability
+// [host.ProxyCapability] in the request's _meta or the session, and the
+// session's initialize request.
+func (o *Offloader) IsProxyClient(ctx context.Context, req mcp.CallToolRequest) bool {
+	if m := req.Params.Meta; m != nil {
+		if ci, ok := m.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok && host.ProxyAnnounced(ci, nil) {
+			return true
+		}
+	}
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
+		if host.ProxyAnnounced(nil, info.ClientCapabilities.Experimental) {
+			return true
+		}
+	}
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil {
+		return false
+	}
+	if ws, ok := s.(server.SessionWithClientInfo); ok && host.ProxyAnnounced(nil, ws.GetClientCapabilities().Experimental) {
+		return true
+	}
+	_, ok := o.mcpgo.proxies.Load(s.SessionID())
+	return ok
+}
 
 // TaskHandler returns next, the handler of a task tool (registered with
 // (*server.MCPServer).AddTaskTool), with offloading under the policy of the
@@ -151,4 +238,59 @@ func (o *Offloader) watchesTask(ctx context.Context, req *mcp.CallToolRequest) b
 		}
 	}
 	return true
+}
+
+// A result is sent to an LRO proxy with its data once (see package
+// internal/proxywire): a server leaves out structured content that its one
+// text item repeats, and the proxy puts it back as soon as it has the
+// result. What follows is both sides of that for mcp-go.
+
+// proxyRestores reports whether the client of the current request is an
+// LRO proxy that restores structured content left out: it said so in the
+// capabilities of the request's _meta (protocol 2026-07-28) or of its
+// session.
+func proxyRestores(ctx context.Context) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil &&
+		proxywire.Announced(info.ClientCapabilities.Experimental) {
+		return true
+	}
+	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	return ok && proxywire.Announced(s.GetClientCapabilities().Experimental)
+}
+
+// withoutRepeat returns r without its structured content, marked, when
+// its one plain text item repeats it; otherwise r itself. r is the
+// handler's own value: the result returned is a copy.
+func withoutRepeat(r *mcp.CallToolResult) *mcp.CallToolResult {
+	if r == nil || r.IsError || r.NeedsInput() || len(r.Content) != 1 {
+		return r
+	}
+	var t mcp.TextContent
+	switch c := r.Content[0].(type) {
+	case mcp.TextContent:
+		t = c
+	case *mcp.TextContent:
+		t = *c
+	default:
+		return r
+	}
+	if t.Annotations != nil || t.Meta != nil {
+		return r // kept whole: what is rebuilt is the text alone
+	}
+	var structured any = r.StructuredContent
+	if len(r.RawStructuredContent) > 0 {
+		structured = r.RawStructuredContent
+	}
+	if !proxywire.Repeats(t.Text, structured) {
+		return r
+	}
+	out := *r
+	out.StructuredContent, out.RawStructuredContent = nil, nil
+	meta := &mcp.Meta{AdditionalFields: map[string]any{proxywire.MetaKey: true}}
+	if m := r.Meta; m != nil {
+		meta.ProgressToken = m.ProgressToken
+		maps.Copy(meta.AdditionalFields, m.AdditionalFields)
+	}
+	out.Meta = meta
+	return &out
 }

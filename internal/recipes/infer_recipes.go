@@ -1,4 +1,4 @@
-package lro
+package recipes
 
 import (
 	"cmp"
@@ -7,7 +7,7 @@ import (
 	"unicode"
 )
 
-// A candidate is a recipe that may make the descriptor: the RecipeCount-2
+// A candidate is a recipe that may make the descriptor: the Count-2
 type candidate struct {
 	rank int
 	Recipe
@@ -20,12 +20,12 @@ var (
 	rangeParams  = []RecipeParam{{"from", "11"}, {"to", "20"}}
 )
 
-// recipes returns exactly RecipeCount recipes: the first ten records, the
+// recipes returns exactly Count recipes: the first ten records, the
 // count, then the most useful of the recipes the records' shape allows,
 // topped up with recipes that run on records of any shape. Field recipes
 // use only fields every sampled record has with a single type, so each
 // one runs on every line.
-func (s *shape) recipes() []Recipe {
+func (s *Shape) Recipes() []Recipe {
 	out := []Recipe{
 		{Description: "Show the first 10 records", Filter: ".[:10]", Slurp: true},
 		{Description: "Count the records", Filter: "length", Slurp: true},
@@ -48,7 +48,7 @@ func (s *shape) recipes() []Recipe {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(cs[a].rank, cs[b].rank) })
-	idx = idx[:min(len(idx), RecipeCount-len(out))]
+	idx = idx[:min(len(idx), Count-len(out))]
 	slices.Sort(idx)
 	for _, i := range idx {
 		out = append(out, cs[i].Recipe)
@@ -56,7 +56,7 @@ func (s *shape) recipes() []Recipe {
 	return finish(out)
 }
 
-func (s *shape) isLines() bool {
+func (s *Shape) isLines() bool {
 	return len(s.order) == 2 && s.fields["line"] != nil && s.fields["text"] != nil &&
 		s.fields["line"].seen == s.n && s.fields["text"].seen == s.n &&
 		s.fields["line"].only() == "integer" && s.fields["text"].only() == "string"
@@ -116,7 +116,7 @@ type fields struct {
 	key        *field   // values that each find one record
 }
 
-func (s *shape) classify() fields {
+func (s *Shape) classify() fields {
 	var fs fields
 	var keys []*field
 	for _, name := range s.order {
@@ -191,7 +191,7 @@ func idName(name string) bool {
 	return false
 }
 
-func (s *shape) objectRecipes() []candidate {
+func (s *Shape) objectRecipes() []candidate {
 	fs := s.classify()
 	var cs []candidate
 	add := func(rank int, r Recipe) { cs = append(cs, candidate{rank, r}) }
@@ -209,47 +209,47 @@ func (s *shape) objectRecipes() []candidate {
 	}
 	switch {
 	case len(proj) == 1:
-		add(1, Recipe{Description: "Show only " + display(proj[0].name), Filter: jqPath(proj[0].name)})
+		add(1, Recipe{Description: "Show only " + display(proj[0].name), Filter: JQPath(proj[0].name)})
 	case len(proj) > 1 && len(proj) < len(s.order):
 		keys := make([]string, len(proj))
 		names := make([]string, len(proj))
 		for i, f := range proj {
-			keys[i], names[i] = objectKey(f.name), display(f.name)
+			keys[i], names[i] = ObjectKey(f.name), display(f.name)
 		}
 		add(1, Recipe{Description: "Show only " + strings.Join(names, ", "), Filter: "{" + strings.Join(keys, ", ") + "}"})
 	}
 	for i, f := range fs.texts[:min(2, len(fs.texts))] {
 		add([]int{2, 8}[i], Recipe{Description: "Search " + display(f.name) + " for $keyword",
-			Filter: "select(" + jqPath(f.name) + ` | test($keyword; "i"))`, Params: keywordParam})
+			Filter: "select(" + JQPath(f.name) + ` | test($keyword; "i"))`, Params: keywordParam})
 	}
 	if f := fs.key; f != nil {
 		add(7, filterBy(f, f.first))
 	}
 	for i, f := range fs.categories[:min(2, len(fs.categories))] {
-		key := jqKey(f.name)
+		key := JQKey(f.name)
 		if f.name == "count" {
 			key = "value"
 		}
 		add([]int{3, 10}[i], Recipe{Description: "Count by " + display(f.name), Slurp: true,
-			Filter: "group_by(" + jqPath(f.name) + ") | map({" + key + ": .[0]" + jqIndex(f.name) + ", count: length})"})
+			Filter: "group_by(" + JQPath(f.name) + ") | map({" + key + ": .[0]" + JQIndex(f.name) + ", count: length})"})
 		add([]int{4, 11}[i], filterBy(f, mostCommon(f.values)))
 	}
 	for _, f := range fs.tagLists[:min(1, len(fs.tagLists))] {
 		add(5, Recipe{Description: "Show records with $value in " + display(f.name),
-			Filter: "select(" + jqPath(f.name) + " | index($value))", Params: []RecipeParam{{"value", placeholder("value")}}})
+			Filter: "select(" + JQPath(f.name) + " | index($value))", Params: []RecipeParam{{"value", placeholder("value")}}})
 	}
 	for i, f := range fs.numbers[:min(2, len(fs.numbers))] {
 		add([]int{6, 13}[i], Recipe{Description: "Top 10 by " + display(f.name) + ", highest first", Slurp: true,
-			Filter: "sort_by(" + jqPath(f.name) + ") | reverse | .[:10]"})
+			Filter: "sort_by(" + JQPath(f.name) + ") | reverse | .[:10]"})
 		if i == 0 {
 			add(12, Recipe{Description: "Min, max and mean of " + display(f.name), Slurp: true,
-				Filter: "map(" + jqPath(f.name) + ") | {min: min, max: max, mean: (add / length)}"})
+				Filter: "map(" + JQPath(f.name) + ") | {min: min, max: max, mean: (add / length)}"})
 		}
 	}
 	if len(fs.texts) > 0 {
 		f := fs.texts[0]
 		add(14, Recipe{Description: "Show the record with the longest " + display(f.name), Slurp: true,
-			Filter: "max_by(" + jqPath(f.name) + " | length)"})
+			Filter: "max_by(" + JQPath(f.name) + " | length)"})
 	}
 	return cs
 }
@@ -259,16 +259,16 @@ func (s *shape) objectRecipes() []candidate {
 func filterBy(f *field, def string) Recipe {
 	r := Recipe{Description: "Filter by " + display(f.name) + " = $value", Params: []RecipeParam{{"value", def}}}
 	if f.only() == "string" {
-		r.Filter = "select(" + jqPath(f.name) + " == $value)"
+		r.Filter = "select(" + JQPath(f.name) + " == $value)"
 	} else {
-		r.Filter = "select(" + jqPath(f.name) + " | tostring == ($value | tostring))"
+		r.Filter = "select(" + JQPath(f.name) + " | tostring == ($value | tostring))"
 	}
 	return r
 }
 
 // fillers are recipes that run on records of any shape. They rank after
 // the recipes of a shape, except where the shape has none better.
-func (s *shape) fillers() []candidate {
+func (s *Shape) fillers() []candidate {
 	var optional []string // fields some records lack, most common first
 	for _, name := range s.order {
 		if f := s.fields[name]; f.seen < s.n {
@@ -323,9 +323,6 @@ func mostCommon(values map[string]*int) string {
 }
 
 func finish(rs []Recipe) []Recipe {
-	rs = rs[:min(len(rs), RecipeCount)]
-	for i := range rs {
-		rs[i].command = shellSuffix(rs[i])
-	}
+	rs = rs[:min(len(rs), Count)]
 	return rs
 }

@@ -1,4 +1,4 @@
-package lro
+package outputschema
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 // descriptorTitle marks the descriptor branch of a widened schema, so that
 // widening twice is seen and skipped (a proxy in front of an lro server,
-// a tool registered through [Offloader.WidenTool] and then listed).
+// a tool registered through lro.Offloader.WidenTool and then listed).
 const descriptorTitle = "lro offload descriptor"
 
 // descriptorSchema admits every descriptor the library sends. It is loose
@@ -44,19 +44,9 @@ const descriptorSchema = `{
 // point to.
 var rootKeywords = []string{"$schema", "$id", "$defs", "definitions"}
 
-// WidenOutputSchema returns an output schema that admits both what schema
-// admits and an offload descriptor:
-//
-//	{"type":"object","anyOf":[<schema>, <descriptor schema>]}
-//
-// The $schema, $id, $defs and definitions of schema move to the new root,
-// and its other local references ("#", "#/properties/...") are rewritten
-// to point into the first branch, so that every reference still resolves.
-// A schema whose type is something other than "object" gets no root type,
-// so that its values stay valid. A schema already widened by this function
-// is returned as it is. Property order is not kept, and numbers are kept
-// exactly.
-func WidenOutputSchema(schema json.RawMessage) (json.RawMessage, error) {
+// Widen is lro.WidenOutputSchema: it returns an output schema that
+// admits both what schema admits and an offload descriptor.
+func Widen(schema json.RawMessage) (json.RawMessage, error) {
 	var orig map[string]any
 	if err := decodeSchema(schema, &orig); err != nil {
 		return nil, err
@@ -111,7 +101,7 @@ func decodeSchema(schema json.RawMessage, v *map[string]any) error {
 	return nil
 }
 
-// isWidened reports whether a decoded schema is one WidenOutputSchema made.
+// isWidened reports whether a decoded schema is one Widen made.
 func isWidened(s map[string]any) bool {
 	branches, ok := s["anyOf"].([]any)
 	if !ok || len(branches) != 2 {
@@ -177,28 +167,7 @@ func rebaseRef(ref string) string {
 	return ref
 }
 
-// ListedOutputSchema returns the output schema clients should see for tool,
-// whose own output schema is schema: widened by [WidenOutputSchema] when
-// the Offloader may offload the tool's results (offloading is enabled, and
-// the tool has a policy that does not set SkipOutputSchema; never
-// lro_extract), schema itself otherwise, and also when schema cannot be
-// widened. An adapter calls it when it lists tools; the adapters of this
-// module do. The returned bytes may be shared: do not modify them.
-func (h Host) ListedOutputSchema(tool string, schema json.RawMessage) json.RawMessage {
-	o := h.o
-	if len(schema) == 0 || !o.widens(tool) {
-		return schema
-	}
-	return widened(schema)
-}
-
-// widens reports whether the listed output schema of tool is widened.
-func (o *engine) widens(tool string) bool {
-	p, ok := o.policyFor(tool)
-	return ok && o.cfg.IsEnabled() && !p.SkipOutputSchema
-}
-
-// widenCache memoizes WidenOutputSchema, a pure function of the bytes:
+// widenCache memoizes Widen, a pure function of the bytes:
 // mcp-go runs tool filters on every call, not only on tools/list. It is
 // shared by all Offloaders, and emptied when full so that a server whose
 // tools keep changing does not grow it without bound.
@@ -209,13 +178,13 @@ var widenCache struct {
 
 const widenCacheSize = 1024
 
-// widened returns schema widened, or schema when it cannot be.
-func widened(schema json.RawMessage) json.RawMessage {
+// Widened returns schema widened, or schema when it cannot be.
+func Widened(schema json.RawMessage) json.RawMessage {
 	widenCache.Lock()
 	w, ok := widenCache.m[string(schema)]
 	widenCache.Unlock()
 	if !ok {
-		w, _ = WidenOutputSchema(schema)
+		w, _ = Widen(schema)
 		w = bytes.Clone(w) // the caller's own bytes, when already widened
 		widenCache.Lock()
 		if widenCache.m == nil || len(widenCache.m) >= widenCacheSize {

@@ -1,4 +1,4 @@
-package lro
+package recipes
 
 import (
 	"cmp"
@@ -10,44 +10,45 @@ import (
 	"github.com/mcplro/lro/internal/records"
 )
 
-// setStats is what the descriptor says of a set's records, learned while
+// Stats is what the descriptor says of a set's records, learned while
 // they are written, so that no other pass reads them: the namespaces of
 // memories, the shape of generic records, the range of their scores.
-type setStats struct {
-	namespaces *nsCounter // memories only
-	shape      *shape     // generic records only: the first inferSample
+type Stats struct {
+	Namespaces *NSCounter // memories only
+	Shape      *Shape     // generic records only: the first Sample
+	Largest    int        // bytes of the largest record
 	lo, hi     float64    // the range of the scores that are numbers
 	scored     bool
-	largest    int // bytes of the largest record
 }
 
-func newSetStats(generic bool) *setStats {
-	s := &setStats{lo: math.Inf(1), hi: math.Inf(-1)}
+// NewStats returns the stats of a set of memories, or of generic records.
+func NewStats(generic bool) *Stats {
+	s := &Stats{lo: math.Inf(1), hi: math.Inf(-1)}
 	if generic {
-		s.shape = newShape()
+		s.Shape = NewShape()
 	} else {
-		s.namespaces = newNSCounter()
+		s.Namespaces = NewNSCounter()
 	}
 	return s
 }
 
-// add learns one record; counted says that its namespace was counted
+// Add learns one record; counted says that its namespace was counted
 // already (see recordChecks).
-func (s *setStats) add(r *records.Record, counted bool) {
-	s.largest = max(s.largest, len(r.Line))
-	if s.namespaces != nil && !counted {
-		s.namespaces.add(r.Line)
+func (s *Stats) Add(r *records.Record, counted bool) {
+	s.Largest = max(s.Largest, len(r.Line))
+	if s.Namespaces != nil && !counted {
+		s.Namespaces.add(r.Line)
 	}
-	if s.shape != nil && s.shape.n < inferSample {
-		s.shape.add(r.Line)
+	if s.Shape != nil && s.Shape.n < Sample {
+		s.Shape.add(r.Line)
 	}
 	if r.Scored && !math.IsNaN(r.Score) && !math.IsInf(r.Score, 0) {
 		s.lo, s.hi, s.scored = min(s.lo, r.Score), max(s.hi, r.Score), true
 	}
 }
 
-// scoreRange is the summary's score_range: nil without scores.
-func (s *setStats) scoreRange() *[2]float64 {
+// ScoreRange is the summary's score_range: nil without scores.
+func (s *Stats) ScoreRange() *[2]float64 {
 	if !s.scored {
 		return nil
 	}
@@ -59,25 +60,26 @@ func (s *setStats) scoreRange() *[2]float64 {
 // bounded map. The top ones are very likely among the first seen.
 const maxNamespaces = 4096
 
-// nsCounter counts the records of each namespace. It reads only the
+// NSCounter counts the records of each namespace. It reads only the
 // namespace field of each record, without decoding the rest.
-type nsCounter struct {
+type NSCounter struct {
 	// Pointer values let a lookup with a []byte key find the counter
 	// without allocating; only a namespace seen for the first time does.
 	counts map[string]*int
 }
 
-func newNSCounter() *nsCounter { return &nsCounter{counts: map[string]*int{}} }
+// NewNSCounter returns an empty counter.
+func NewNSCounter() *NSCounter { return &NSCounter{counts: map[string]*int{}} }
 
 // add counts the namespace of rec, a memory.
-func (c *nsCounter) add(rec []byte) {
+func (c *NSCounter) add(rec []byte) {
 	if v, ok := jsonscan.Lookup(rec, "namespace"); ok {
-		c.count(v)
+		c.Count(v)
 	}
 }
 
-// count counts v, the value of a namespace member, when it is a string.
-func (c *nsCounter) count(v []byte) {
+// Count counts v, the value of a namespace member, when it is a string.
+func (c *NSCounter) Count(v []byte) {
 	name, ok := jsonscan.String(v)
 	if !ok {
 		var s string
@@ -99,9 +101,9 @@ func (c *nsCounter) count(v []byte) {
 	}
 }
 
-// top returns up to n namespaces by number of records, most frequent
+// Top returns up to n namespaces by number of records, most frequent
 // first, ties in name order.
-func (c *nsCounter) top(n int) []string {
+func (c *NSCounter) Top(n int) []string {
 	names := make([]string, 0, len(c.counts))
 	for name := range c.counts {
 		names = append(names, name)
