@@ -61,6 +61,9 @@ type boundHost struct {
 var boundHosts = []boundHost{
 	{"mcp-go", mcpgoBoundAnswer},
 	{"official SDK", gosdkBoundAnswer},
+	{"proxy remote", remoteBoundAnswer},
+	{"proxy remote on lro", lroRemoteBoundAnswer},
+	{"proxy child", childBoundAnswer},
 }
 
 // coreBoundAnswer serves r through Host.Serve with no SDK around it: the
@@ -134,7 +137,13 @@ func (r boundResult) collect(ctx context.Context) boundResult {
 
 func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
 	s := server.NewMCPServer("bound", "1", o.ServerOption())
-	s.AddTool(mcpgo.NewTool("t"), func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	s.AddTool(mcpgo.NewTool("t"), mcpgoBoundHandler(r))
+	return mcpgoBound(testmcp.CallTool(t, testmcp.Connect(t, s), "t", nil))
+}
+
+// mcpgoBoundHandler is the mcp-go handler that returns r.
+func mcpgoBoundHandler(r boundResult) server.ToolHandlerFunc {
+	return func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		r := r.collect(ctx)
 		if r.goErr != "" {
 			return nil, errors.New(r.goErr)
@@ -159,8 +168,11 @@ func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 			res.ResultType = mcpgo.ResultTypeInputRequired
 		}
 		return res, nil
-	})
-	res := testmcp.CallTool(t, testmcp.Connect(t, s), "t", nil)
+	}
+}
+
+// mcpgoBound is what a client reads of res, an mcp-go result.
+func mcpgoBound(res *mcpgo.CallToolResult) boundAnswer {
 	a := boundAnswer{isError: res.IsError}
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -381,11 +393,12 @@ func TestInvalidUTF8IsJudgedAsItArrives(t *testing.T) {
 }
 
 // A boundShape is one row of the shapes: the result a handler returns,
-// and the hosts that cannot carry it (see coreBoundAnswer).
+// and the hosts that carry it when not every one does (see
+// coreBoundAnswer).
 type boundShape struct {
 	name   string
 	result boundResult
-	only   string // the one host that carries it, when not every one
+	only   []string // the hosts that carry it, when not every one
 }
 
 func boundShapes(t *testing.T) []boundShape {
@@ -410,7 +423,7 @@ func boundShapes(t *testing.T) []boundShape {
 		{name: "text and structured content", result: boundResult{texts: []string{mustJSON(t, map[string]any{"rows": tickets(100)})}, structured: json.RawMessage(mustJSON(t, map[string]any{"rows": tickets(100)}))}},
 		{name: "JSON-RPC error", result: boundResult{goErr: "failed: " + linesOf(400)}},
 		{name: "tool error", result: boundResult{isError: true, texts: []string{"failed: " + linesOf(400)}}},
-		{name: "input required", result: boundResult{needsInput: true, texts: []string{linesOf(400)}}, only: "core"},
+		{name: "input required", result: boundResult{needsInput: true, texts: []string{linesOf(400)}}, only: []string{"core", "proxy child", "proxy remote", "proxy remote on lro"}},
 		{name: "streamed set", result: boundResult{stream: 300}},
 	}
 }
@@ -436,7 +449,7 @@ func TestBoundMatrix(t *testing.T) {
 		for _, mode := range []lro.Delivery{lro.DeliveryDescriptor, lro.DeliveryCompact, lro.DeliveryTruncate} {
 			for _, f := range boundFaults {
 				for _, h := range hosts {
-					if sh.only != "" && sh.only != h.name {
+					if sh.only != nil && !slices.Contains(sh.only, h.name) {
 						continue
 					}
 					t.Run(sh.name+"/"+string(mode)+"/"+f.name+"/"+h.name, func(t *testing.T) {
@@ -473,16 +486,54 @@ func checkUnchanged(t *testing.T, r boundResult, a boundAnswer) {
 	if r.goErr != "" {
 		origs = append(origs, r.goErr)
 	}
+	if result, ok := strings.CutPrefix(string(boundWire(t, r)), `"result":`); ok {
+		origs = append(origs, result) // shown as JSON by a host that cannot read it
+	}
 	shown := a.texts
 	if len(a.structured) > 0 {
 		shown = append(slices.Clone(shown), string(a.structured))
 	}
 	for _, s := range shown {
-		if own(s) || slices.ContainsFunc(origs, func(o string) bool { return keeps(s, o) }) {
+		s = withoutNotice(s)
+		if own(s) || proxyFailure(s, origs) || slices.ContainsFunc(origs, func(o string) bool { return keeps(unframed(s, o), o) }) {
 			continue
 		}
-		t.Errorf("a value shown is changed: %.300q", s)
+		t.Errorf("a value shown is changed: %.300q ... %q", s, s[max(0, len(s)-300):])
 	}
+}
+
+// withoutNotice is s less the gate's notice joined to it: the proxy's
+// JSON-RPC error is the text of the gate's items, joined by newlines.
+func withoutNotice(s string) string {
+	if i := strings.LastIndex(s, "\nlro: "); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// remoteFrame begins the proxy's tool error for a call its remote did not
+// complete: then the error of the proxy's client, which may quote the
+// remote's message after words of its own ("internal error: ").
+const remoteFrame = "remote t: "
+
+// unframed is s less the frame of the proxy's error before o, when s
+// quotes o's beginning within its first words.
+func unframed(s, o string) string {
+	rest, ok := strings.CutPrefix(s, remoteFrame)
+	if !ok {
+		return s
+	}
+	if i := strings.Index(rest, o[:min(len(o), 32)]); i >= 0 && i <= 64 {
+		return rest[i:]
+	}
+	return s
+}
+
+// proxyFailure reports whether s is the proxy's own error for a call its
+// remote did not complete, quoting none of origs.
+func proxyFailure(s string, origs []string) bool {
+	rest, ok := strings.CutPrefix(s, remoteFrame)
+	return ok && !slices.ContainsFunc(origs, func(o string) bool { return strings.Contains(rest, o[:min(len(o), 32)]) })
 }
 
 // streamed is the JSON array of the records a streamed result holds.

@@ -1,0 +1,240 @@
+package lro_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/testmcp"
+	"github.com/mcplro/lro/proxy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The proxy's rows of the bound matrix: the Offloader under test is the
+// proxy's, in front of a server that returns the cell's result as it is,
+// with no offloading of its own.
+
+// boundServerEnv names the file whose answer the test binary serves, as
+// the local server of the "proxy child" host, when it is set.
+const boundServerEnv = "LRO_BOUND_SERVER"
+
+// TestMain makes the test binary the local server of the "proxy child"
+// host when boundServerEnv is set (see serveBoundAnswer).
+func TestMain(m *testing.M) {
+	if path := os.Getenv(boundServerEnv); path != "" {
+		serveBoundAnswer(path)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// serveBoundAnswer serves MCP on stdio, as a local server in any language
+// would, until its input ends: one tool "t", whose call is answered with
+// the file at path, the member of a JSON-RPC response after its id.
+func serveBoundAnswer(path string) {
+	answer, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	in := bufio.NewReaderSize(os.Stdin, 64<<10)
+	out := bufio.NewWriterSize(os.Stdout, 64<<10)
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil {
+			continue
+		}
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,`, m.ID)
+		switch m.Method {
+		case "initialize":
+			out.WriteString(`"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bound","version":"1"}}`)
+		case "tools/list":
+			out.WriteString(`"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`)
+		case "tools/call":
+			out.Write(answer)
+		case "ping":
+			out.WriteString(`"result":{}`)
+		default:
+			out.WriteString(`"error":{"code":-32601,"message":"Method not found"}`)
+		}
+		out.WriteString("}\n")
+		out.Flush()
+	}
+}
+
+// boundWire is r as an MCP server writes its answer, the member of the
+// JSON-RPC response after its id: the result mcp-go's handler returns,
+// with content null when r has none, or the JSON-RPC error mcp-go makes of
+// the handler's Go error.
+func boundWire(t *testing.T, r boundResult) []byte {
+	res, err := mcpgoBoundHandler(r)(context.Background(), mcpgo.CallToolRequest{})
+	if err != nil {
+		msg, _ := json.Marshal(err.Error())
+		return []byte(`"error":{"code":-32603,"message":` + string(msg) + `}`)
+	}
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	if r.noContent {
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(b, &m))
+		m["content"] = json.RawMessage("null")
+		b, err = json.Marshal(m)
+		require.NoError(t, err)
+	}
+	return append([]byte(`"result":`), b...)
+}
+
+// childBoundAnswer serves r from a local server process (this test
+// binary, see TestMain) behind the proxy of o, as lro-proxy -- COMMAND
+// does, and calls "t" as a client on the proxy's stdio would, reading the
+// answer as it comes on the wire.
+func childBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
+	path := filepath.Join(t.TempDir(), "answer")
+	require.NoError(t, os.WriteFile(path, boundWire(t, r), 0o600))
+	t.Setenv(boundServerEnv, path)
+	p, err := proxy.New(o, proxy.Config{Command: []string{os.Args[0]}, Stderr: io.Discard})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		err := p.Serve(context.Background(), inR, outW)
+		outW.CloseWithError(io.EOF)
+		served <- err
+	}()
+	go func() {
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bound","version":"1"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}`,
+		} {
+			if _, err := io.WriteString(inW, line+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	answer := make(chan map[string]json.RawMessage, 1)
+	go func() {
+		defer close(answer)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 256<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil && string(m["id"]) == "2" {
+				answer <- m
+				io.Copy(io.Discard, outR)
+				return
+			}
+		}
+	}()
+	var m map[string]json.RawMessage
+	select {
+	case m = <-answer:
+	case <-time.After(time.Minute): // not a bound on speed: a call that never returns
+		t.Fatal("the call did not return")
+	}
+	require.NotNil(t, m, "the proxy closed its output before answering")
+	inW.Close()
+	require.NoError(t, <-served)
+	return wireBound(t, m)
+}
+
+// wireBound is what a client reads of m, the JSON-RPC response to a
+// tools/call: of an error its message and data; of a result the text of
+// its items (of any type, with a text), embedded resources and resource
+// links, and its structured content.
+func wireBound(t *testing.T, m map[string]json.RawMessage) boundAnswer {
+	if e := m["error"]; e != nil {
+		var rpc struct {
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(e, &rpc))
+		a := boundAnswer{isError: true, texts: []string{rpc.Message}}
+		if len(rpc.Data) > 0 && string(rpc.Data) != "null" {
+			a.texts = append(a.texts, string(rpc.Data))
+		}
+		return a
+	}
+	var res struct {
+		Content []struct {
+			Type        string `json:"type"`
+			Text        string `json:"text"`
+			URI         string `json:"uri"`
+			Name        string `json:"name"`
+			Description string `json:"description"`
+			MIMEType    string `json:"mimeType"`
+			Resource    *struct {
+				Text string `json:"text"`
+			} `json:"resource"`
+		} `json:"content"`
+		Structured json.RawMessage `json:"structuredContent"`
+		IsError    bool            `json:"isError"`
+	}
+	require.NoError(t, json.Unmarshal(m["result"], &res), "a result: %.300s", m["result"])
+	a := boundAnswer{isError: res.IsError}
+	for _, c := range res.Content {
+		switch {
+		case c.Type == "resource_link":
+			a.links = append(a.links, c.URI+c.Name+c.Description+c.MIMEType)
+		case c.Resource != nil:
+			a.texts = append(a.texts, c.Resource.Text)
+		case c.Text != "" || c.Type == "text":
+			a.texts = append(a.texts, c.Text)
+		}
+	}
+	if len(res.Structured) > 0 && string(res.Structured) != "null" {
+		a.structured = res.Structured
+	}
+	return a
+}
+
+// remoteBoundAnswer serves r from a streamable-HTTP mcp-go server with no
+// offloading of its own, behind the proxy of o (its Remote), and calls
+// "t" from an in-process client of the proxy's server.
+func remoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
+	return proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1"))
+}
+
+// lroRemoteBoundAnswer is remoteBoundAnswer with a remote that offloads
+// on its own (an Offloader of its own, with no fault), which the proxy's
+// announcement tells to send its results whole: only the proxy offloads.
+func lroRemoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
+	own := newOffloader(t, nil, lro.WithoutBuiltinTools(), lro.WithTool("t", lro.ToolPolicy{Generic: true}))
+	a := proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1", own.ServerOption()))
+	written, err := os.ReadDir(own.Config().OutputDir)
+	require.NoError(t, err)
+	assert.Empty(t, written, "the remote offloaded nothing on its side")
+	return a
+}
+
+// proxiedBoundAnswer serves r from s, on streamable HTTP, behind the proxy
+// of o, and calls "t" from an in-process client of the proxy's server.
+func proxiedBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult, s *server.MCPServer) boundAnswer {
+	s.AddTool(mcpgo.NewTool("t"), mcpgoBoundHandler(r))
+	remote := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(remote.Close)
+	p, err := proxy.New(o, proxy.Config{Remote: remote.URL, CallTimeout: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return mcpgoBound(testmcp.CallTool(t, testmcp.Connect(t, p.Server()), "t", nil))
+}
