@@ -2,6 +2,7 @@ package lro_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,13 +42,9 @@ func TestMain(m *testing.M) {
 
 // serveBoundAnswer serves MCP on stdio, as a local server in any language
 // would, until its input ends: one tool "t", whose call is answered with
-// the file at path, the member of a JSON-RPC response after its id.
+// the file at path as it is then, the member of a JSON-RPC response after
+// its id.
 func serveBoundAnswer(path string) {
-	answer, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
 	for {
@@ -69,6 +66,11 @@ func serveBoundAnswer(path string) {
 		case "tools/list":
 			out.WriteString(`"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`)
 		case "tools/call":
+			answer, err := os.ReadFile(path)
+			if err != nil {
+				answer, _ = json.Marshal(err.Error())
+				answer = append([]byte(`"error":{"code":-32603,"message":`), append(answer, '}')...)
+			}
 			out.Write(answer)
 		case "ping":
 			out.WriteString(`"result":{}`)
@@ -83,8 +85,11 @@ func serveBoundAnswer(path string) {
 // boundWire is r as an MCP server writes its answer, the member of the
 // JSON-RPC response after its id: the result mcp-go's handler returns,
 // with content null when r has none, or the JSON-RPC error mcp-go makes of
-// the handler's Go error.
+// the handler's Go error; or r's wire, when it has one.
 func boundWire(t *testing.T, r boundResult) []byte {
+	if r.wire != "" {
+		return []byte(`"result":` + r.wire)
+	}
 	res, err := mcpgoBoundHandler(r)(context.Background(), mcpgo.CallToolRequest{})
 	if err != nil {
 		msg, _ := json.Marshal(err.Error())
@@ -99,16 +104,20 @@ func boundWire(t *testing.T, r boundResult) []byte {
 		b, err = json.Marshal(m)
 		require.NoError(t, err)
 	}
+	// As a server in another language may write it: invalid UTF-8 as it
+	// is, where Go's encoder wrote U+FFFD.
+	b = bytes.ReplaceAll(b, []byte(`\ufffd`), []byte("\xff"))
 	return append([]byte(`"result":`), b...)
 }
 
-// childBoundAnswer serves r from a local server process (this test
-// binary, see TestMain) behind the proxy of o, as lro-proxy -- COMMAND
-// does, and calls "t" as a client on the proxy's stdio would, reading the
-// answer as it comes on the wire.
-func childBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
+// openChild serves o as lro-proxy -- COMMAND does, in front of a local
+// server process (this test binary, see TestMain) that answers each call
+// with the cell's result, until the test ends; a cell's call is that of a
+// client on the proxy's stdio, whose answer is read as it comes on the
+// wire. The server and the proxy must end when the client does: the
+// test fails otherwise.
+func openChild(t *testing.T, o *lro.Offloader) boundCall {
 	path := filepath.Join(t.TempDir(), "answer")
-	require.NoError(t, os.WriteFile(path, boundWire(t, r), 0o600))
 	t.Setenv(boundServerEnv, path)
 	p, err := proxy.New(o, proxy.Config{Command: []string{os.Args[0]}, Stderr: io.Discard})
 	require.NoError(t, err)
@@ -121,47 +130,68 @@ func childBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 		outW.CloseWithError(io.EOF)
 		served <- err
 	}()
+	answers, left := make(chan map[string]json.RawMessage), make(chan struct{})
 	go func() {
-		for _, line := range []string{
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bound","version":"1"}}}`,
-			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}`,
-		} {
-			if _, err := io.WriteString(inW, line+"\n"); err != nil {
-				return
-			}
-		}
-	}()
-	answer := make(chan map[string]json.RawMessage, 1)
-	go func() {
-		defer close(answer)
+		defer close(answers)
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 256<<20)
 		for sc.Scan() {
 			var m map[string]json.RawMessage
-			if json.Unmarshal(sc.Bytes(), &m) == nil && string(m["id"]) == "2" {
-				answer <- m
-				io.Copy(io.Discard, outR)
-				return
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] != nil && m["method"] == nil {
+				select {
+				case answers <- m:
+				case <-left: // read on to the end
+				}
 			}
 		}
 	}()
-	var m map[string]json.RawMessage
-	select {
-	case m = <-answer:
-	case <-time.After(time.Minute): // not a bound on speed: a call that never returns
-		t.Fatal("the call did not return")
+	id := 0
+	request := func(t *testing.T, method, params string) map[string]json.RawMessage {
+		id++
+		sent := make(chan error, 1)
+		go func() {
+			_, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+			sent <- err
+		}()
+		timeout := time.After(time.Minute) // not a bound on speed: a call that never returns
+		for {
+			select {
+			case m, ok := <-answers:
+				require.True(t, ok, "the proxy closed its output before answering")
+				if string(m["id"]) == fmt.Sprint(id) {
+					require.NoError(t, <-sent)
+					return m
+				}
+			case <-timeout:
+				t.Fatalf("%s did not return", method)
+			}
+		}
 	}
-	require.NotNil(t, m, "the proxy closed its output before answering")
-	inW.Close()
-	require.NoError(t, <-served)
-	return wireBound(t, m)
+	init := request(t, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bound","version":"1"}}`)
+	require.NotNil(t, init["result"], "initialize: %s", init["error"])
+	_, err = io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		close(left)
+		inW.Close()
+		select {
+		case err := <-served:
+			assert.NoError(t, err, "the proxy's Serve")
+		case <-time.After(time.Minute):
+			t.Error("the proxy did not return when its client left")
+		}
+	})
+	return func(t *testing.T, r boundResult) boundAnswer {
+		require.NoError(t, os.WriteFile(path, boundWire(t, r), 0o600))
+		return wireBound(t, request(t, "tools/call", `{"name":"t","arguments":{}}`))
+	}
 }
 
 // wireBound is what a client reads of m, the JSON-RPC response to a
 // tools/call: of an error its message and data; of a result the text of
 // its items (of any type, with a text), embedded resources and resource
-// links, and its structured content.
+// links, its structured content, and the JSON of members MCP does not
+// define (but _meta, which is not shown to a model).
 func wireBound(t *testing.T, m map[string]json.RawMessage) boundAnswer {
 	if e := m["error"]; e != nil {
 		var rpc struct {
@@ -192,6 +222,15 @@ func wireBound(t *testing.T, m map[string]json.RawMessage) boundAnswer {
 	}
 	require.NoError(t, json.Unmarshal(m["result"], &res), "a result: %.300s", m["result"])
 	a := boundAnswer{isError: res.IsError}
+	var members map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(m["result"], &members))
+	for k, v := range members {
+		switch k {
+		case "content", "structuredContent", "isError", "resultType", "_meta":
+		default:
+			a.texts = append(a.texts, string(v)) // a member no client reads, which a host may yet show
+		}
+	}
 	for _, c := range res.Content {
 		switch {
 		case c.Type == "resource_link":
