@@ -82,6 +82,7 @@ var boundHosts = []boundHost{
 	{"official SDK", each(gosdkBoundAnswer)},
 	{"proxy remote", each(remoteBoundAnswer)},
 	{"proxy remote on lro", each(lroRemoteBoundAnswer)},
+	{"proxy raw remote", each(rawRemoteBoundAnswer)},
 	{"proxy child", openChild},
 }
 
@@ -449,11 +450,11 @@ func boundShapes(t *testing.T) []boundShape {
 		{name: "text and structured content", result: boundResult{texts: []string{mustJSON(t, map[string]any{"rows": tickets(100)})}, structured: json.RawMessage(mustJSON(t, map[string]any{"rows": tickets(100)}))}},
 		{name: "JSON-RPC error", result: boundResult{goErr: "failed: " + linesOf(400)}},
 		{name: "tool error", result: boundResult{isError: true, texts: []string{"failed: " + linesOf(400)}}},
-		{name: "input required", result: boundResult{needsInput: true, texts: []string{linesOf(400)}}, only: []string{"core", "proxy child", "proxy remote", "proxy remote on lro"}},
+		{name: "input required", result: boundResult{needsInput: true, texts: []string{linesOf(400)}}, only: []string{"core", "proxy child", "proxy remote", "proxy remote on lro", "proxy raw remote"}},
 		{name: "streamed set", result: boundResult{stream: 300}},
-		{name: "content missing", result: boundResult{wire: `{"data":` + mustJSON(t, linesOf(400)) + `}`}, only: []string{"proxy child"}},
-		{name: "an item of an unknown type", result: boundResult{wire: `{"content":[{"type":"hologram","text":` + mustJSON(t, linesOf(400)) + `}]}`}, only: []string{"proxy child"}},
-		{name: "an item of no type", result: boundResult{wire: `{"content":[{"text":` + mustJSON(t, linesOf(400)) + `}]}`}, only: []string{"proxy child"}},
+		{name: "content missing", result: boundResult{wire: `{"data":` + mustJSON(t, linesOf(400)) + `}`}, only: []string{"proxy child", "proxy raw remote"}},
+		{name: "an item of an unknown type", result: boundResult{wire: `{"content":[{"type":"hologram","text":` + mustJSON(t, linesOf(400)) + `}]}`}, only: []string{"proxy child", "proxy raw remote"}},
+		{name: "an item of no type", result: boundResult{wire: `{"content":[{"text":` + mustJSON(t, linesOf(400)) + `}]}`}, only: []string{"proxy child", "proxy raw remote"}},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -251,7 +252,7 @@ func wireBound(t *testing.T, m map[string]json.RawMessage) boundAnswer {
 // offloading of its own, behind the proxy of o (its Remote), and calls
 // "t" from an in-process client of the proxy's server.
 func remoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
-	return proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1"))
+	return proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1"), nil)
 }
 
 // lroRemoteBoundAnswer is remoteBoundAnswer with a remote that offloads
@@ -259,18 +260,48 @@ func remoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswe
 // announcement tells to send its results whole: only the proxy offloads.
 func lroRemoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
 	own := newOffloader(t, nil, lro.WithoutBuiltinTools(), lro.WithTool("t", lro.ToolPolicy{Generic: true}))
-	a := proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1", own.ServerOption()))
+	a := proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1", own.ServerOption()), nil)
 	written, err := os.ReadDir(own.Config().OutputDir)
 	require.NoError(t, err)
 	assert.Empty(t, written, "the remote offloaded nothing on its side")
 	return a
 }
 
-// proxiedBoundAnswer serves r from s, on streamable HTTP, behind the proxy
-// of o, and calls "t" from an in-process client of the proxy's server.
-func proxiedBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult, s *server.MCPServer) boundAnswer {
+// rawRemoteBoundAnswer is remoteBoundAnswer with a remote that answers
+// the call with r as a server in any language may write it (boundWire):
+// content null or missing, items of unknown or no type, invalid UTF-8.
+func rawRemoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
+	wire := boundWire(t, r)
+	return proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1"), func(sdk http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if req.Method == http.MethodPost {
+				body, _ := io.ReadAll(req.Body)
+				req.Body = io.NopCloser(bytes.NewReader(body))
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%s}`, m.ID, wire)
+					return
+				}
+			}
+			sdk.ServeHTTP(w, req)
+		})
+	})
+}
+
+// proxiedBoundAnswer serves r from s, on streamable HTTP (through wrap,
+// when not nil), behind the proxy of o, and calls "t" from an in-process
+// client of the proxy's server.
+func proxiedBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult, s *server.MCPServer, wrap func(http.Handler) http.Handler) boundAnswer {
 	s.AddTool(mcpgo.NewTool("t"), mcpgoBoundHandler(r))
-	remote := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	var h http.Handler = server.NewStreamableHTTPServer(s)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	remote := httptest.NewServer(h)
 	t.Cleanup(remote.Close)
 	p, err := proxy.New(o, proxy.Config{Remote: remote.URL, CallTimeout: time.Minute})
 	require.NoError(t, err)
