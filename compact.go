@@ -2,8 +2,11 @@ package lro
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
+
+	"github.com/mcplro/lro/internal/records"
 )
 
 // CompactResponse is what [DeliveryCompact] sends in place of an offloaded
@@ -73,22 +76,22 @@ func compactGuidance(native, linked, lines bool) string {
 // still sees what a record looks like.
 func (o *engine) preview(set ResultSet, budget int) string {
 	src := set.source()
-	if budget <= 0 || src.count() == 0 {
+	if budget <= 0 || src.Count() == 0 {
 		return ""
 	}
 	var body bytes.Buffer
 	shown, used := 0, 0
-	_ = src.each(func(i int, r *record) bool {
-		t := o.EstimateTokens(r.line) + 1
+	_ = src.Each(func(i int, r *records.Record) bool {
+		t := o.EstimateTokens(r.Line) + 1
 		if used+t > budget {
 			if i == 0 {
-				n := min(len(r.line), 4*budget)
-				body.Write(bytes.ToValidUTF8(r.line[:n], nil))
+				n := min(len(r.Line), 4*budget)
+				body.Write(bytes.ToValidUTF8(r.Line[:n], nil))
 				body.WriteString(" [cut]\n")
 			}
 			return false
 		}
-		body.Write(r.line)
+		body.Write(r.Line)
 		body.WriteByte('\n')
 		used += t
 		shown++
@@ -98,47 +101,29 @@ func (o *engine) preview(set ResultSet, budget int) string {
 	if isLines(set) {
 		noun = "lines"
 	}
-	return fmt.Sprintf("Preview: the first %d of %d %s of the file (line 2 on); it holds them all.\n%s", max(shown, 1), src.count(), noun, body.String())
-}
-
-// truncateInline is the response of DeliveryTruncate: as many leading
-// records as fit the threshold, of each section, and a notice. No file
-// is written.
-func (o *engine) truncateInline(sets []ResultSet, l *layout, beside int) Outcome {
-	count, tokens := 0, 0
-	for _, s := range sets {
-		count += s.count()
-		tokens += s.Tokens
-	}
-	// The notice goes out with the records, so its tokens come out of
-	// their budget: sized with count in place of the number kept, which
-	// has no more digits, it is never smaller than the notice sent.
-	reserve := o.EstimateTokens([]byte(truncateNotice(count, count, tokens)))
-	var kept []int
-	if len(sets) == 1 {
-		s := sets[0]
-		kept = []int{o.leading(s.source(), o.cfg.ThresholdTokens-o.overhead(s)-reserve)}
-	} else {
-		kept = o.fit(l, beside+reserve)
-	}
-	n := 0
-	for _, k := range kept {
-		n += k
-	}
-	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: truncateNotice(n, count, tokens), kept: kept}
-}
-
-// truncateNotice is the notice of a result cut to its first n of count
-// records.
-func truncateNotice(n, count, tokens int) string {
-	return fmt.Sprintf("lro: this result is cut to its first %d of %d records (about %d tokens in all) to fit the context; "+
-		"narrow the call (a filter, a smaller limit or a lower detail level) to see the others.", n, count, tokens)
+	return fmt.Sprintf("Preview: the first %d of %d %s of the file (line 2 on); it holds them all.\n%s", max(shown, 1), src.Count(), noun, body.String())
 }
 
 // isLines reports whether set holds the lines of a text result.
 func isLines(set ResultSet) bool {
-	if _, ok := set.src.(*lineRecords); ok {
+	if records.IsText(set.src) {
 		return true
 	}
 	return set.Generic && len(set.Records) > 0 && bytes.HasPrefix(set.Records[0], []byte(`{"line":`))
 }
+
+// compactMode is [DeliveryCompact]: a bare pointer (a [CompactResponse])
+// and a preview of the first records.
+type compactMode struct{}
+
+func (compactMode) outcome(ctx context.Context, o *engine, s *subject) (Outcome, error) {
+	return o.writeOut(ctx, s)
+}
+
+func (compactMode) pointer(o *engine, r *OffloadResponse, rp reply, linked bool) any {
+	return o.compact(r, rp.call.NativeExtract, linked, isLines(rp.first))
+}
+
+func (compactMode) pointerTokens(*engine) int { return compactBudgetTokens }
+
+func (compactMode) previewTokens() int { return DefaultPreviewTokens }

@@ -1,7 +1,10 @@
 package lro
 
 import (
+	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mcplro/lro/host"
@@ -25,13 +28,58 @@ const (
 	DeliveryTruncate Delivery = "truncate"
 )
 
+// A deliveryMode is what one [Delivery] does with a result over the
+// threshold (or over the session budget): each mode is a value of its own
+// file, registered in deliveryModes, and the pipeline asks the call's mode
+// instead of testing which one it is.
+type deliveryMode interface {
+	// outcome judges the result s: a file and its descriptor, records cut
+	// inline, or Inline.
+	outcome(ctx context.Context, o *engine, s *subject) (Outcome, error)
+	// pointer is what the answer carries in place of the records of an
+	// offloaded result, whose descriptor is r; linked says resource links
+	// go with it.
+	pointer(o *engine, r *OffloadResponse, rp reply, linked bool) any
+	// pointerTokens is about the size of that pointer: a result no larger
+	// stays inline under the session budget, since offloading it would
+	// save nothing.
+	pointerTokens(o *engine) int
+	// previewTokens is the preview budget when the choice leaves it 0.
+	previewTokens() int
+}
+
+// deliveryModes are the modes, in the order ParseDelivery names them: a
+// new mode is a file with its deliveryMode and one line here.
+var deliveryModes = []struct {
+	name Delivery
+	mode deliveryMode
+}{
+	{DeliveryDescriptor, descriptorMode{}},
+	{DeliveryCompact, compactMode{}},
+	{DeliveryTruncate, truncateMode{}},
+}
+
+// modeOf returns the mode named d, or nil.
+func modeOf(d Delivery) deliveryMode {
+	for _, m := range deliveryModes {
+		if m.name == d {
+			return m.mode
+		}
+	}
+	return nil
+}
+
 // ParseDelivery parses "descriptor", "compact" or "truncate".
 func ParseDelivery(s string) (Delivery, error) {
-	switch d := Delivery(s); d {
-	case DeliveryDescriptor, DeliveryCompact, DeliveryTruncate:
-		return d, nil
+	if modeOf(Delivery(s)) != nil {
+		return Delivery(s), nil
 	}
-	return "", fmt.Errorf("lro: unknown delivery %q: want \"descriptor\", \"compact\" or \"truncate\"", s)
+	names := make([]string, len(deliveryModes))
+	for i, m := range deliveryModes {
+		names[i] = strconv.Quote(string(m.name))
+	}
+	last := len(names) - 1
+	return "", fmt.Errorf("lro: unknown delivery %q: want %s or %s", s, strings.Join(names[:last], ", "), names[last])
 }
 
 // A DeliveryRequest is what a [WithDelivery] function chooses from: the
@@ -64,28 +112,63 @@ type DeliveryChoice struct {
 // encoding them on every call would cost for nothing.
 func (h Host) WantsClientCapabilities() bool { return h.o.opts.delivery != nil }
 
-// deliveryOf returns the delivery of an offloaded result of call, chosen
-// on first use and then remembered: the session budget asks for it before
-// the result is offloaded, and WithDelivery's function runs once a call.
-func (o *engine) deliveryOf(call host.Call) func() DeliveryChoice {
-	return sync.OnceValue(func() DeliveryChoice { return o.deliveryFor(call) })
+// A delivery is the delivery of one call, decided once: its mode and
+// the preview budget.
+type delivery struct {
+	mode    deliveryMode
+	preview int
+}
+
+// A callDelivery is the delivery of a call's result, decided the first
+// time it is needed and then the same: WithDelivery's function runs once
+// a call, and only for a result over the threshold or the session budget
+// (the budget may ask before the result is judged).
+type callDelivery struct {
+	o    *engine
+	call host.Call
+	once sync.Once
+	d    delivery
+}
+
+// get returns the call's delivery, deciding it on first use.
+func (c *callDelivery) get() delivery {
+	c.once.Do(func() { c.d = c.o.deliveryFor(c.call) })
+	return c.d
 }
 
 // deliveryFor chooses the delivery of an offloaded result of call.
-func (o *engine) deliveryFor(call host.Call) DeliveryChoice {
+func (o *engine) deliveryFor(call host.Call) delivery {
 	c := DeliveryChoice{Mode: o.cfg.Delivery}
 	if choose := o.opts.delivery; choose != nil {
 		got := choose(DeliveryRequest{Tool: call.Tool, Client: call.Client, NativeExtract: call.NativeExtract, Resources: call.Resources, Default: o.cfg.Delivery})
-		if _, err := ParseDelivery(string(got.Mode)); err == nil {
+		if modeOf(got.Mode) != nil {
 			c.Mode = got.Mode
 		}
 		c.PreviewTokens = got.PreviewTokens
 	}
-	if c.PreviewTokens == 0 && c.Mode == DeliveryCompact {
-		c.PreviewTokens = DefaultPreviewTokens
+	mode := modeOf(c.Mode)
+	if mode == nil { // Config.Validate refuses it: never, but never a nil mode either
+		mode = descriptorMode{}
 	}
-	return c
+	if c.PreviewTokens == 0 {
+		c.PreviewTokens = mode.previewTokens()
+	}
+	return delivery{mode: mode, preview: c.PreviewTokens}
 }
+
+// descriptorMode is [DeliveryDescriptor], the default: the
+// specification's descriptor, every field and ten recipes.
+type descriptorMode struct{}
+
+func (descriptorMode) outcome(ctx context.Context, o *engine, s *subject) (Outcome, error) {
+	return o.writeOut(ctx, s)
+}
+
+func (descriptorMode) pointer(_ *engine, r *OffloadResponse, _ reply, _ bool) any { return r }
+
+func (descriptorMode) pointerTokens(*engine) int { return descriptorBudgetTokens }
+
+func (descriptorMode) previewTokens() int { return 0 }
 
 // linkFor returns the resource link of an offloaded file, or nil when
 // the server handling call does not answer resources/read.
@@ -93,5 +176,5 @@ func (o *engine) linkFor(call host.Call, f offloadedFile) *host.ResourceLink {
 	if !call.Resources {
 		return nil
 	}
-	return o.resourceLink(f.path, f.bytes, f.lines)
+	return o.extractor.ResourceLink(f.path, f.bytes, f.lines)
 }

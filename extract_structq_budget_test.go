@@ -2,8 +2,10 @@ package lro_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
+	"github.com/mcplro/lro/internal/structq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,12 +30,12 @@ func TestExtractSchemaBudget(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(def.InputSchema, &schema))
 	structured := 0
-	for _, name := range []string{"where", "select", "sort", "limit", "aggregate", "group_by"} {
+	for _, name := range structq.Names {
 		p, ok := schema.Properties[name]
 		require.True(t, ok, name)
 		structured += o.EstimateTokens(p)
 	}
-	for _, op := range []string{"eq", "ne", "lt", "le", "gt", "ge", "contains", "matches", "in", "exists", "count", "sum", "avg", "min", "max", "distinct"} {
+	for _, op := range append(slices.Clone(structq.Ops), structq.Aggregates...) {
 		assert.Contains(t, string(def.InputSchema), `"`+op+`"`)
 	}
 	whole := o.EstimateTokens(def.InputSchema)

@@ -89,3 +89,48 @@ func TestExtractQuestionSaysWhatItCut(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractQuestionOfMemories: memories answer questions as any records
+// do: the count of each memory type at full detail, and the most
+// confident memory (provenance.confidence, nested), compared with the
+// file's records decoded in Go.
+func TestExtractQuestionOfMemories(t *testing.T) {
+	c, _ := extractServer(t, nil)
+	d := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 300, "detail": "full"}))
+	_, lines := readJSONL(t, readFile(t, d.FilePath))
+	counts := map[string]int{}
+	best, bestID := -1.0, ""
+	for _, l := range lines {
+		var m struct {
+			ID         string `json:"id"`
+			MemoryType string `json:"memory_type"`
+			Provenance struct {
+				Confidence float64 `json:"confidence"`
+			} `json:"provenance"`
+		}
+		require.NoError(t, json.Unmarshal(l, &m))
+		counts[m.MemoryType]++
+		if m.Provenance.Confidence > best {
+			best, bestID = m.Provenance.Confidence, m.ID
+		}
+	}
+	res := extract(t, c, map[string]any{"file_path": d.FilePath, "group_by": "memory_type", "aggregate": map[string]any{"op": "count"}})
+	require.False(t, res.IsError, textOf(t, res, 0))
+	var got struct {
+		Matched int `json:"matched"`
+		Groups  []struct {
+			Key   string `json:"key"`
+			Count int    `json:"count"`
+		} `json:"groups"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(textOf(t, res, 0), "\n", 2)[0]), &got))
+	assert.Equal(t, len(lines), got.Matched)
+	byType := map[string]int{}
+	for _, g := range got.Groups {
+		byType[g.Key] = g.Count
+	}
+	assert.Equal(t, counts, byType)
+
+	res = extract(t, c, map[string]any{"file_path": d.FilePath, "sort": map[string]any{"field": "provenance.confidence", "desc": true}, "limit": 1, "select": []any{"id"}})
+	assert.Equal(t, fmt.Sprintf(`{"matched":%d,"records":[{"id":%q}]}`+"\n", len(lines), bestID), textOf(t, res, 0))
+}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // NoticeTokens is the most tokens, as the Offloader's estimator counts
@@ -20,9 +21,6 @@ import (
 // whatever failed on the way; a pointer to an offloaded file is the one
 // exception, as its size does not grow with the result (see [Host.Serve]).
 const NoticeTokens = 128
-
-// cutMarker ends a text the gate cut.
-const cutMarker = " …[cut]"
 
 // gate is the exit of every answer the library judges: an answer within
 // the threshold and NoticeTokens goes out as it is; a larger one is cut
@@ -81,8 +79,8 @@ func (o *engine) answerTokens(res host.Result, s []byte) (texts, structured int)
 		case c.Link != nil:
 			texts += o.linkTokens(c.Link)
 		case c.Other == nil || c.URI != "":
-			texts += o.EstimateTokens(bytesOf(c.Text))
-			repeated = repeated || s != nil && bytes.Equal(bytes.TrimSpace(bytesOf(c.Text)), bytes.TrimSpace(s))
+			texts += o.EstimateTokens(records.BytesOf(c.Text))
+			repeated = repeated || s != nil && bytes.Equal(bytes.TrimSpace(records.BytesOf(c.Text)), bytes.TrimSpace(s))
 		}
 	}
 	if s != nil && !repeated {
@@ -93,7 +91,7 @@ func (o *engine) answerTokens(res host.Result, s []byte) (texts, structured int)
 
 // linkTokens estimates a resource link as a client receives it.
 func (o *engine) linkTokens(l *host.ResourceLink) int {
-	return o.EstimateTokens(bytesOf(l.URI+l.Name+l.Description+l.MIMEType)) + 16 // and its field names
+	return o.EstimateTokens(records.BytesOf(l.URI+l.Name+l.Description+l.MIMEType)) + 16 // and its field names
 }
 
 // structuredJSON returns the structured content of a result as JSON, or
@@ -147,7 +145,7 @@ func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) 
 			left++
 			continue
 		}
-		t := o.EstimateTokens(bytesOf(c.Text))
+		t := o.EstimateTokens(records.BytesOf(c.Text))
 		if t <= budget {
 			budget -= t
 			shown++
@@ -158,7 +156,7 @@ func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) 
 		cutBytes, ofBytes = n, len(c.Text)
 		// An embedded resource cut becomes a text item: its host value
 		// holds the whole text.
-		out.Content = append(out.Content, host.TextContent(c.Text[:n]+cutMarker))
+		out.Content = append(out.Content, host.TextContent(c.Text[:n]+records.CutMarker))
 		budget = 0
 	}
 	out.Content = append(out.Content, host.TextContent(gateNotice(tokens, o.cfg.ThresholdTokens, shown, left, cutBytes, ofBytes, dropped)))
@@ -176,7 +174,7 @@ func (o *engine) prefixWithin(text string, budget int) int {
 		for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {
 			n--
 		}
-		t := o.EstimateTokens(bytesOf(text[:n]))
+		t := o.EstimateTokens(records.BytesOf(text[:n]))
 		if t <= budget {
 			return n
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // inferSample is how many records inference reads. Fields that appear only
@@ -236,7 +237,7 @@ func (s *shape) schema() json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		key, _ := marshalText(name)
+		key, _ := records.MarshalText(name)
 		b.Write(key)
 		f := s.fields[name]
 		types := make([]string, 0, len(f.types))
@@ -250,7 +251,7 @@ func (s *shape) schema() json.RawMessage {
 		case len(types) == 1:
 			fmt.Fprintf(&b, `:{"type":%q}`, types[0])
 		default:
-			t, _ := marshalText(types)
+			t, _ := records.MarshalText(types)
 			fmt.Fprintf(&b, `:{"type":%s}`, t)
 		}
 	}
@@ -262,7 +263,7 @@ func (s *shape) schema() json.RawMessage {
 		}
 	}
 	if len(req) > 0 {
-		r, _ := marshalText(req)
+		r, _ := records.MarshalText(req)
 		fmt.Fprintf(&b, `,"required":%s`, r)
 	}
 	b.WriteString(`}`)

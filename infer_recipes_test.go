@@ -16,7 +16,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,8 +44,8 @@ func obj(kv ...any) json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := marshalText(kv[i].(string))
-		v, err := marshalText(kv[i+1])
+		k, _ := records.MarshalText(kv[i].(string))
+		v, err := records.MarshalText(kv[i+1])
 		if err != nil {
 			panic(err)
 		}
@@ -58,7 +60,7 @@ func obj(kv ...any) json.RawMessage {
 func values(vs ...any) []json.RawMessage {
 	out := make([]json.RawMessage, len(vs))
 	for i, v := range vs {
-		out[i], _ = marshalText(v)
+		out[i], _ = records.MarshalText(v)
 	}
 	return out
 }
@@ -202,7 +204,7 @@ func TestInferredRecipes(t *testing.T) {
 			require.Len(t, out.Response.JQRecipes, RecipeCount)
 			fromFile, err := recipesOf(o, filepath.Base(path), OffloadHeader{SchemaVersion: GenericSchemaVersion})
 			require.NoError(t, err)
-			require.Equal(t, recipes, fromFile, "lro_extract infers the recipes the descriptor shows")
+			require.Equal(t, extractRecipes(recipes), fromFile, "lro_extract infers the recipes the descriptor shows")
 			assert.Equal(t, "Show the first 10 records", recipes[0].Description)
 			assert.Equal(t, "Count the records", recipes[1].Description)
 
@@ -869,11 +871,6 @@ func BenchmarkInferRecipes(b *testing.B) {
 
 // recipesOf returns the recipes lro_extract finds for the file name,
 // whose header is h.
-func recipesOf(o *Offloader, name string, h OffloadHeader) ([]Recipe, error) {
-	f, err := o.openOffload(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return o.recipesOfFile(f, h, o.opts.extractLimits.withDefaults(), nil)
+func recipesOf(o *Offloader, name string, h OffloadHeader) ([]extract.Recipe, error) {
+	return o.extractor.RecipesOfFile(name, h.SchemaVersion, string(h.Detail))
 }

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // jqKeywords are the words jq 1.6, jq 1.7 and gojq reserve. jq 1.6 rejects
@@ -15,12 +18,12 @@ var jqKeywords = []string{
 }
 
 // plainName reports whether a field name can be written .name and {name}.
-func plainName(name string) bool { return isIdent(name) && !slices.Contains(jqKeywords, name) }
+func plainName(name string) bool { return extract.IsIdent(name) && !slices.Contains(jqKeywords, name) }
 
 // jqString returns name as a jq string literal. '$' is escaped, so that
 // [Recipe.ShellFilter] never mistakes part of a name for a parameter.
 func jqString(name string) string {
-	lit, _ := marshalText(name)
+	lit, _ := records.MarshalText(name)
 	return strings.ReplaceAll(string(lit), "$", `\u0024`)
 }
 
@@ -63,7 +66,7 @@ func objectKey(name string) string {
 // parameter, a comma that looks like a list, control characters).
 func display(name string) string {
 	if name == "" || strings.ContainsAny(name, "$,\"") || strings.ContainsFunc(name, unicode.IsControl) || strings.TrimSpace(name) != name {
-		lit, _ := marshalText(name)
+		lit, _ := records.MarshalText(name)
 		return string(lit)
 	}
 	return name

@@ -188,7 +188,7 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 		}
 		call.NativeExtract = srv.GetTool(ExtractToolName) != nil
 	} else {
-		call.NativeExtract = o.native.Load()
+		call.NativeExtract = o.extractor.Served()
 	}
 	var orig *R
 	run := func(ctx context.Context) (host.Result, error) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro/internal/extract"
 )
 
 // AddResources registers on s the resource templates of offloaded files
@@ -32,7 +33,7 @@ func (o *Offloader) AddResources(s *server.MCPServer) {
 func (o *Offloader) readMCPGo(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	if srv := server.ServerFromContext(ctx); srv != nil {
 		// The too-large error names lro_extract plainly when s has it.
-		ctx = context.WithValue(ctx, nativeKey{}, srv.GetTool(ExtractToolName) != nil)
+		ctx = extract.WithNative(ctx, srv.GetTool(ExtractToolName) != nil)
 	}
 	c, err := o.Host().ReadResource(ctx, req.Params.URI)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/mcplro/lro/internal/records"
 )
 
 // descriptorTitle marks the descriptor branch of a widened schema, so that
@@ -85,7 +87,7 @@ func WidenOutputSchema(schema json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	root["anyOf"] = []any{orig, desc}
-	return marshalText(root)
+	return records.MarshalText(root)
 }
 
 // decodeSchema decodes a schema that must be a JSON object, keeping its

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // ToolPolicy says how the results of one tool are offloaded.
@@ -114,14 +115,14 @@ func (h Host) HasPolicy(tool string) bool {
 // looksLikeMemories reports whether records are MIF memories: objects with
 // the string fields id, title, namespace and memory_type, every one of the
 // first hundred. A search tool's tickets or log lines are not.
-func looksLikeMemories(src recordSource) bool {
-	if src.count() == 0 {
+func looksLikeMemories(src records.Source) bool {
+	if src.Count() == 0 {
 		return false
 	}
 	memories := true
-	_ = src.each(func(i int, r *record) bool {
+	_ = src.Each(func(i int, r *records.Record) bool {
 		n := 0
-		err := jsonscan.Fields(r.line, func(kv jsonscan.Field) bool {
+		err := jsonscan.Fields(r.Line, func(kv jsonscan.Field) bool {
 			switch string(kv.Key) {
 			case "id", "title", "namespace", "memory_type":
 				if len(kv.Value) > 0 && kv.Value[0] == '"' {

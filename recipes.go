@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+
+	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // A Recipe is a jq program over the records of an offloaded file (the
@@ -80,7 +83,7 @@ func parseRecipes(text string) ([]Recipe, error) {
 			}
 		case "param":
 			name, def, _ := strings.Cut(value, "=")
-			if !isIdent(name) {
+			if !extract.IsIdent(name) {
 				return nil, fmt.Errorf("line %d: bad parameter name %q", lineNo, name)
 			}
 			cur.Params = append(cur.Params, RecipeParam{Name: name, Default: def})
@@ -99,10 +102,6 @@ func parseRecipes(text string) ([]Recipe, error) {
 	return out, nil
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func isIdent(s string) bool { return identRE.MatchString(s) }
-
 var varRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
 
 // ShellFilter returns r.Filter with each parameter replaced by the JSON
@@ -115,7 +114,7 @@ func (r Recipe) ShellFilter() string {
 	return varRE.ReplaceAllStringFunc(r.Filter, func(v string) string {
 		for _, p := range r.Params {
 			if p.Name == v[1:] {
-				lit, _ := marshalText(p.Default)
+				lit, _ := records.MarshalText(p.Default)
 				return string(lit)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
@@ -68,10 +69,9 @@ func TestReadResourceAdmission(t *testing.T) {
 	c, err := o.Host().ReadResource(context.Background(), uri)
 	require.NoError(t, err)
 	assert.Equal(t, string(data), c.Text)
-	extractCalls.mu.Lock()
-	defer extractCalls.mu.Unlock()
-	assert.Zero(t, extractCalls.calls, "the read left the admission")
-	assert.Zero(t, extractCalls.bytes, "and released its bytes")
+	calls, bytes := extract.Held()
+	assert.Zero(t, calls, "the read left the admission")
+	assert.Zero(t, bytes, "and released its bytes")
 }
 
 // slowFS is a MemFS whose files are read a little at a time, slowly.

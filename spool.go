@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 )
 
@@ -197,10 +198,10 @@ func (s *spoolRecords) handOver() {
 	}
 }
 
-func (s *spoolRecords) count() int  { return s.n }
-func (s *spoolRecords) size() int64 { return s.bytes }
+func (s *spoolRecords) Count() int  { return s.n }
+func (s *spoolRecords) Size() int64 { return s.bytes }
 
-func (s *spoolRecords) each(yield func(int, *record) bool) error {
+func (s *spoolRecords) Each(yield func(int, *records.Record) bool) error {
 	f, err := s.fs.Open(s.name)
 	if err != nil {
 		return fmt.Errorf("reading the streamed records: %w", err)
@@ -208,7 +209,7 @@ func (s *spoolRecords) each(yield func(int, *record) bool) error {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 256<<10)
 	var (
-		rec  record
+		rec  records.Record
 		long []byte // a line longer than the reader's buffer
 	)
 	for i := range s.n {
@@ -225,7 +226,7 @@ func (s *spoolRecords) each(yield func(int, *record) bool) error {
 			return fmt.Errorf("reading the streamed records: record %d: %w", i, err)
 		}
 		line = line[:len(line)-1]
-		rec = record{line: line, sent: line}
+		rec = records.Record{Line: line, Sent: line}
 		if !yield(i, &rec) {
 			return nil
 		}

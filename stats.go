@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // setStats is what the descriptor says of a set's records, learned while
@@ -32,16 +33,16 @@ func newSetStats(generic bool) *setStats {
 
 // add learns one record; counted says that its namespace was counted
 // already (see recordChecks).
-func (s *setStats) add(r *record, counted bool) {
-	s.largest = max(s.largest, len(r.line))
+func (s *setStats) add(r *records.Record, counted bool) {
+	s.largest = max(s.largest, len(r.Line))
 	if s.namespaces != nil && !counted {
-		s.namespaces.add(r.line)
+		s.namespaces.add(r.Line)
 	}
 	if s.shape != nil && s.shape.n < inferSample {
-		s.shape.add(r.line)
+		s.shape.add(r.Line)
 	}
-	if r.scored && !math.IsNaN(r.score) && !math.IsInf(r.score, 0) {
-		s.lo, s.hi, s.scored = min(s.lo, r.score), max(s.hi, r.score), true
+	if r.Scored && !math.IsNaN(r.Score) && !math.IsInf(r.Score, 0) {
+		s.lo, s.hi, s.scored = min(s.lo, r.Score), max(s.hi, r.Score), true
 	}
 }
 
@@ -85,8 +86,8 @@ func (c *nsCounter) count(v []byte) {
 		}
 		name = []byte(s)
 	}
-	if len(name) > maxCopiedBytes {
-		name = []byte(clipCopied(string(name)))
+	if len(name) > records.MaxCopiedBytes {
+		name = []byte(records.ClipCopied(string(name)))
 	}
 	if n := c.counts[string(name)]; n != nil {
 		*n++

@@ -94,8 +94,9 @@
 // route the calls.
 //
 // With [Proxy.Serve], the remote's prompts, resources, templates,
-// completions, reads, tool listing and its requests to the client go as
-// JSON, as the remote and the client wrote them: mcp-go's types would
+// completions, reads, tool listing, requests of methods mcp-go does not
+// know, and its requests to the client go as JSON, as the remote and the
+// client wrote them: mcp-go's types would
 // drop what they do not model ("required": false, icons, _meta, the order
 // of an elicitation form's fields). A listing the remote lacks ("Method
 // not found") is the proxy's own lro:// templates.

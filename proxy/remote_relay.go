@@ -51,6 +51,28 @@ type rawExchange struct {
 	method string
 	answer json.RawMessage // the result or the error, as the remote sent it
 	failed bool            // answer is an error
+
+	// unknown is set for a method mcp-go does not know, which no typed
+	// method of its client sends: the request goes as a prompts/list,
+	// whose method and params the transport replaces with method and
+	// params (see proxyTransport.SendRequest).
+	unknown bool
+	params  json.RawMessage
+}
+
+// knownMethods are the methods of requests mcp-go knows: a request of
+// any other method (one of a later version of the specification, or a
+// server's own) is relayed to the remote as it came (relayUnknown).
+var knownMethods = map[string]bool{}
+
+func init() {
+	for _, m := range []mcp.MCPMethod{mcp.MethodInitialize, mcp.MethodPing, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList,
+		mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, mcp.MethodPromptsList, mcp.MethodPromptsGet,
+		mcp.MethodToolsList, mcp.MethodToolsCall, mcp.MethodSetLogLevel, mcp.MethodElicitationCreate, mcp.MethodListRoots,
+		mcp.MethodTasksGet, mcp.MethodTasksList, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodCompletionComplete,
+		mcp.MethodServerDiscover, mcp.MethodSubscriptionsListen, mcp.MethodSamplingCreateMessage} {
+		knownMethods[string(m)] = true
+	}
 }
 
 // remoteRelay is one Serve of a remote's client.
@@ -132,6 +154,11 @@ func (rr *remoteRelay) readClient(ctx context.Context, in io.Reader, front io.Wr
 		switch {
 		case ok && h.isRequest() && rr.relays(&h):
 			if !rr.start(ctx, &h, rr.relay) {
+				return ctx.Err()
+			}
+			continue
+		case ok && h.isRequest() && !knownMethods[h.Method]:
+			if !rr.start(ctx, &h, rr.relayUnknown) {
 				return ctx.Err()
 			}
 			continue
@@ -314,6 +341,28 @@ func (rr *remoteRelay) toolsListing(ctx context.Context, h *header) []byte {
 	}
 	out, _ := json.Marshal(map[string]any{"tools": tools})
 	return resultMessage(h.ID, out)
+}
+
+// relayUnknown relays the request h, of a method mcp-go does not know,
+// to the remote, and returns the message that answers the client: the
+// remote's answer as it came, with the client's id.
+func (rr *remoteRelay) relayUnknown(ctx context.Context, h *header) []byte {
+	p := rr.p
+	c, err := p.connect(ctx)
+	if err != nil {
+		return errorMessage(h.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("lro-proxy: the remote %s: %v", p.cfg.Remote, err), p.lim.errText)
+	}
+	ex := &rawExchange{method: h.Method, unknown: true, params: h.Params}
+	_, err = c.ListPromptsByPage(context.WithValue(ctx, rawExchangeKey{}, ex), mcp.ListPromptsRequest{})
+	switch {
+	case ex.answer == nil && err != nil:
+		return errorMessage(h.ID, mcp.INTERNAL_ERROR, p.failure(ctx, h.Method, err), p.lim.errText)
+	case ex.answer == nil:
+		return errorMessage(h.ID, mcp.INTERNAL_ERROR, "lro-proxy: the remote's answer to "+h.Method+" was not read", p.lim.errText)
+	case ex.failed:
+		return rawMessage(h.ID, "error", ex.answer)
+	}
+	return resultMessage(h.ID, ex.answer)
 }
 
 // sendTyped sends the request h with the method of mcp-go's client that

@@ -49,6 +49,11 @@ func laterRemote(t *testing.T) string {
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
 			return
 		}
+		if req.Method == "x/echo" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"got":` + string(body) + `}}`))
+			return
+		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		for k, v := range rec.Header() {
@@ -75,9 +80,9 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 	t.Cleanup(func() { inW.Close() })
 	lines := bufio.NewScanner(outR)
 	lines.Buffer(nil, 1<<20)
-	ask := func(id, method string) map[string]json.RawMessage {
+	askWith := func(id, method, params string) map[string]json.RawMessage {
 		t.Helper()
-		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"`+id+`","method":"`+method+`","params":{}}`+"\n")
+		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"`+id+`","method":"`+method+`","params":`+params+`}`+"\n")
 		require.NoError(t, err)
 		deadline := time.Now().Add(20 * time.Second)
 		for lines.Scan() {
@@ -90,6 +95,7 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 		t.Fatalf("the proxy closed its output before answering %s", method)
 		return nil
 	}
+	ask := func(id, method string) map[string]json.RawMessage { return askWith(id, method, `{}`) }
 	_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
 	require.NoError(t, err)
 	_ = ask("p0", "ping")
@@ -108,6 +114,12 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 	for _, tp := range res.Templates {
 		assert.True(t, strings.HasPrefix(tp.URITemplate, "lro://files/"), tp.URITemplate)
 	}
+	// A method mcp-go does not know reaches the remote, its params as the
+	// client sent them, and the remote's answer the client.
+	echo := askWith("x", "x/echo", `{"b":2,"a":[1]}`)
+	assert.Contains(t, string(echo["result"]), `"method":"x/echo"`, "%s", echo["error"])
+	assert.Contains(t, string(echo["result"]), `"a":[1],"b":2`)
+	assert.Contains(t, string(echo["result"]), `"proxy":true`, "the proxy announced on protocol 2026-07-28")
 	tools := ask("l", string(mcp.MethodToolsList))
 	assert.Contains(t, string(tools["result"]), `"later":{"x":1}`, "the remote's tool as it listed it")
 	assert.Contains(t, string(tools["result"]), `"name":"lro_extract"`)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,6 +132,9 @@ func (p *proxyTransport) retire() {
 }
 
 func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if ex, _ := ctx.Value(rawExchangeKey{}).(*rawExchange); ex != nil && ex.unknown && req.Method == string(mcp.MethodPromptsList) {
+		req = p.asUnknown(req, ex)
+	}
 	req.Params = markProxy(req.Method, req.Params)
 	call := &remoteCall{longLived: req.Method == string(mcp.MethodSubscriptionsListen)}
 	rc, _ := ctx.Value(rawCallKey{}).(*rawCall)
@@ -175,6 +179,37 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 // than 2026-07-28, but it does not keep the connection from the newer
 // one.
 func (p *proxyTransport) RequiresLegacyProtocol() bool { return false }
+
+// asUnknown returns req, the prompts/list that carries a request of a
+// method mcp-go does not know (see rawExchange), as that request: its
+// method, its params as the client sent them with the _meta mcp-go put
+// on req (protocol 2026-07-28's client info), and the headers of that
+// protocol for it.
+func (p *proxyTransport) asUnknown(req transport.JSONRPCRequest, ex *rawExchange) transport.JSONRPCRequest {
+	var params map[string]json.RawMessage
+	if json.Unmarshal(ex.params, &params) != nil || params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	var carried map[string]json.RawMessage
+	if b, err := json.Marshal(req.Params); err == nil && json.Unmarshal(b, &carried) == nil {
+		if meta, ok := carried["_meta"]; ok {
+			params["_meta"] = meta
+		}
+	}
+	encoded, _ := json.Marshal(params)
+	req.Method, req.Params = ex.method, json.RawMessage(encoded)
+	v, _ := p.version.Load().(string)
+	if std := mcp.StandardHeaders(v, mcp.MCPMethod(ex.method), encoded); len(std) > 0 {
+		req.Header = req.Header.Clone()
+		if req.Header == nil {
+			req.Header = http.Header{}
+		}
+		for k, val := range std {
+			req.Header.Set(k, val)
+		}
+	}
+	return req
+}
 
 // SetProtocolVersion notes the protocol version in effect (mcp-go's client
 // sets it once negotiated), and passes it on.

@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 
 // remoteServer is the example memory server on streamable HTTP.
 type remoteServer struct {
-	t    *testing.T
+	t    testing.TB
 	addr string
 	dir  string
 	sdk  string // the example server's -sdk
@@ -85,7 +85,7 @@ func (r *remoteServer) stop() {
 func startRemote(t *testing.T) *remoteServer { return startRemoteOn(t, "mcp-go") }
 
 // startRemoteOn starts the example server on the given SDK.
-func startRemoteOn(t *testing.T, sdk string) *remoteServer {
+func startRemoteOn(t testing.TB, sdk string) *remoteServer {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()

@@ -3,10 +3,8 @@ package structq
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mcplro/lro/internal/textlines"
@@ -32,6 +30,10 @@ const (
 	maxValueBytes = 4096 // a condition's string value (a pattern: textlines.MaxPattern)
 	maxInValues   = 256  // the values of an in condition
 	maxLimit      = 1_000_000
+	// maxWhereBytes bounds the values of all conditions together, as
+	// lro_extract bounds a query's params: the question travels to a
+	// worker in one request.
+	maxWhereBytes = 64 << 10
 )
 
 // Spec is a structured question, its arguments checked.
@@ -179,6 +181,7 @@ func (s *Spec) parseWhere(v any) error {
 	if len(list) > maxConds {
 		return fmt.Errorf("where has %d conditions; at most %d", len(list), maxConds)
 	}
+	size := 0
 	for i, e := range list {
 		name := fmt.Sprintf("where[%d]", i)
 		m, ok := e.(map[string]any)
@@ -201,6 +204,9 @@ func (s *Spec) parseWhere(v any) error {
 			return err
 		}
 		s.Where = append(s.Where, c)
+		if size += len(echoJSON(c.Value)); size > maxWhereBytes {
+			return fmt.Errorf("where's values take more than %d bytes in all; ask with fewer or shorter values", maxWhereBytes)
+		}
 	}
 	return nil
 }
@@ -292,71 +298,4 @@ func (s *Spec) parseAggregate(v any) error {
 	var err error
 	s.Aggregate.Field, err = field("aggregate.field", f)
 	return err
-}
-
-// field checks a dotted path: up to maxPathSteps non-empty keys.
-func field(name string, v any) (string, error) {
-	f, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("%s must be a string, a dotted field path such as \"trace.parent\", got %s", name, echo(v))
-	}
-	if f == "" || len(f) > maxPathBytes || strings.Count(f, ".") >= maxPathSteps || slices.Contains(strings.Split(f, "."), "") {
-		return "", fmt.Errorf("%s must be a dotted field path such as \"trace.parent\" (at most %d keys, %d bytes, none empty), got %s", name, maxPathSteps, maxPathBytes, echo(v))
-	}
-	return f, nil
-}
-
-// only rejects keys of an argument's object other than allowed.
-func only(name string, m map[string]any, allowed ...string) error {
-	for k := range m {
-		if !slices.Contains(allowed, k) {
-			return fmt.Errorf("%s has no key %s; its keys are %s", name, strconv.Quote(clip(k)), strings.Join(allowed, ", "))
-		}
-	}
-	return nil
-}
-
-// whole reads a whole number given as JSON.
-func whole(v any) (int, bool) {
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case int:
-		return x, true
-	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			return 0, false
-		}
-	default:
-		return 0, false
-	}
-	if f != math.Trunc(f) || math.Abs(f) > maxLimit*10 {
-		return 0, false
-	}
-	return int(f), true
-}
-
-// maxEcho bounds what a message repeats of an argument.
-const maxEcho = 200
-
-// echo renders v, clipped, for a message.
-func echo(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("%T", v)
-	}
-	return clip(string(b))
-}
-
-func clip(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	n := maxEcho
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + fmt.Sprintf("...(%d bytes)", len(s))
 }

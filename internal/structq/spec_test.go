@@ -2,6 +2,7 @@ package structq
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,6 +48,7 @@ func TestParseRejectsMalformedArgumentsNamingThem(t *testing.T) {
 		{`{"aggregate": {"op": "count"}, "select": ["a"]}`, "select goes with records"},
 		{`{"aggregate": {"op": "count"}, "sort": {"field": "a"}}`, "sort goes with records"},
 		{`{"aggregate": {"op": "count"}, "limit": 3}`, "limit goes with records or group_by"},
+		{`{"where": [` + strings.Repeat(`{"field": "a", "op": "in", "value": ["`+strings.Repeat("x", 4000)+`", "`+strings.Repeat("y", 4000)+`"]},`, 9) + `{"field": "a", "op": "exists", "value": true}]}`, "where's values take more than 65536 bytes in all"},
 	} {
 		_, err := Parse(args(t, c.args))
 		if assert.Error(t, err, c.args) {

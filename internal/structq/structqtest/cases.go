@@ -14,6 +14,7 @@ const (
 	NumOrders   = 3000
 	NumEntities = 300
 	NumEvents   = 2400
+	NumLines    = 3000
 )
 
 // Tools are the servers' tools and the text each returns: rows of an
@@ -25,6 +26,7 @@ func Tools() map[string]string {
 		"query":       OrdersJSON(Orders(NumOrders)),
 		"read_graph":  GraphJSON(es, rs),
 		"search_logs": EventsJSON(Events(NumEvents)),
+		"tail_log":    strings.Join(LogLines(NumLines), "\n") + "\n",
 	}
 }
 
@@ -100,6 +102,7 @@ func Cases() []Case {
 	cs = append(cs, orderCases()...)
 	cs = append(cs, graphCases()...)
 	cs = append(cs, eventCases()...)
+	cs = append(cs, lineCases()...)
 	return append(cs, malformed()...)
 }
 
@@ -269,6 +272,30 @@ func eventCases() []Case {
 		{Name: "errors and warnings by service", Tool: "search_logs", Section: "events",
 			Args: map[string]any{"where": where(cond("level", "in", []any{"error", "warn"})), "group_by": "service", "aggregate": map[string]any{"op": "count"}},
 			Want: answer(n, "groups", svc)},
+	}
+}
+
+func lineCases() []Case {
+	errs, worker3errs := 0, 0
+	var worker3 []map[string]any
+	for i, l := range LogLines(NumLines) {
+		if strings.Contains(l, " ERROR ") {
+			errs++
+			if strings.Contains(l, "worker-3") {
+				worker3errs++
+				if len(worker3) < 3 {
+					worker3 = append(worker3, map[string]any{"line": i + 1})
+				}
+			}
+		}
+	}
+	return []Case{
+		{Name: "the lines of a text: errors counted", Tool: "tail_log",
+			Args: map[string]any{"where": where(cond("text", "matches", " ERROR ")), "aggregate": map[string]any{"op": "count"}},
+			Want: answer(errs, "value", errs)},
+		{Name: "the lines of a text: the first errors of a worker", Tool: "tail_log",
+			Args: map[string]any{"where": where(cond("text", "contains", " error "), cond("text", "contains", "worker-3")), "select": []any{"line"}, "limit": 3},
+			Want: answer(worker3errs, "records", worker3)},
 	}
 }
 

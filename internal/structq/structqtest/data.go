@@ -152,6 +152,17 @@ func (e Event) Row() map[string]any {
 		"http": map[string]any{"status": e.Status, "latency_ms": e.Latency}}
 }
 
+// LogLines is a plain-text log of n lines, as a tail tool returns it:
+// offloaded as {"line", "text"} records.
+func LogLines(n int) []string {
+	levels := []string{"INFO", "INFO", "WARN", "ERROR"}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("2026-11-28T05:%02d:%02dZ %s worker-%d processed batch %d", i/60%60, i%60, levels[(i*7)%len(levels)], i%5, i)
+	}
+	return out
+}
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
