@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,7 @@ var noteRE = regexp.MustCompile(`^\[lro_extract: showing (\d+) of (\d+) (results
 // (jq -c), the reference lro_extract must agree with.
 func jqLines(t *testing.T, path string, r lro.Recipe, params map[string]string) []string {
 	t.Helper()
+	testenv.JQ(t)
 	args := []string{"-c"}
 	if r.Raw {
 		args = append(args, "-r")
@@ -298,6 +300,7 @@ var costlyQueries = []string{
 }
 
 func TestExtractSurvivesHostileQueries(t *testing.T) {
+	testenv.SkipUnlessFull(t) // each query runs to its deadline; TestExtractAttacksAreBounded runs the hostile set through stdio
 	c, _ := extractServer(t, nil)
 	desc := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
 	for _, q := range costlyQueries {

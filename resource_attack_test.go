@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"log"
 	"net/http"
@@ -192,6 +193,7 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 // file is read into the text it is returned as, in one copy (io.ReadAll
 // and a conversion made three).
 func TestResourceReadsHTTPPeakRSS(t *testing.T) {
+	testenv.SkipUnlessFull(t) // 1,600 reads; TestResourceReadsUnreadStdioPeakRSS bounds the stdio case
 	s, uri := resourceRSSServer(t)
 	url := serveHTTP(t, server.NewStreamableHTTPServer(s))
 	var lastHead string

@@ -124,7 +124,8 @@ func (e *BusyError) Error() string {
 // another worker (up to MaxWorkers) only once every worker has held its
 // query for slowQuery: ordinary queries end sooner than a new worker
 // starts and decodes the file, and a flood of them must not start
-// processes. A call that gets no worker within queueWait fails with a
+// processes. A call that gets no worker within queueWait (or, while a
+// worker is starting, within that start's bound) fails with a
 // *BusyError, and at once when MaxWorkers workers run and each holds a
 // slow query. A query that holds its worker to its deadline therefore
 // delays others only when it and its like hold MaxWorkers workers, and
@@ -227,7 +228,7 @@ func (p *Pool) retry(ctx context.Context, req *Request, timeout time.Duration, m
 
 // acquire hands the caller a worker for a query of the file key that
 // may run for timeout: a free one, else a new one if the pool may grow,
-// else the first to come free within queueWait.
+// else the first to come free within queueWait, or the one starting.
 func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (*proc, error) {
 	giveUp := time.Now().Add(queueWait)
 	pos := -1 // where the call stood in line, to keep its place
@@ -264,7 +265,7 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 			at = min(pos, at)
 		}
 		p.waiting = slices.Insert(p.waiting, at, wt)
-		wake := giveUp
+		wake := later(giveUp, p.startedBy())
 		if at := p.slowAt(); at.After(time.Now()) && at.Before(wake) {
 			wake = at // the pool may grow then
 		}
@@ -301,7 +302,9 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		}
 		p.waiting = slices.Delete(p.waiting, i, i+1)
 		pos = i
-		if err == nil && !time.Now().Before(giveUp) {
+		// A worker still starting is not taken: the call waits for it up
+		// to the start's own bound, however long a loaded machine takes.
+		if err == nil && !time.Now().Before(later(giveUp, p.startedBy())) {
 			err = p.busy()
 		}
 		if err != nil {
@@ -331,13 +334,23 @@ func (p *Pool) mayGrow() bool {
 // counts as one that comes free when its start ends at the latest (two
 // tries of helloWait): the call it will be handed to should wait for it.
 func (p *Pool) slowAt() time.Time {
+	at := p.startedBy()
+	for _, w := range p.procs {
+		if w.cmd != nil && w.busy {
+			at = later(at, w.started.Add(slowQuery))
+		}
+	}
+	return at
+}
+
+// startedBy returns when the workers still starting will have started or
+// failed at the latest (two tries of helloWait), the zero time when none
+// is starting; p.mu is held.
+func (p *Pool) startedBy() time.Time {
 	var at time.Time
 	for _, w := range p.procs {
-		switch {
-		case w.cmd == nil:
+		if w.cmd == nil {
 			at = later(at, w.started.Add(2*helloWait))
-		case w.busy:
-			at = later(at, w.started.Add(slowQuery))
 		}
 	}
 	return at
