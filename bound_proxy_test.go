@@ -24,8 +24,12 @@ import (
 )
 
 // The proxy's rows of the bound matrix: the Offloader under test is the
-// proxy's, in front of a server that returns the cell's result as it is,
-// with no offloading of its own.
+// proxy's, its faults those of the proxy's own store, in front of a server
+// that returns the cell's result as it is: with no offloading of its own,
+// or on lro and told by the proxy's announcement to send results whole.
+// A local server (lro-proxy -- COMMAND) and a raw remote write the result
+// as a server in any language may (boundWire); a remote on mcp-go as
+// mcp-go does.
 
 // boundServerEnv names the file whose answer the test binary serves, as
 // the local server of the "proxy child" host, when it is set.
