@@ -53,8 +53,11 @@ type Result struct {
 	// Omitted counts the results produced but not kept. Once the output
 	// is full, the run goes on to the end of the records only to count
 	// them (without encoding, and without decoding whole the records a
-	// select outputs), so that the count is exact and the same every
-	// run, unless Uncounted.
+	// select outputs; for a query with one result per record, or a
+	// select comparing a field with a string, from the lines, decoding
+	// and evaluating only the records the look cannot tell, see
+	// skimmer), so that the count is exact and the same every run,
+	// unless Uncounted. With Limits.KnownResults the run stops instead.
 	Omitted int
 	// Uncounted reports that the count of omitted results did not reach
 	// the end of the records: the deadline, the memory budget or a
