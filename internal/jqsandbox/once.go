@@ -23,13 +23,13 @@ type onceCheck struct {
 	scalars []string // sorted top-level keys that must not hold an array or an object
 }
 
-// Skims reports whether the query, in mode, yields one result per record
-// that passes a cheap check of its line (see onceCheck): a path, an object
-// or array of paths, such an array as @tsv or @csv. Once its output is
-// full it counts the rest from their lines, without decoding them: such a
-// query of a file reads little more than what it shows, and a cache gains
-// nothing by decoding the file for it beforehand.
-func (q *Query) Skims(mode Mode) bool { return mode == Stream && q.once != nil }
+// Skims reports whether the query, in mode, counts the results its full
+// output leaves out from the lines (see skimmer): a query with one result
+// per record (a path, an object or array of paths, such an array as @tsv
+// or @csv) or a select comparing one field with a string. Such a query of
+// a file reads little more than what it shows, and one pass at most to
+// count: a cache gains little by decoding the file for it beforehand.
+func (q *Query) Skims(mode Mode) bool { return mode == Stream && (q.once != nil || q.selects != nil) }
 
 // onceOf returns the check of a query in Stream mode, or nil when the
 // analysis cannot prove one output per record: anything that selects,
