@@ -53,10 +53,14 @@ func (c *CountCache) get(key string) int {
 }
 
 // learn keeps the count of a run that counted every result exactly: its
-// output was full, nothing stopped it, and the count was not given.
-func (c *CountCache) learn(key string, res jqsandbox.Result, err error, given int) {
-	if c == nil || err != nil || !res.Truncated || res.Uncounted || given > 0 {
-		return
+// output was full, nothing stopped it, and the count was not given. It
+// reports whether the count is kept, learned or given.
+func (c *CountCache) learn(key string, res jqsandbox.Result, err error, given int) bool {
+	if c == nil || err != nil || !res.Truncated || res.Uncounted {
+		return false
+	}
+	if given > 0 {
+		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -64,4 +68,5 @@ func (c *CountCache) learn(key string, res jqsandbox.Result, err error, given in
 		c.counts = map[string]int{}
 	}
 	c.counts[key] = len(res.Values) + res.Omitted
+	return true
 }

@@ -51,6 +51,7 @@ func TestEngineKnowsACountItLearned(t *testing.T) {
 	}
 	first := run("k1")
 	require.Equal(t, 995, first.Omitted)
+	require.True(t, first.Cached, "the next query is best sent here")
 	require.Equal(t, len(data), read, "the first run counts to the end")
 	second := run("k1")
 	require.Equal(t, first.Values, second.Values)

@@ -172,8 +172,8 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			_, cached = e.Files.Get(in.Key)
 		}
 	}
-	if counted != "" {
-		e.Counts.learn(counted, res, err, lim.KnownResults)
+	if counted != "" && e.Counts.learn(counted, res, err, lim.KnownResults) {
+		cached = true // the next query of the file is best sent here too
 	}
 	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Uncounted: res.Uncounted, Elements: res.Elements, Cached: cached}
 	if err != nil {

@@ -71,7 +71,8 @@ type Response struct {
 	// holds the results produced before.
 	Failure *Failure `json:"failure,omitempty"`
 	// Cached reports that the file is decoded in the worker's cache now,
-	// so that the next query of it is best sent to the same worker.
+	// or that the worker knows the query's count (see CountCache), so
+	// that the next query of it is best sent to the same worker.
 	Cached bool `json:"cached,omitempty"`
 	// Retire reports that the process that ran the query must go: the
 	// query's evaluation could not be stopped (a builtin call keeps

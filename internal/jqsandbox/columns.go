@@ -105,23 +105,22 @@ func (c *columns) fill(dst []any, from int, reuse []map[string]any) []any {
 	return dst
 }
 
-// passes reports whether record i passes c (see onceCheck.passesValue)
-// without rebuilding it.
-func (cs *columns) passes(i int, c *onceCheck) bool {
+// skim is skimValue for record i, without rebuilding it; vals is a
+// buffer.
+func (cs *columns) skim(i int, s skimmer, vals []any) (int, bool, []any) {
 	if v, ok := cs.other[i]; ok {
-		return c.passesValue(v)
+		return skimValue(s, v, vals)
 	}
-	for _, key := range c.scalars {
+	vals = vals[:0]
+	for _, key := range s.keys() {
 		k, found := slices.BinarySearch(cs.keys, key)
 		if !found {
-			return false // not kept: let the query look
+			return 0, false, vals // not kept: let the query look
 		}
-		switch cs.vals[k][i].(type) {
-		case []any, map[string]any:
-			return false
-		}
+		vals = append(vals, cs.vals[k][i])
 	}
-	return true
+	n, ok := s.members(vals)
+	return n, ok, vals
 }
 
 // trim lets go of the room the columns kept to grow, and counts it.

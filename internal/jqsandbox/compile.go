@@ -35,6 +35,8 @@ type Query struct {
 	// once, when set, is the check under which the query yields one
 	// output per record in Stream mode (see onceOf).
 	once *onceCheck
+	// selects, when set, is the query's select test (see selectTestOf).
+	selects *selectTest
 }
 
 var varName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -68,7 +70,8 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	}
 	// Analyzed before rewrite, which turns operators into calls the
 	// analysis does not know.
-	stream, slurp, sel, sorted, once := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast), onceOf(ast)
+	stream, slurp, sel, sorted := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast)
+	once, selects := onceOf(ast), selectTestOf(ast)
 	if err := rewrite(ast); err != nil {
 		return nil, err
 	}
@@ -85,7 +88,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted, once: once}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted, once: once, selects: selects}, nil
 }
 
 // recordsFunc names the iterator that code starts with: it yields the
@@ -141,7 +144,8 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		return nil, parseError(query, err)
 	}
 	objects := queryObjects(ast)
-	stream, slurp, sel, sorted, once := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast), onceOf(ast)
+	stream, slurp, sel, sorted := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast)
+	once, selects := onceOf(ast), selectTestOf(ast)
 	if err := inlineTests(ast); err != nil {
 		return nil, err
 	}
@@ -158,7 +162,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted, once: once}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted, once: once, selects: selects}, nil
 }
 
 // testPrelude gives the test calls of a trusted query that inlineTests

@@ -50,20 +50,28 @@ type records struct {
 	// file, when not nil, holds what the records are read from, at the
 	// same offsets (see Query.RunKeeping).
 	file io.ReaderAt
-	// skim, once set (the output is full), counts the lines that pass it
-	// in skimmed rather than decode them: each is one result of the
-	// query (see onceCheck).
-	skim    *onceCheck
-	skimmed int
-	fields  []jsonscan.Field // skimLine's buffer
+	// skim, once set (the output is full), counts in skimmed the
+	// results of the lines it can tell, rather than decode them (see
+	// skimmer); skimmedLines counts those lines.
+	skim                  skimmer
+	skimmed, skimmedLines int
+	fields                []jsonscan.Field // skimLine's buffer
 }
 
-// skimLine reports whether line passes rs.skim.
+// skimLine counts the results of line when rs.skim can tell them, and
+// reports whether it could.
 func (rs *records) skimLine(line []byte) bool {
-	ok, fields := rs.skim.passes(line, rs.fields)
+	n, ok, fields := rs.skim.line(line, rs.fields)
 	rs.fields = fields
+	if ok {
+		rs.skimmed += n
+		rs.skimmedLines++
+	}
 	return ok
 }
+
+// skimRef holds a skimmer for an atomic.Pointer.
+type skimRef struct{ s skimmer }
 
 // errSkimmed is what next returns after skimStep lines skimmed, so that
 // its caller may look at the run's end.
@@ -186,7 +194,7 @@ func (rs *records) next() (any, int, error) {
 			continue
 		}
 		if rs.skim != nil && rs.started && rs.skimLine(b) {
-			if rs.skimmed++; rs.skimmed%skimStep == 0 {
+			if rs.skimmedLines%skimStep == 0 {
 				return nil, rs.line, errSkimmed
 			}
 			continue
@@ -576,7 +584,7 @@ type prefetcher struct {
 	done chan struct{}
 	// skim is set by the run once its output is full, when its query
 	// yields one result per record that passes the check.
-	skim atomic.Pointer[onceCheck]
+	skim atomic.Pointer[skimRef]
 	// counting is set by the run once its output is full.
 	counting atomic.Bool
 }
@@ -601,7 +609,7 @@ func (p *prefetcher) fill(ctx context.Context) {
 		lines := p.recs.lazy && !p.counting.Load()
 		for len(b.vals) < batchSize {
 			if c := p.skim.Load(); c != nil && p.recs.skim == nil {
-				p.recs.skim = c
+				p.recs.skim = c.s
 				if p.recs.keep != nil {
 					p.recs.keep.recs = nil // the lines skimmed are not kept
 				}

@@ -1,7 +1,6 @@
 package jqsandbox
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/itchyny/gojq"
@@ -24,13 +23,13 @@ type onceCheck struct {
 	scalars []string // sorted top-level keys that must not hold an array or an object
 }
 
-// Skims reports whether the query, in mode, yields one result per record
-// that passes a cheap check of its line (see onceCheck): a path, an object
-// or array of paths, such an array as @tsv or @csv. Once its output is
-// full it counts the rest from their lines, without decoding them: such a
-// query of a file reads little more than what it shows, and a cache gains
-// nothing by decoding the file for it beforehand.
-func (q *Query) Skims(mode Mode) bool { return mode == Stream && q.once != nil }
+// Skims reports whether the query, in mode, counts the results its full
+// output leaves out from the lines (see skimmer): a query with one result
+// per record (a path, an object or array of paths, such an array as @tsv
+// or @csv) or a select comparing one field with a string. Such a query of
+// a file reads little more than what it shows, and one pass at most to
+// count: a cache gains little by decoding the file for it beforehand.
+func (q *Query) Skims(mode Mode) bool { return mode == Stream && (q.once != nil || q.selects != nil) }
 
 // onceOf returns the check of a query in Stream mode, or nil when the
 // analysis cannot prove one output per record: anything that selects,
@@ -160,37 +159,41 @@ func onceLeaf(q *gojq.Query) (key string, ok bool) {
 	return "", false
 }
 
-// passes reports whether a record's line is one valid JSON object whose
-// scalar keys hold no array or object. Keys with escapes and repeated
-// keys fail it: the decoder would read them otherwise than a comparison
-// of bytes. A line that fails is decoded and evaluated: an invalid line
-// is then reported as it would have been. fields is a buffer, returned
-// for the next call.
-func (c *onceCheck) passes(line []byte, fields []jsonscan.Field) (bool, []jsonscan.Field) {
-	i := jsonscan.SkipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
-		return false, fields
-	}
+// line: one result when the record is an object whose scalar keys hold
+// no array or object. A key given twice fails it (the decoder keeps the
+// last).
+func (c *onceCheck) line(line []byte, fields []jsonscan.Field) (int, bool, []jsonscan.Field) {
 	if len(c.scalars) == 0 {
-		return jsonscan.Valid(line), fields
+		i := jsonscan.SkipSpace(line, 0)
+		return 1, i < len(line) && line[i] == '{' && jsonscan.Valid(line), fields
 	}
-	fields, ok := jsonscan.AppendValidFields(fields, line)
-	if !ok || fields == nil || len(c.scalars) > 64 {
-		return false, fields // invalid, or too wide for the check
+	fields, ok := objectFields(line, fields)
+	if !ok || len(c.scalars) > 64 {
+		return 0, false, fields
 	}
 	var seen uint64 // bit k: scalars[k] met
 	for _, f := range fields {
-		if bytes.IndexByte(f.Key, '\\') >= 0 {
-			return false, fields
-		}
 		if k := c.scalar(f.Key); k >= 0 {
 			if seen&(1<<k) != 0 || f.Value[0] == '{' || f.Value[0] == '[' {
-				return false, fields
+				return 0, false, fields
 			}
 			seen |= 1 << k
 		}
 	}
-	return true, fields
+	return 1, true, fields
+}
+
+func (c *onceCheck) keys() []string { return c.scalars }
+
+// members: one result unless a scalar key holds an array or an object.
+func (c *onceCheck) members(vals []any) (int, bool) {
+	for _, v := range vals {
+		switch v.(type) {
+		case []any, map[string]any:
+			return 0, false
+		}
+	}
+	return 1, true
 }
 
 // scalar returns the index of key in c.scalars, or -1.
@@ -201,20 +204,4 @@ func (c *onceCheck) scalar(key []byte) int {
 		}
 	}
 	return -1
-}
-
-// passesValue reports whether a decoded record passes: an object whose
-// scalar keys hold no array or object.
-func (c *onceCheck) passesValue(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	for _, k := range c.scalars {
-		switch m[k].(type) {
-		case []any, map[string]any:
-			return false
-		}
-	}
-	return true
 }

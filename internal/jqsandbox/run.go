@@ -53,8 +53,11 @@ type Result struct {
 	// Omitted counts the results produced but not kept. Once the output
 	// is full, the run goes on to the end of the records only to count
 	// them (without encoding, and without decoding whole the records a
-	// select outputs), so that the count is exact and the same every
-	// run, unless Uncounted.
+	// select outputs; for a query with one result per record, or a
+	// select comparing a field with a string, from the lines, decoding
+	// and evaluating only the records the look cannot tell, see
+	// skimmer), so that the count is exact and the same every run,
+	// unless Uncounted. With Limits.KnownResults the run stops instead.
 	Omitted int
 	// Uncounted reports that the count of omitted results did not reach
 	// the end of the records: the deadline, the memory budget or a
@@ -66,8 +69,8 @@ type Result struct {
 	// sorted: the model is shown the first few), is that array's length;
 	// else 0. The array counts as one result kept, not omitted.
 	Elements int
-	// skimmed is how many of Omitted were counted from their lines, the
-	// query not run (see onceCheck).
+	// skimmed is how many of Omitted were counted without running the
+	// query (see skimmer).
 	skimmed int
 }
 
@@ -235,6 +238,9 @@ func (q *Query) start(ctx context.Context, src source, mode Mode, vars []any, li
 	st.order = newKeyOrder(src.keyOrders(), q.objects)
 	active = st
 	e = &evaluation{q: q, st: st, vm: &vmContext{Context: ctx, st: st}, vars: vars, res: Result{Values: []json.RawMessage{}}}
+	if mode == Stream {
+		e.skim = q.skimmer(vars)
+	}
 	e.enc.order = st.order
 	done = make(chan struct{})
 	go func() {
@@ -286,6 +292,9 @@ type evaluation struct {
 	vars []any
 
 	enc encoder // of the results; used by the evaluating goroutine only
+	// skim counts results without running the query once the output is
+	// full, when the query has one (see skimmer).
+	skim skimmer
 	// sorted, when set, are the records of a lazy sort, whose array
 	// result is replaced by the records decoded whole (see addRecords).
 	sorted *sortedRecords
@@ -309,7 +318,7 @@ func (e *evaluation) run(src source, mode Mode) {
 		}
 		if mode == Stream {
 			e.runSlice(s, len(s.records), func(vals []any, from int) []any { return s.records[from : from+len(vals)] },
-				func(i int) bool { return e.q.once.passesValue(s.records[i]) })
+				func(i int, vals []any) (int, bool, []any) { return skimValue(e.skim, s.records[i], vals) })
 			return
 		}
 		// The records are the slurped array already; no need to gather
@@ -350,20 +359,19 @@ func (e *evaluation) runColumns(s *sliceSource, mode Mode) {
 	}
 	maps := make([]map[string]any, batchSize)
 	e.runSlice(s, n, func(vals []any, from int) []any { return s.cols.fill(vals, from, maps) },
-		func(i int) bool { return s.cols.passes(i, e.q.once) })
+		func(i int, vals []any) (int, bool, []any) { return s.cols.skim(i, e.skim, vals) })
 }
 
 // runSlice evaluates the query on the n records of s a batch at a time,
-// get filling vals with those from from on. Once the output is full, a
-// query that yields one result per record that passes its check
-// (passes(i), see onceCheck) counts those without running, and runs on
-// the others only.
-func (e *evaluation) runSlice(s *sliceSource, n int, get func(vals []any, from int) []any, passes func(i int) bool) {
+// get filling vals with those from from on. Once the output is full, the
+// query's skimmer (see skimmer) counts the results of the records it can
+// tell, skim(i, buffer), and the query runs on the others only.
+func (e *evaluation) runSlice(s *sliceSource, n int, get func(vals []any, from int) []any, skim func(i int, vals []any) (int, bool, []any)) {
 	buf := make([]any, batchSize)
 	for from := 0; from < n && !e.stopped(); {
 		size := min(batchSize, n-from)
-		if e.q.once != nil && e.counting() {
-			if from = e.skim(from, n, passes); from == n || e.stopped() {
+		if e.skim != nil && e.counting() {
+			if from = e.skimFrom(from, n, skim); from == n || e.stopped() {
 				return
 			}
 			size = 1 // a record the check cannot vouch for
@@ -382,16 +390,23 @@ func (e *evaluation) runSlice(s *sliceSource, n int, get func(vals []any, from i
 	}
 }
 
-// skim counts the records from from on that pass (see onceCheck) and
-// returns the index of the first that does not, or n.
-func (e *evaluation) skim(from, n int, passes func(i int) bool) int {
-	i := from
-	for ; i < n && passes(i); i++ {
+// skimFrom counts the results of the records from from on that skim
+// tells, and returns the index of the first it cannot, or n.
+func (e *evaluation) skimFrom(from, n int, skim func(i int, vals []any) (int, bool, []any)) int {
+	i, results := from, 0
+	var vals []any
+	for ; i < n; i++ {
+		k, ok, buf := skim(i, vals)
+		if vals = buf; !ok {
+			break
+		}
+		results += k
 		if (i-from+1)%skimStep == 0 && e.stopped() {
+			i++
 			break
 		}
 	}
-	e.addSkimmed(i - from)
+	e.addSkimmed(results)
 	return i
 }
 
@@ -502,10 +517,10 @@ func (e *evaluation) runBatches(p *prefetcher) {
 		}
 		if e.counting() {
 			p.counting.Store(true)
-			if e.q.once != nil {
-				// One result per record that passes the check: those
-				// are counted from their lines.
-				p.skim.Store(e.q.once)
+			if e.skim != nil {
+				// The records the skimmer can tell are counted from
+				// their lines.
+				p.skim.Store(&skimRef{e.skim})
 			}
 		}
 		switch {
