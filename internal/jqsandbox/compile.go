@@ -32,6 +32,9 @@ type Query struct {
 	// outputs the records themselves, which the output replaces by the
 	// records decoded whole.
 	sortProj Projection
+	// once, when set, is the check under which the query yields one
+	// output per record in Stream mode (see onceOf).
+	once *onceCheck
 }
 
 var varName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -65,7 +68,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	}
 	// Analyzed before rewrite, which turns operators into calls the
 	// analysis does not know.
-	stream, slurp, sel, sorted := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast)
+	stream, slurp, sel, sorted, once := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast), onceOf(ast)
 	if err := rewrite(ast); err != nil {
 		return nil, err
 	}
@@ -82,7 +85,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted, once: once}, nil
 }
 
 // recordsFunc names the iterator that code starts with: it yields the
@@ -138,7 +141,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		return nil, parseError(query, err)
 	}
 	objects := queryObjects(ast)
-	stream, slurp, sel, sorted := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast)
+	stream, slurp, sel, sorted, once := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast), onceOf(ast)
 	if err := inlineTests(ast); err != nil {
 		return nil, err
 	}
@@ -155,7 +158,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted, once: once}, nil
 }
 
 // testPrelude gives the test calls of a trusted query that inlineTests
