@@ -250,6 +250,12 @@ func TestFrames(t *testing.T) {
 // so will not kill it) ends itself soon after its query's deadline, even
 // in a builtin that nothing interrupts.
 func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
+	if !testenv.Timing() {
+		// The worker runs at nice 10: beside a loaded machine it got no
+		// CPU to end itself for over two minutes. What it proves is a
+		// bound in time.
+		t.Skip("a bound in time: LRO_TEST_TIMING=1 runs it (CI does)")
+	}
 	w, err := startProc("", workerConfig{})
 	require.NoError(t, err)
 	defer w.close()
@@ -259,9 +265,9 @@ func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
 	start := time.Now()
 	select {
 	case <-w.exited:
+		t.Logf("the worker ended itself %v after the query started", time.Since(start).Round(time.Millisecond))
 		assert.Greater(t, time.Since(start), 2*time.Second)
-		testenv.Within(t, time.Since(start), 2*time.Second+selfKillGrace+3*time.Second, "the worker ended itself after the query started")
-	case <-time.After(2 * time.Minute): // a worker at nice 10 on a loaded machine is slow to get a CPU
+	case <-time.After(2*time.Second + selfKillGrace + 3*time.Second):
 		t.Fatal("the worker still runs")
 	}
 }
