@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/admit"
 )
 
 // A remote's prompts, resources, templates, completions and subscriptions
@@ -128,7 +130,11 @@ func (p *Proxy) serveRemote(ctx context.Context, in io.Reader, out io.Writer) er
 	go func() { pw.CloseWithError(rr.readClient(ctx, in, pw)) }()
 	ss := server.NewStdioServer(p.front)
 	server.WithWorkerPoolSize(16)(ss)
-	err := ss.Listen(ctx, pr, rr.out)
+	// The requests the local server answers (lro:// reads, ping, ...)
+	// take places of the admission that bounds lro.ServeStdio: a client
+	// that never reads holds at most lro.MaxStdioRequests answers.
+	gr, gw := admit.Stdio(ctx, pr, rr.out, lro.MaxStdioRequests)
+	err := ss.Listen(ctx, gr, gw)
 	cancel()
 	rr.wg.Wait()
 	return err

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/proxy"
 )
 
@@ -177,4 +180,43 @@ func TestServeRelaysRemoteRequestsAsTheyCame(t *testing.T) {
 	res := next()
 	require.Equal(t, `"c"`, string(res["id"]), "%v", res)
 	assert.Contains(t, string(res["result"]), `accept {\"alpha\":\"a\",\"zeta\":\"z\"}`)
+}
+
+// TestServeBoundsUnreadAnswers: through Serve in front of a remote, the
+// requests the proxy answers itself (ping here; lro:// reads alike) hold
+// places of the admission lro.ServeStdio has: a client that sends many
+// and reads none is read from no further once lro.MaxStdioRequests
+// answers wait to be written. Before, every request was read and each
+// held its answer (500 of 500 taken).
+func TestServeBoundsUnreadAnswers(t *testing.T) {
+	p, _ := startProxy(t, laterRemote(t), proxy.Config{})
+	inR, inW := io.Pipe()
+	_, outW := io.Pipe() // never read
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); inW.Close(); outW.Close() })
+	go func() { _ = p.Serve(ctx, inR, outW) }()
+
+	const sent = 500
+	var taken atomic.Int64
+	go func() {
+		for i := range sent {
+			if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i); err != nil {
+				return
+			}
+			taken.Add(1)
+		}
+	}()
+	// Wait until the proxy stops reading: the count holds still for a
+	// while, or every request was taken. A slow machine can only make
+	// this wait longer, not make it fail.
+	last, still := int64(-1), 0
+	for still < 10 && taken.Load() < sent {
+		time.Sleep(100 * time.Millisecond)
+		if n := taken.Load(); n == last {
+			still++
+		} else {
+			last, still = n, 0
+		}
+	}
+	assert.Less(t, taken.Load(), int64(lro.MaxStdioRequests+8), "requests read from a client that reads no answer")
 }

@@ -1,4 +1,4 @@
-package lro
+package admit
 
 import (
 	"testing"
