@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/setting"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/internal/textlines"
 	"go.opentelemetry.io/otel/metric"
@@ -55,28 +56,16 @@ type dirLimits struct {
 	minFree   int64 // the free-space reserve; -1: a share of the file system
 }
 
-// orDefault applies the rule of options to n: zero is def, negative none
-// (0).
-func orDefault(n, def int64) int64 {
-	switch {
-	case n == 0:
-		return def
-	case n < 0:
-		return 0
-	}
-	return n
-}
-
 // resolve sets the Offloader's limits from the options as given.
 func (o *options) resolve() {
 	o.dir.name = o.name
 	if o.dir.name == "" {
 		o.dir.name = store.DefaultName()
 	}
-	o.dir.maxFile = orDefault(o.maxFileBytes, DefaultMaxFileBytes)
-	o.dir.maxResult = orDefault(o.maxResultBytes, o.dir.maxFile)
-	o.dir.minFree = orDefault(o.minFreeBytes, -1) // -1: the share of the file system, known only from statfs
-	o.resourceMaxBytes = orDefault(o.resourceMaxBytes, DefaultResourceMaxBytes)
+	o.dir.maxFile = setting.Resolve(o.maxFileBytes, DefaultMaxFileBytes)
+	o.dir.maxResult = setting.Resolve(o.maxResultBytes, o.dir.maxFile)
+	o.dir.minFree = setting.Resolve(o.minFreeBytes, -1) // -1: the share of the file system, known only from statfs
+	o.resourceMaxBytes = setting.Resolve(o.resourceMaxBytes, DefaultResourceMaxBytes)
 	if o.resourceMaxBytes == 0 {
 		o.resourceMaxBytes = extract.MaxResourceRead // none: the hard bound of a read built in memory
 	}

@@ -84,10 +84,7 @@ func newChild(off *lro.Offloader, cfg Config, opts []server.ServerOption) (*Prox
 		cfg.CallTimeout = 5 * time.Minute
 	}
 	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, warned: map[string]bool{}, served: map[string]string{}}
-	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
-	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
-	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
-	p.lim.tools = resolveLimit(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
+	p.lim = resolveLimits(cfg)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplro/lro/internal/setting"
 )
 
 // The proxy's bounds on what the remote sends. mcp-go's client reads
@@ -105,16 +106,15 @@ type proxyLimits struct {
 	response, event, errText, tools int64
 }
 
-// resolve turns Config's convention (0: the default, negative: none)
-// into proxyLimits'.
-func resolveLimit(v, def int64) int64 {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
+// resolveLimits turns cfg's limits, by the rule of every number in a
+// Config (0: the default, negative: none), into proxyLimits'.
+func resolveLimits(cfg Config) proxyLimits {
+	var l proxyLimits
+	l.response = setting.Resolve(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
+	l.event = setting.Resolve(cfg.MaxEventBytes, l.response)
+	l.errText = setting.Resolve(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
+	l.tools = setting.Resolve(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
+	return l
 }
 
 // remoteCallKey is the context key of the *remoteCall of a request.

@@ -204,10 +204,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 		cfg.CallTimeout = 5 * time.Minute
 	}
 	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, resync: make(chan struct{}, 1), warned: map[string]bool{}, served: map[string]string{}}
-	p.lim.response = resolveLimit(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
-	p.lim.event = resolveLimit(cfg.MaxEventBytes, p.lim.response)
-	p.lim.errText = resolveLimit(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
-	p.lim.tools = resolveLimit(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
+	p.lim = resolveLimits(cfg)
 	p.httpc = newLimitClient(p.lim, remote, p.asks.note)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
