@@ -157,7 +157,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 	}
 	if c := o.opts.dir.resultCap(); c > 0 && doc.size() > c {
 		err := fmt.Errorf("%w: it is %d bytes and the cap is %d", ErrResultTooLarge, doc.size(), c)
-		return o.respond(rp, o.truncated(ctx, sets, &l, beside, "", err)), true, nil
+		return o.respond(rp, o.truncated(ctx, sets, &l, beside, "", err, 0)), true, nil
 	}
 	out, err := o.offload(ctx, sets, &l, beside)
 	if err != nil {
@@ -234,7 +234,7 @@ func (o *engine) serveCollected(ctx context.Context, call host.Call, delivery fu
 	case over && d.Mode == DeliveryTruncate:
 		out = o.truncateInline([]ResultSet{set}, &l, 0)
 	case lost:
-		out = o.truncated(ctx, []ResultSet{set}, nil, 0, "", head.lost)
+		out = o.truncated(ctx, []ResultSet{set}, nil, 0, "", head.lost, 0)
 	default:
 		out, err = o.offload(ctx, []ResultSet{set}, &l, 0)
 		if err != nil {

@@ -49,6 +49,9 @@ type WriteFailedEvent struct {
 	Kept      int    // records returned inline
 	Tokens    int    // estimated tokens of the whole set
 	Err       error  // what went wrong
+	// Duration is the time spent writing before the write failed; zero
+	// when no write was tried (a result over the cap on its size).
+	Duration time.Duration
 }
 
 func (o *engine) emitEvicted(ctx context.Context, e FileEvictedEvent) {

@@ -407,7 +407,7 @@ func (o *engine) offload(ctx context.Context, sets []ResultSet, l *layout, besid
 			if errors.As(err, &recErr) {
 				return Outcome{}, err
 			}
-			return o.truncated(ctx, sets, l, beside, w.path, err), nil
+			return o.truncated(ctx, sets, l, beside, w.path, err, time.Since(start)), nil
 		}
 		files = append(files, w)
 	}
@@ -479,8 +479,9 @@ func (o *engine) estimateSet(set *ResultSet) (int, recordChecks) {
 // truncated is the fallback of sets whose files could not be written, or
 // were not to be (path is then empty), for the reason err: as many leading
 // records of each as fit the threshold together, sent inline, and a
-// warning. l and beside are as for offload.
-func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error) Outcome {
+// warning. l and beside are as for offload; took is the time the failed
+// write took, zero when none was tried.
+func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error, took time.Duration) Outcome {
 	tokens, count := 0, 0
 	for _, s := range sets {
 		tokens += s.Tokens
@@ -508,6 +509,7 @@ func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, bes
 		Kept:      n,
 		Tokens:    tokens,
 		Err:       err,
+		Duration:  took,
 	})
 	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: store.FallbackWarning(o.opts.fs, err, n, count), Err: err, kept: kept}
 }

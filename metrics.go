@@ -65,7 +65,7 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	in.offloads = counter("lro.offloads", "{result}", "Results offloaded to a file.")
 	in.offloadBytes = counter("lro.offload.bytes", "By", "Bytes written to offloaded files.")
 	in.offloadTokens = counter("lro.offload.tokens", "{token}", "Estimated tokens kept out of the model's context.")
-	in.offloadDuration = histogram("lro.offload.duration", "Time to write and publish an offloaded file.")
+	in.offloadDuration = histogram("lro.offload.duration", "Time to write and publish an offloaded file, by outcome: ok, or fallback when the write failed.")
 	in.fallbacks = counter("lro.fallbacks", "{result}", "Offloads whose write failed, sent truncated inline instead.")
 	in.filesRemoved = counter("lro.files.removed", "{file}", "Offloaded files deleted, by reason.")
 	in.extractCalls = counter("lro.extract.calls", "{call}", "lro_extract calls, by outcome.")
@@ -80,11 +80,17 @@ func (in *instruments) offloaded(ctx context.Context, e OffloadEvent) {
 	in.offloads.Add(ctx, 1, op)
 	in.offloadBytes.Add(ctx, e.Bytes, op)
 	in.offloadTokens.Add(ctx, int64(e.Tokens), op)
-	in.offloadDuration.Record(ctx, e.Duration.Seconds(), op)
+	in.offloadDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrOperation(e.Operation), attrOutcome("ok")))
 }
 
+// writeFailed counts a fallback and, when a write was tried, records its
+// time with the outcome "fallback": a store that hangs shows in the
+// histogram, not only in the counters.
 func (in *instruments) writeFailed(ctx context.Context, e WriteFailedEvent) {
 	in.fallbacks.Add(ctx, 1, metric.WithAttributes(attrOperation(e.Operation)))
+	if e.Duration > 0 {
+		in.offloadDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrOperation(e.Operation), attrOutcome("fallback")))
+	}
 }
 
 // removed counts a file deleted for reason: "expired" or "evicted".

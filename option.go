@@ -291,7 +291,8 @@ func WithResourceMaxBytes(n int64) Option {
 //	lro.offloads              results offloaded, by operation
 //	lro.offload.bytes         bytes written to offloaded files
 //	lro.offload.tokens        estimated tokens kept out of the context
-//	lro.offload.duration      time to write and publish a file (s)
+//	lro.offload.duration      time to write and publish a file (s), by outcome
+//	                          (ok, or fallback when the write failed)
 //	lro.fallbacks             writes that failed: truncated inline results
 //	lro.files.removed         files deleted, by reason (expired, evicted)
 //	lro.extract.calls         lro_extract calls, by outcome (ok, refused, or
