@@ -1,6 +1,10 @@
 package lro
 
-import "github.com/mcplro/lro/internal/extractworker"
+import (
+	"time"
+
+	"github.com/mcplro/lro/internal/extractworker"
+)
 
 // ExtractWorkerPIDs returns the process ids of the workers that run o's
 // lro_extract queries, for tests that watch their memory.
@@ -20,3 +24,11 @@ func ExtractWorkersBusy(o *Offloader) int {
 
 // ExtractWorkersSupported reports whether this platform runs workers.
 func ExtractWorkersSupported() bool { return extractworker.Supported() }
+
+// SetCopyFreshFor sets how long a local copy is used without asking the
+// FS, until the test ends.
+func SetCopyFreshFor(t interface{ Cleanup(func()) }, d time.Duration) {
+	prev := copyFreshFor
+	copyFreshFor = d
+	t.Cleanup(func() { copyFreshFor = prev })
+}

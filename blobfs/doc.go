@@ -52,7 +52,13 @@
 //     hosts, goes to the log and the event only).
 //
 // Files are [lro.FS] Remote: descriptors point to lro_extract and
-// resources/read (lro_extract queries a private local copy of the object
-// in its worker processes; resources/read streams it), and file_path is the
-// object's URL (s3://my-bucket/lro/atlatl-recall-01J....jsonl).
+// resources/read, and file_path is the object's URL
+// (s3://my-bucket/lro/atlatl-recall-01J....jsonl). lro_extract queries a
+// private local copy of the object in its worker processes, made on the
+// object's first query: a later query or read of it asks the store for the
+// object's metadata (one HEAD, [FS.Stat]) and reads the copy, and within
+// a few seconds of the last it asks nothing. Published objects never
+// change (the upload only creates, and a name is never reused), so a copy
+// holds the object's bytes for as long as the object exists.
+// resources/read streams the object when there is no copy.
 package blobfs

@@ -35,6 +35,25 @@ func (f *FS) Open(name string) (fs.File, error) {
 	return &object{r: r, ctx: ctx, cancel: cancel, timer: timer, info: info{name: name, size: r.Size(), modTime: r.ModTime()}}, nil
 }
 
+// Stat describes the object name in one metadata request, without
+// reading it: its size and, as its modification time, the expiry recorded
+// in it (or when it was uploaded). lro_extract calls it to find its local
+// copy of an object it has read before, so that a warm query does not
+// read the object again (see the package documentation).
+func (f *FS) Stat(name string) (fs.FileInfo, error) {
+	key, err := f.key("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := f.ctx()
+	defer cancel()
+	attrs, err := f.bucket.Attributes(ctx, key)
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: mapErr(err)}
+	}
+	return info{name: name, size: attrs.Size, modTime: f.noteExpiry(name, attrs)}, nil
+}
+
 // deadline returns err, or, when ctx was cancelled for its deadline,
 // os.ErrDeadlineExceeded wrapping err.
 func deadline(ctx context.Context, err error) error {

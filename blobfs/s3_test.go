@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,6 +56,24 @@ type fakeS3 struct {
 	base         string     // the prefix of this test's objects: "" or ending in "/"
 	query        url.Values // the URL's query, endpoint aside
 	real         bool
+
+	mu       sync.Mutex
+	requests []string // "METHOD path" of every request that reached the server, faults included
+}
+
+// count returns how many requests of method reached the server whose path
+// ends in suffix ("" for any).
+func (f *fakeS3) count(method, suffix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.requests {
+		m, path, _ := strings.Cut(r, " ")
+		if (method == "" || m == method) && strings.HasSuffix(path, suffix) {
+			n++
+		}
+	}
+	return n
 }
 
 // startS3 starts the server with one bucket, or the proxy to the real
@@ -80,6 +99,9 @@ func startS3(t testing.TB) *fakeS3 {
 		awsEnv(t)
 	}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.requests = append(f.requests, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
 		if f.down.Load() {
 			if hj, ok := w.(http.Hijacker); ok {
 				if conn, _, err := hj.Hijack(); err == nil {
