@@ -28,6 +28,11 @@ var (
 	// file system than the reserve (see [WithMinFreeBytes]). It also
 	// wraps syscall.ENOSPC.
 	ErrLowDiskSpace = store.ErrLowDiskSpace
+	// ErrStoreDown: an object store that a request found down (it timed
+	// out, or could not be reached) was not asked at all: calls fall back
+	// at once, while a probe checks the store, until it answers. An FS
+	// of a store wraps it with the failure that found the store down.
+	ErrStoreDown = store.ErrStoreDown
 	// ErrResultTooLarge: the tool result is larger than the cap of
 	// [WithMaxResultBytes]; nothing was written.
 	ErrResultTooLarge = errors.New("lro: the result is over the cap on results")

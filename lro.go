@@ -301,6 +301,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 			Logger:     o.opts.logger,
 			Expired:    o.emitExpired,
 			StoreError: o.metrics.storeError,
+			StoreState: o.metrics.storeState,
 		},
 	})
 	o.stop = make(chan struct{})
@@ -349,6 +350,7 @@ func (o *engine) Close() error {
 	o.warmMu.Unlock()
 	o.warming.Wait()
 	o.copies.close()
+	o.store.Close()
 	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
 		return c.Close()
 	}
@@ -640,7 +642,11 @@ func (o *engine) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 		h(e)
 	}
 	if l := o.opts.logger; l != nil {
-		l.LogAttrs(ctx, slog.LevelWarn, "lro: offload write failed",
+		level := slog.LevelWarn
+		if errors.Is(e.Err, ErrStoreDown) {
+			level = slog.LevelDebug // the outage is logged once, not each fallback
+		}
+		l.LogAttrs(ctx, level, "lro: offload write failed",
 			slog.String("operation", e.Operation), slog.String("path", e.Path),
 			slog.Int("count", e.Count), slog.Int("kept", e.Kept), slog.Any("error", e.Err))
 	}

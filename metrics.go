@@ -25,6 +25,7 @@ type instruments struct {
 	extractDuration metric.Float64Histogram
 	unisolatedCalls metric.Int64Counter
 	storeErrors     metric.Int64Counter
+	storeStates     metric.Int64Counter
 }
 
 // DurationBuckets are the explicit bucket bounds, in seconds, of the
@@ -71,6 +72,7 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	in.extractCalls = counter("lro.extract.calls", "{call}", "lro_extract calls, by outcome.")
 	in.extractDuration = histogram("lro.extract.duration", "Time to answer an lro_extract call.")
 	in.storeErrors = counter("lro.store.errors", "{error}", "Failures of an object store, by what met them and their kind.")
+	in.storeStates = counter("lro.store.state_changes", "{change}", "Changes of an object store's state: down when a request found it down (calls then fall back at once), up when a probe found it answering.")
 	in.unisolatedCalls = counter("lro.extract.unisolated", "{query}", "lro_extract queries run without a worker process, or refused for want of one, by reason.")
 	return &in, err
 }
@@ -102,6 +104,11 @@ func (in *instruments) removed(ctx context.Context, reason string) {
 // storeErrorKind).
 func (in *instruments) storeError(ctx context.Context, what, kind string) {
 	in.storeErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("during", what), attribute.String("kind", kind)))
+}
+
+// storeState counts a change of the store's state, "down" or "up".
+func (in *instruments) storeState(ctx context.Context, state string) {
+	in.storeStates.Add(ctx, 1, metric.WithAttributes(attribute.String("state", state)))
 }
 
 // extracted counts an lro_extract call: "ok", "refused" when it was

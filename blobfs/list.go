@@ -14,6 +14,9 @@ import (
 // the object is listed): the janitor needs it, and a listing does not
 // carry metadata.
 func (f *FS) ReadDir() ([]fs.DirEntry, error) {
+	if err := f.check("readdir", f.location); err != nil {
+		return nil, err
+	}
 	it := f.bucket.List(&blob.ListOptions{Prefix: f.prefix, Delimiter: "/"})
 	var out []fs.DirEntry
 	seen := make(map[string]struct{})
@@ -28,7 +31,7 @@ func (f *FS) ReadDir() ([]fs.DirEntry, error) {
 			break
 		}
 		if err != nil {
-			return nil, &fs.PathError{Op: "readdir", Path: f.location, Err: mapErr(err)}
+			return nil, &fs.PathError{Op: "readdir", Path: f.location, Err: mapErr(f.observe(err))}
 		}
 		if obj.IsDir {
 			continue
@@ -87,10 +90,13 @@ func (f *FS) expiry(name string) (time.Time, error) {
 	if ok {
 		return t, nil
 	}
+	if err := f.check("stat", name); err != nil {
+		return time.Time{}, err
+	}
 	ctx, cancel := f.ctx()
 	defer cancel()
 	attrs, err := f.bucket.Attributes(ctx, f.prefix+name)
-	if err != nil {
+	if err = f.observe(err); err != nil {
 		return time.Time{}, &fs.PathError{Op: "stat", Path: name, Err: mapErr(err)}
 	}
 	return f.noteExpiry(name, attrs), nil

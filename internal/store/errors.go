@@ -13,4 +13,7 @@ var (
 	// ErrLowDiskSpace: writing the file would leave less free space than
 	// the reserve. It also wraps syscall.ENOSPC.
 	ErrLowDiskSpace = errors.New("lro: too little free disk space")
+	// ErrStoreDown: an object store found down (timed out, or
+	// unreachable) was not asked, until a probe finds it up.
+	ErrStoreDown = errors.New("lro: the file store is down")
 )

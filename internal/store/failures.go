@@ -85,12 +85,16 @@ type storeLog struct {
 // Failed counts and logs err when it is a failure of the store
 // (an *Error in its chain), for what (lro_extract, resources/read,
 // janitor). The first failure of a burst is logged, with the store's own
-// error; the next ones within storeLogEvery are only counted. It reports
-// whether err was the store's.
+// error; the next ones within storeLogEvery are only counted. A call not
+// tried because the store is known to be down (ErrStoreDown) is neither:
+// the outage was, once. It reports whether err was the store's.
 func (s *Store) Failed(ctx context.Context, what string, err error) bool {
 	var se *Error
 	if !errors.As(err, &se) {
 		return false
+	}
+	if errors.Is(se.Err, ErrStoreDown) {
+		return true
 	}
 	s.CountError(ctx, what, se.Err)
 	l := s.obs.Logger
@@ -113,10 +117,12 @@ func (s *Store) Failed(ctx context.Context, what string, err error) bool {
 	return true
 }
 
-// countStoreError counts err, met during what, in lro.store.errors when
-// the FS is an object store and err is not a file that is simply gone.
+// CountError counts err, met during what, in lro.store.errors when the
+// FS is an object store and err is not a file that is simply gone, nor a
+// call not tried while the store is known to be down (the outage is
+// counted once, as a state change).
 func (s *Store) CountError(ctx context.Context, what string, err error) {
-	if err == nil || !IsRemote(s.fs) || errors.Is(err, fs.ErrNotExist) {
+	if err == nil || !IsRemote(s.fs) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrStoreDown) {
 		return
 	}
 	kind := ErrorKind(err)
