@@ -300,7 +300,7 @@ func WithResourceMaxBytes(n int64) Option {
 //	lro.extract.duration      time to answer an lro_extract call (s)
 //	lro.store.errors          failures of an object store, by during (offload,
 //	                          lro_extract, resources/read, janitor) and kind
-//	                          (timeout, permission, unavailable); not the calls
+//	                          (timeout, permission, config, unavailable); not the calls
 //	                          that fall back at once while a store is down
 //	lro.store.state_changes   a store found down, or answering again, by state
 //	                          (down, up)

@@ -16,4 +16,7 @@ var (
 	// ErrStoreDown: an object store found down (timed out, or
 	// unreachable) was not asked, until a probe finds it up.
 	ErrStoreDown = errors.New("lro: the file store is down")
+	// ErrStoreMisconfigured: the store could not be opened (its URL is
+	// wrong), or answers that it is set up wrong (no such bucket).
+	ErrStoreMisconfigured = errors.New("lro: the file store is misconfigured")
 )
