@@ -40,6 +40,10 @@ import (
 //     size and modification time) without reading it: for an object
 //     store, one metadata request. lro_extract then finds its local copy
 //     of a file it has read before without reading the file again.
+//   - WatchAvailability(fn func(available bool, cause error)) (stop
+//     func()) reports the outages of a store that fails fast while it is
+//     down (blobfs does: its calls then wrap [ErrStoreDown]); the engine
+//     logs and counts each change of state rather than each call.
 type FS interface {
 	// Create creates the file name for writing, private to its owner
 	// (0600). It must fail, with an error wrapping fs.ErrExist, when any
