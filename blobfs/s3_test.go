@@ -32,7 +32,8 @@ import (
 //	LRO_TEST_S3_URL='s3://lro-test/ci?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
 //
 // with the credentials in the AWS SDK's standard chain (AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY). Each test works under a throwaway prefix of its
+// AWS_SECRET_ACCESS_KEY); testdata/versitygw/test.sh sets both for the
+// Versity S3 Gateway it starts. Each test works under a throwaway prefix of its
 // own below the URL's path, and deletes what it wrote. The tests that make
 // the store fail (deny, hang, a wrong signature, down) run too: the
 // server is reached through a proxy on loopback that injects the faults.
