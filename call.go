@@ -7,10 +7,24 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/records"
 )
+
+// Host is the face of an Offloader that a host adapter uses: the code that
+// translates an MCP SDK's requests and results to the host-neutral
+// [host.Call] and [host.Result] of package host and back, and registers the
+// tools and resources (package gosdk, package proxy, or an adapter of
+// another SDK). A server author needs none of it:
+// [Offloader.ServerOption], gosdk.Install and the proxy call it.
+//
+// Its methods are safe for concurrent use, as the Offloader's are.
+type Host struct{ o *engine }
+
+// Host returns o's face for host adapters.
+func (o *engine) Host() Host { return Host{o} }
 
 // Serve runs next, the tool's handler, with offloading: the host-neutral
 // core of every adapter ([Offloader.Middleware] for mcp-go, package gosdk
@@ -20,8 +34,9 @@ import (
 // When replaced is false the handler's own result goes out unchanged, and
 // the returned Result is only a view of it; when true, the returned Result
 // is what to send instead: a descriptor, a truncated result with a warning,
-// a result cut at the gate, or a tool error (an invalid detail argument).
-// A handler error is returned as it is.
+// a result cut at the gate, or a tool error (an invalid detail argument,
+// or a handler error too large for the bound, cut). A handler error within
+// the bound is returned as it is.
 //
 // Every answer of a tool the library judges leaves through one gate (see
 // [Host.Bound]): whatever the handler returned (a tool error, a result
@@ -58,8 +73,19 @@ func (o *engine) serveWith(ctx context.Context, call host.Call, policy ToolPolic
 	}
 	var v verdict
 	res, replaced, err := o.serve(ctx, call, policy, next, &v)
-	if err != nil || v.pointer || v.unjudged {
+	if v.pointer || v.unjudged {
 		return res, replaced, err
+	}
+	if err != nil {
+		// A handler's error becomes a JSON-RPC error whose message the
+		// model reads: over the bound, a tool error cut at the gate.
+		e := host.Result{IsError: true, Content: []host.Content{host.TextContent(err.Error())}}
+		b, cut := o.gate(e)
+		if !cut {
+			return res, replaced, err
+		}
+		o.logf(ctx, slog.LevelWarn, "lro: a handler's error over the threshold was cut at the gate", call.Tool, nil)
+		return b, true, nil
 	}
 	if b, cut := o.gate(res); cut {
 		o.logf(ctx, slog.LevelWarn, "lro: an answer over the threshold was cut at the gate", call.Tool, nil)
@@ -91,7 +117,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 			// A search tool's own detail argument ("brief"): its
 			// records are judged by what they are, not by this.
 		default:
-			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, echo(jsonText(v)))
+			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, extract.EchoJSON(v))
 			return host.Result{IsError: true, Content: []host.Content{host.TextContent(msg)}}, true, nil
 		}
 	}
@@ -103,7 +129,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 		}
 		return res, false, err
 	}
-	ctx = context.WithValue(ctx, nativeKey{}, call.NativeExtract)
+	ctx = extract.WithNative(ctx, call.NativeExtract)
 
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
 	defer c.discard()
@@ -111,7 +137,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 	if err != nil || res.IsError || res.NeedsInput {
 		return res, false, err
 	}
-	delivery := o.deliveryOf(call)
+	d := &callDelivery{o: o, call: call}
 	set := ResultSet{Operation: policy.operationFor(call.Tool), Detail: detail, Generic: policy.Generic}
 	if q, ok := call.Arguments["query"].(string); ok {
 		set.Query = &q
@@ -122,53 +148,145 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 		o.logf(ctx, slog.LevelWarn, "lro: collected records cannot be offloaded", call.Tool, cerr)
 		return res, false, nil
 	}
+	var s *subject
 	if col != nil {
-		return o.serveCollected(ctx, call, delivery, res, set, col, v)
+		s = o.collectedSubject(call, res, set, col, d)
+	} else if s = o.resultSubject(ctx, call, policy, res, set, d); s == nil {
+		return res, false, nil
 	}
+	out, err := o.outcomeOf(ctx, s, d.get().mode)
+	if err != nil {
+		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
+	}
+	if err != nil || out.Action == Inline {
+		return s.inline()
+	}
+	v.pointer = out.Action == Offloaded
+	return o.respond(reply{call: call, res: s.answer(), doc: s.doc, l: s.l, delivery: d.get(), first: s.sets[0]}, out), true, nil
+}
+
+// A subject is what the pipeline judges of one call's answer: the sets of
+// records found in the handler's result, or the set it handed to Collect,
+// with where they sit in the result.
+type subject struct {
+	res    host.Result // the handler's result
+	doc    document    // the part of res the records are
+	l      *records.Layout
+	sets   []ResultSet // one, or one per section of the result
+	beside int         // tokens of what stays beside the document
+	over   bool        // over the threshold, or over the session budget
+	cursor string      // a page's active cursor: cut, never offloaded
+	lost   error       // why a collected stream kept only its first records
+
+	collected *collection // the set handed to Collect, when it was
+}
+
+// resultSubject finds the records of a handler's result, or returns nil
+// when the result goes out as it is: small, not records, or a page under
+// the threshold that the session budget would offload.
+func (o *engine) resultSubject(ctx context.Context, call host.Call, policy ToolPolicy, res host.Result, set ResultSet, d *callDelivery) *subject {
 	// Under a session budget every result is measured: one under the
 	// threshold may still have to be offloaded.
-	small := o.surelySmall(res) && !o.sessionBudgeted(call)
-	if small {
-		return res, false, nil
+	if o.surelySmall(res) && !o.sessionBudgeted(call) {
+		return nil
 	}
 	doc, ok := o.documentOf(res)
 	if !ok {
-		return res, false, nil
+		return nil
 	}
 	if doc.tokens <= o.cfg.ThresholdTokens {
-		if !o.mustOffload(call, doc.tokens, delivery) {
-			return res, false, nil
+		if !o.mustOffload(call, doc.tokens, d) {
+			return nil
 		}
 		set.force = true
 	}
 	l := doc.layoutOf(policy.RecordsField)
-	if l.cursor != "" {
-		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.cursor+") without handing its full set to lro.Collect, so the page is sent inline, cut to the records that fit: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
+	if l.Cursor != "" {
+		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.Cursor+") without handing its full set to lro.Collect, so the page is sent inline, cut to the records that fit: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
 		if set.force {
-			return res, false, nil
+			return nil
 		}
 	}
 	set.preamble = string(doc.preamble)
 	beside := o.keptTokens(res, doc)
-	sets := o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool)
-	rp := reply{call: call, res: res, doc: doc, l: &l, delivery: delivery(), first: sets[0]}
-	if rp.delivery.Mode == DeliveryTruncate || l.cursor != "" {
-		return o.respond(rp, o.truncateInline(sets, &l, beside)), true, nil
+	return &subject{
+		res: res, doc: doc, l: &l, beside: beside, over: true, cursor: l.Cursor,
+		sets: o.sectionSets(set, &l, doc.tokens, beside, policy, call.Tool),
 	}
-	if c := o.opts.dir.resultCap(); c > 0 && doc.size() > c {
-		err := fmt.Errorf("%w: it is %d bytes and the cap is %d", ErrResultTooLarge, doc.size(), c)
-		return o.respond(rp, o.truncated(ctx, sets, &l, beside, "", err, 0)), true, nil
+}
+
+// collectedSubject is the set a handler handed to Collect: the handler's
+// own result is a rendering of it, or a placeholder, and all of it is
+// replaced.
+func (o *engine) collectedSubject(call host.Call, res host.Result, set ResultSet, col *collection, d *callDelivery) *subject {
+	set.src, set.Tokens, set.Validated = col.records, col.tokens, true
+	doc := document{replace: make([]int, len(res.Content))}
+	for i := range doc.replace {
+		doc.replace[i] = i
 	}
-	out, err := o.offload(ctx, sets, &l, beside)
-	if err != nil {
-		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
-		return res, false, nil
+	if len(res.Content) == 0 {
+		doc.replace = []int{0}
 	}
-	if out.Action == Inline {
-		return res, false, nil
+	if col.tokens <= o.cfg.ThresholdTokens && o.mustOffload(call, col.tokens, d) {
+		set.force = true
 	}
-	v.pointer = out.Action == Offloaded
-	return o.respond(rp, out), true, nil
+	s := &subject{
+		res: res, doc: doc, sets: []ResultSet{set}, collected: col,
+		l:    &records.Layout{Root: []byte("[]"), Sections: []records.Section{{Found: records.Found{Src: col.records}}}},
+		over: col.tokens > o.cfg.ThresholdTokens || set.force,
+	}
+	if head, ok := col.records.(headRecords); ok {
+		s.lost = head.lost
+	}
+	return s
+}
+
+// outcomeOf judges s under the call's delivery mode: a page with a
+// cursor is cut whatever the mode, since offloading it would hide the
+// other pages.
+func (o *engine) outcomeOf(ctx context.Context, s *subject, mode deliveryMode) (Outcome, error) {
+	if s.cursor != "" {
+		return o.truncateInline(s.sets, s.l, s.beside), nil
+	}
+	return mode.outcome(ctx, o, s)
+}
+
+// writeOut is the outcome of the modes that write a file: the file, or
+// the fallback when the records cannot all be had (a stream whose spool
+// failed) or the result is over the cap on results.
+func (o *engine) writeOut(ctx context.Context, s *subject) (Outcome, error) {
+	if s.lost != nil {
+		return o.truncated(ctx, s.sets, nil, 0, "", s.lost, 0), nil
+	}
+	if c := o.opts.dir.resultCap(); c > 0 && s.doc.size() > c {
+		err := fmt.Errorf("%w: it is %d bytes and the cap is %d", ErrResultTooLarge, s.doc.size(), c)
+		return o.truncated(ctx, s.sets, s.l, s.beside, "", err, 0), nil
+	}
+	return o.offload(ctx, s.sets, s.l, s.beside)
+}
+
+// inline is the answer when nothing replaces the records: the handler's
+// result; or, when the handler returned a placeholder trusting Collect,
+// the collected records instead, complete.
+func (s *subject) inline() (host.Result, bool, error) {
+	if s.collected == nil || !s.collected.promised {
+		return s.res, false, nil
+	}
+	return host.Result{Content: []host.Content{host.TextContent(string(s.l.Sections[0].Cut(s.sets[0].count())))}}, true, nil
+}
+
+// answer is the result the reply is built on: for a collected set, the
+// handler's items without its structured content, which rendered the set.
+func (s *subject) answer() host.Result {
+	if s.collected == nil {
+		return s.res
+	}
+	res := s.res
+	if len(res.Content) == 0 {
+		res.Content = []host.Content{{}}
+	}
+	res.Structured = nil
+	return res
 }
 
 // serveProxy serves a proxy client, which offloads on its own side: it
@@ -189,11 +307,11 @@ func (o *engine) serveProxy(ctx context.Context, next func(context.Context) (hos
 	}
 	var b bytes.Buffer
 	b.WriteByte('[')
-	err = col.records.each(func(i int, r *record) bool {
+	err = col.records.Each(func(i int, r *records.Record) bool {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(r.line)
+		b.Write(r.Line)
 		return true
 	})
 	if err != nil {
@@ -208,55 +326,6 @@ func (o *engine) sessionBudgeted(call host.Call) bool {
 	return o.cfg.SessionBudgetTokens > 0 && call.Session != ""
 }
 
-// serveCollected offloads the set a handler handed to Collect.
-func (o *engine) serveCollected(ctx context.Context, call host.Call, delivery func() DeliveryChoice, res host.Result, set ResultSet, col *collection, v *verdict) (host.Result, bool, error) {
-	records, tokens := col.records, col.tokens
-	set.src, set.Tokens, set.Validated = records, tokens, true
-	l := layout{root: []byte("[]"), sections: []section{{found: found{src: records}}}}
-	// The handler's own result is a rendering of the set, or a
-	// placeholder: all of it is replaced.
-	doc := document{replace: make([]int, len(res.Content))}
-	for i := range doc.replace {
-		doc.replace[i] = i
-	}
-	if len(res.Content) == 0 {
-		doc.replace = []int{0}
-	}
-	if tokens <= o.cfg.ThresholdTokens && o.mustOffload(call, tokens, delivery) {
-		set.force = true
-	}
-	over := tokens > o.cfg.ThresholdTokens || set.force
-	d := delivery()
-	var out Outcome
-	var err error
-	head, lost := records.(headRecords)
-	switch {
-	case over && d.Mode == DeliveryTruncate:
-		out = o.truncateInline([]ResultSet{set}, &l, 0)
-	case lost:
-		out = o.truncated(ctx, []ResultSet{set}, nil, 0, "", head.lost, 0)
-	default:
-		out, err = o.offload(ctx, []ResultSet{set}, &l, 0)
-		if err != nil {
-			o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
-		}
-	}
-	if err != nil || out.Action == Inline {
-		if !col.promised {
-			return res, false, nil
-		}
-		// The handler returned a placeholder, trusting Collect: send
-		// the collected records instead, complete.
-		return host.Result{Content: []host.Content{host.TextContent(string(l.sections[0].cut(records.count())))}}, true, nil
-	}
-	if len(res.Content) == 0 {
-		res.Content = []host.Content{{}}
-	}
-	res.Structured = nil
-	v.pointer = out.Action == Offloaded
-	return o.respond(reply{call: call, res: res, doc: doc, l: &l, delivery: d, first: set}, out), true, nil
-}
-
 // keptTokens estimates the items that stay beside the document: small
 // texts next to the data. Images and other items are not counted.
 func (o *engine) keptTokens(res host.Result, doc document) int {
@@ -264,7 +333,7 @@ func (o *engine) keptTokens(res host.Result, doc document) int {
 	idx, _ := textItems(res)
 	for _, i := range idx {
 		if !slices.Contains(doc.replace, i) {
-			t += o.EstimateTokens(bytesOf(res.Content[i].Text))
+			t += o.EstimateTokens(records.BytesOf(res.Content[i].Text))
 		}
 	}
 	return t
@@ -277,8 +346,8 @@ type reply struct {
 	call     host.Call
 	res      host.Result
 	doc      document
-	l        *layout
-	delivery DeliveryChoice
+	l        *records.Layout
+	delivery delivery
 	first    ResultSet
 }
 
@@ -299,11 +368,7 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 				links = append(links, host.Content{Link: link})
 			}
 		}
-		var v any = out.Response
-		if rp.delivery.Mode == DeliveryCompact {
-			v = o.compact(out.Response, rp.call.NativeExtract, len(links) > 0, isLines(rp.first))
-		}
-		b, err := marshalText(v)
+		b, err := records.MarshalText(rp.delivery.mode.pointer(o, out.Response, rp, len(links) > 0))
 		if err != nil {
 			return host.Result{IsError: true, Content: []host.Content{host.TextContent("lro: encoding the descriptor: " + err.Error())}}
 		}
@@ -312,13 +377,13 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 			r.Structured = json.RawMessage(b)
 		}
 		after = links
-		if p := o.preview(rp.first, rp.delivery.PreviewTokens); p != "" {
+		if p := o.preview(rp.first, rp.delivery.preview); p != "" {
 			after = append(after, host.TextContent(p))
 		}
 	case Truncated:
-		if !rp.l.items {
-			body = rp.l.truncated(out.kept)
-			if rp.doc.structured && rp.l.root != nil {
+		if !rp.l.Items {
+			body = rp.l.Truncated(out.kept)
+			if rp.doc.structured && rp.l.Root != nil {
 				r.Structured = json.RawMessage(body)
 			}
 		}
@@ -327,7 +392,7 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 			// Not even the first record fits: show it cut rather than
 			// nothing at all, when it is at hand (a stream whose spool
 			// failed kept only the records that fit).
-			if cut := o.cutFirst(rp.first, o.EstimateTokens(bytesOf(out.Warning))); cut != "" {
+			if cut := o.cutFirst(rp.first, o.EstimateTokens(records.BytesOf(out.Warning))); cut != "" {
 				after = append(after, host.TextContent(cut))
 			}
 		}
@@ -339,7 +404,7 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 			r.Content = append(r.Content, c)
 			continue
 		}
-		if rp.l.items && out.Action == Truncated {
+		if rp.l.Items && out.Action == Truncated {
 			if kept < out.kept[0] {
 				r.Content = append(r.Content, c)
 			}
@@ -365,13 +430,13 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 func (o *engine) cutFirst(set ResultSet, notice int) string {
 	budget := max(o.cfg.ThresholdTokens-o.overhead(set)-notice-40, 16) // and this note
 	var out string
-	_ = set.source().each(func(_ int, r *record) bool {
-		n := len(r.sent)
-		for n > 0 && o.opts.estimator.EstimateTokens(r.sent[:n]) > budget {
-			n = min(n-1, n*budget/max(o.opts.estimator.EstimateTokens(r.sent[:n]), 1))
+	_ = set.source().Each(func(_ int, r *records.Record) bool {
+		n := len(r.Sent)
+		for n > 0 && o.opts.estimator.EstimateTokens(r.Sent[:n]) > budget {
+			n = min(n-1, n*budget/max(o.opts.estimator.EstimateTokens(r.Sent[:n]), 1))
 		}
 		out = fmt.Sprintf("lro: the first record alone is larger than the threshold (%d bytes); its first %d bytes, cut:\n%s [cut]",
-			len(r.sent), n, bytes.ToValidUTF8(r.sent[:n], nil))
+			len(r.Sent), n, bytes.ToValidUTF8(r.Sent[:n], nil))
 		return false
 	})
 	return out
@@ -417,36 +482,6 @@ func (o *engine) logger() *slog.Logger {
 		return o.opts.logger
 	}
 	return slog.Default()
-}
-
-// nativeKey is the context key under which Serve says whether the server
-// handling the call serves lro_extract.
-type nativeKey struct{}
-
-// marshalText encodes v as JSON a model reads: without HTML escaping, so
-// that '>' stays '>' and not \u003e.
-func marshalText(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// looksJSON reports whether text is shaped like a JSON object or array.
-func looksJSON(text string) bool {
-	t := strings.TrimSpace(text)
-	return len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']')
-}
-
-func jsonText(v any) string {
-	b, err := marshalText(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func (o *engine) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {

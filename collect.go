@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	rec "github.com/mcplro/lro/internal/records" // aliased: Collect's parameters are named records
 )
 
 // collectorKey is the context key of the collector the middleware installs.
@@ -66,8 +67,8 @@ func Collect[T any](ctx context.Context, records []T, scores []float64) bool {
 		}
 		raw[i] = b
 	}
-	tokens := c.o.estimateRecords(sliceRecords{lines: raw})
-	promise := c.o.cfg.IsEnabled() && !c.o.closed.Load() && tokens > c.threshold
+	tokens := c.o.estimateRecords(rec.Slice{Lines: raw})
+	promise := c.o.cfg.IsEnabled() && !c.o.life.closed.Load() && tokens > c.threshold
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.set, c.records, c.scores, c.tokens, c.err, c.promise = true, raw, scores, tokens, nil, promise
@@ -91,7 +92,7 @@ func Collect[T any](ctx context.Context, records []T, scores []float64) bool {
 // Streamed sets have no scores.
 func CollectSeq(ctx context.Context, records iter.Seq2[json.RawMessage, error]) (inline []json.RawMessage, offloaded bool, err error) {
 	c, _ := ctx.Value(collectorKey{}).(*collector)
-	streams := c != nil && c.o.cfg.IsEnabled() && !c.o.closed.Load()
+	streams := c != nil && c.o.cfg.IsEnabled() && !c.o.life.closed.Load()
 	var (
 		quarters int // the running estimate, in quarter tokens
 		sp       *spool
@@ -176,7 +177,7 @@ func CollectSeq(ctx context.Context, records iter.Seq2[json.RawMessage, error]) 
 		if !c.o.heuristic() {
 			// The running estimate was the heuristic's: a set that is
 			// held whole is measured with the estimator chosen.
-			tokens = c.o.estimateRecords(sliceRecords{lines: inline})
+			tokens = c.o.estimateRecords(rec.Slice{Lines: inline})
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -214,12 +215,12 @@ func (c *collector) discard() {
 // headRecords are the first records of a streamed set that could not be
 // spooled, and how many it had: what its fallback keeps and tells.
 type headRecords struct {
-	sliceRecords
+	rec.Slice
 	n    int
 	lost error // why the set could not be spooled
 }
 
-func (h headRecords) count() int { return h.n }
+func (h headRecords) Count() int { return h.n }
 
 func marshalRecord(v any) (json.RawMessage, error) {
 	if raw, ok := v.(json.RawMessage); ok {
@@ -235,7 +236,7 @@ func marshalRecord(v any) (json.RawMessage, error) {
 // estimate, and whether the handler was told they would be offloaded (it
 // may then have returned a placeholder).
 type collection struct {
-	records  recordSource
+	records  rec.Source
 	tokens   int
 	promised bool
 }
@@ -251,11 +252,11 @@ func (c *collector) collected() (*collection, error) {
 	col := &collection{tokens: c.tokens, promised: c.promise}
 	switch {
 	case c.lost != nil:
-		col.records = headRecords{sliceRecords{lines: c.records}, c.spooled.n, c.lost}
+		col.records = headRecords{rec.Slice{Lines: c.records}, c.spooled.n, c.lost}
 	case c.spooled != nil:
 		col.records = c.spooled
 	default:
-		col.records = sliceRecords{lines: c.records, scores: c.scores}
+		col.records = rec.Slice{Lines: c.records, Scores: c.scores}
 	}
 	return col, nil
 }

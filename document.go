@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // A document is the part of a result that is judged against the threshold
@@ -46,7 +47,7 @@ func splitPreamble(text string) (preamble, body string, ok bool) {
 			// header keeps whole, stays short.
 			return "", "", false
 		}
-		if rest := text[at:]; looksJSON(rest) && (rest[0] == '{' || rest[0] == '[') {
+		if rest := text[at:]; records.LooksJSON(rest) && (rest[0] == '{' || rest[0] == '[') {
 			if pre := strings.TrimSpace(text[:at]); pre != "" {
 				return pre, rest, true
 			}
@@ -67,7 +68,7 @@ func jsonBody(text string) string {
 
 // smallItemBytes is the size under which a text item beside a larger one
 // is kept inline as it is: a one-line summary next to the data.
-const smallItemBytes = sectionBytes
+const smallItemBytes = records.SectionBytes
 
 // textItems returns the indices of the text items and embedded text
 // resources of res, and their total size.
@@ -90,26 +91,23 @@ func (o *engine) surelySmall(res host.Result) bool {
 		return false
 	}
 	idx, size := textItems(res)
-	valid := true
-	for _, i := range idx {
-		valid = valid && utf8.ValidString(res.Content[i].Text)
-	}
+	var raw []byte
 	switch s := res.Structured.(type) {
 	case nil:
 	case json.RawMessage:
-		size += len(s)
-		valid = valid && utf8.Valid(s)
+		raw = s
 	case []byte:
-		size += len(s)
-		valid = valid && utf8.Valid(s)
+		raw = s
 	default:
 		// A Go value: its size is known only from a JSON text beside it,
 		// which is taken to be its serialization.
-		if !slices.ContainsFunc(idx, func(i int) bool { return looksJSON(res.Content[i].Text) }) {
+		if !slices.ContainsFunc(idx, func(i int) bool { return records.LooksJSON(res.Content[i].Text) }) {
 			return false
 		}
 	}
-	return o.surelyUnder(size, valid)
+	return o.surelyUnder(size+len(raw), func() bool {
+		return utf8.Valid(raw) && !slices.ContainsFunc(idx, func(i int) bool { return !utf8.ValidString(res.Content[i].Text) })
+	})
 }
 
 // heuristic reports whether the estimator is the library's own, whose
@@ -120,14 +118,13 @@ func (o *engine) heuristic() bool {
 }
 
 // surelyUnder reports, with the heuristic estimator, that size bytes are
-// under the threshold whatever they hold: no rune costs more than a token
-// per three bytes, and no byte of invalid UTF-8 more than half a token
-// (see [HeuristicEstimator]); valid says the bytes are valid UTF-8.
-func (o *engine) surelyUnder(size int, valid bool) bool {
-	if !valid {
-		size = size * 3 / 2
-	}
-	return o.heuristic() && size <= 3*o.cfg.ThresholdTokens
+// under the threshold whatever they hold: no byte of invalid UTF-8 costs
+// more than half a token, and no rune more than a token per three bytes
+// (see [HeuristicEstimator]). valid, when not nil, says whether the bytes
+// are valid UTF-8; it is asked only when that decides.
+func (o *engine) surelyUnder(size int, valid func() bool) bool {
+	t := o.cfg.ThresholdTokens
+	return o.heuristic() && (size <= 2*t || size <= 3*t && valid != nil && valid())
 }
 
 // documentOf returns the document of res. The threshold applies to the
@@ -151,7 +148,7 @@ func (o *engine) documentOf(res host.Result) (document, bool) {
 	var large []int
 	tokens := 0
 	for _, i := range idx {
-		tokens += o.EstimateTokens(bytesOf(res.Content[i].Text))
+		tokens += o.EstimateTokens(records.BytesOf(res.Content[i].Text))
 		if len(res.Content[i].Text) > smallItemBytes {
 			large = append(large, i)
 		}
@@ -161,7 +158,7 @@ func (o *engine) documentOf(res host.Result) (document, bool) {
 		// (with a preamble or without): written once, judged once, and
 		// both replaced by its descriptor.
 		for _, i := range large[1:] {
-			tokens -= o.EstimateTokens(bytesOf(res.Content[i].Text))
+			tokens -= o.EstimateTokens(records.BytesOf(res.Content[i].Text))
 		}
 		d := o.textDocument(res.Content[large[0]].Text, large)
 		d.tokens = tokens
@@ -200,7 +197,7 @@ func preambles(res host.Result, items []int) []byte {
 // document.
 func repeats(res host.Result, large []int) bool {
 	first := jsonBody(res.Content[large[0]].Text)
-	if !looksJSON(first) {
+	if !records.LooksJSON(first) {
 		return false
 	}
 	for _, i := range large[1:] {
@@ -212,15 +209,15 @@ func repeats(res host.Result, large []int) bool {
 }
 
 func (o *engine) textDocument(text string, replace []int) document {
-	d := document{data: bytesOf(text), replace: replace}
-	if looksJSON(text) {
+	d := document{data: records.BytesOf(text), replace: replace}
+	if records.LooksJSON(text) {
 		d.index, d.isJSON = validIndex(d.data)
 	} else if pre, body, ok := splitPreamble(text); ok {
-		if ix, valid := validIndex(bytesOf(body)); valid {
-			d.data, d.preamble, d.index, d.isJSON = bytesOf(body), bytesOf(pre), ix, true
+		if ix, valid := validIndex(records.BytesOf(body)); valid {
+			d.data, d.preamble, d.index, d.isJSON = records.BytesOf(body), records.BytesOf(pre), ix, true
 		}
 	}
-	d.tokens = o.estimateText(bytesOf(text), d.index.ASCII && d.preamble == nil)
+	d.tokens = o.estimateText(records.BytesOf(text), d.index.ASCII && d.preamble == nil)
 	return d
 }
 
@@ -229,16 +226,16 @@ func (o *engine) structuredDocument(res host.Result, idx []int) (document, bool)
 	serialized := false
 	for _, i := range idx {
 		t := res.Content[i].Text
-		if !serialized && looksJSON(t) {
-			d.index, serialized = validIndex(bytesOf(t))
+		if !serialized && records.LooksJSON(t) {
+			d.index, serialized = validIndex(records.BytesOf(t))
 		}
 		if serialized && d.data == nil {
-			d.data, d.isJSON = bytesOf(t), true
+			d.data, d.isJSON = records.BytesOf(t), true
 			d.tokens += o.estimateText(d.data, d.index.ASCII)
 			d.replace = append(d.replace, i)
 			continue
 		}
-		d.tokens += o.EstimateTokens(bytesOf(t))
+		d.tokens += o.EstimateTokens(records.BytesOf(t))
 		if len(t) > smallItemBytes {
 			d.replace = append(d.replace, i)
 		}
@@ -286,18 +283,18 @@ func (d document) size() int64 {
 }
 
 // layoutOf finds the records of a document.
-func (d document) layoutOf(recordsField string) layout {
+func (d document) layoutOf(recordsField string) records.Layout {
 	if d.items != nil {
-		f := fromItems(d.items)
+		f := records.FromItems(d.items)
 		size := 0
 		for _, t := range d.items {
 			size += len(t)
 		}
-		return layout{items: true, sections: []section{{found: f, bytes: size}}}
+		return records.Layout{Items: true, Sections: []records.Section{{Found: f, Bytes: size}}}
 	}
-	l := findLayout(d.data, d.isJSON, &d.index, recordsField)
+	l := records.FindLayout(d.data, d.isJSON, &d.index, recordsField)
 	if d.preamble != nil {
-		l.addExtra([]string{"preamble"}, jsonscan.AppendQuoted(nil, clipPreamble(d.preamble)))
+		l.AddExtra([]string{"preamble"}, jsonscan.AppendQuoted(nil, clipPreamble(d.preamble)))
 	}
 	return l
 }
@@ -340,5 +337,5 @@ func (h Host) PassesUnchanged(tool string, size int) bool {
 	}
 	// The bytes are not seen: they may be invalid UTF-8, which a client
 	// receives as U+FFFD, half a token a byte.
-	return o.surelyUnder(size, false)
+	return o.surelyUnder(size, nil)
 }

@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/recipes"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // An Estimator estimates how many tokens a piece of text costs a model.
@@ -142,7 +144,7 @@ type recordChecks struct {
 	newlines []uint64
 	// namespaces, when the records are memories, has counted the
 	// namespaces of those records: writing them need not look again.
-	namespaces *nsCounter
+	namespaces *recipes.NSCounter
 }
 
 // checked reports whether record i is known to be valid JSON, and if so
@@ -162,25 +164,25 @@ func (c *recordChecks) checked(i int) (ok, newline bool) {
 // member), which writing them would otherwise look for in each record.
 // After a record that is not JSON it only estimates: writing the set, if
 // it is offloaded, stops there with the error it always gave.
-func checkRecords(src recordSource, memories bool) (int, recordChecks) {
+func checkRecords(src records.Source, memories bool) (int, recordChecks) {
 	var c recordChecks
 	key := ""
 	if memories {
-		c.namespaces, key = newNSCounter(), "namespace"
+		c.namespaces, key = recipes.NewNSCounter(), "namespace"
 	}
-	q, n := 0, src.count()
+	q, n := 0, src.Count()
 	bad := false
-	_ = src.each(func(i int, r *record) bool {
+	_ = src.Each(func(i int, r *records.Record) bool {
 		q++ // the separating comma
 		if !bad {
-			ok, ascii := c.check(n, i, r.line, key)
+			ok, ascii := c.check(n, i, r.Line, key)
 			if ascii {
-				q += len(r.line)
+				q += len(r.Line)
 				return true
 			}
 			bad = !ok
 		}
-		q += quarterTokens(r.line)
+		q += quarterTokens(r.Line)
 		return true
 	})
 	return (q + 3) / 4, c
@@ -201,7 +203,7 @@ func (c *recordChecks) check(n, i int, line []byte, key string) (ok, ascii bool)
 		c.newlines[i/64] |= 1 << (i % 64)
 	}
 	if c.namespaces != nil && f.Value != nil {
-		c.namespaces.count(f.Value)
+		c.namespaces.Count(f.Value)
 	}
 	return true, f.ASCII
 }

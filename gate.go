@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // NoticeTokens is the most tokens, as the Offloader's estimator counts
@@ -20,9 +21,6 @@ import (
 // whatever failed on the way; a pointer to an offloaded file is the one
 // exception, as its size does not grow with the result (see [Host.Serve]).
 const NoticeTokens = 128
-
-// cutMarker ends a text the gate cut.
-const cutMarker = " …[cut]"
 
 // gate is the exit of every answer the library judges: an answer within
 // the threshold and NoticeTokens goes out as it is; a larger one is cut
@@ -50,17 +48,22 @@ func (o *engine) gate(res host.Result) (host.Result, bool) {
 // structured content is s is within the threshold: its bytes together
 // are few enough for the heuristic estimator's bound.
 func (o *engine) surelyWithin(res host.Result, s []byte) bool {
-	size, valid := len(s), utf8.Valid(s)
+	size := len(s)
 	for _, c := range res.Content {
 		switch {
 		case c.Link != nil:
 			size += len(c.Link.URI) + len(c.Link.Name) + len(c.Link.Description) + len(c.Link.MIMEType)
 		case c.Other == nil || c.URI != "":
 			size += len(c.Text)
-			valid = valid && utf8.ValidString(c.Text)
 		}
 	}
-	return o.surelyUnder(size, valid)
+	return o.surelyUnder(size, func() bool {
+		valid := utf8.Valid(s)
+		for _, c := range res.Content {
+			valid = valid && (c.Other != nil && c.URI == "" || utf8.ValidString(c.Text))
+		}
+		return valid
+	})
 }
 
 // answerTokens estimates what a client receives of an answer res whose
@@ -76,8 +79,8 @@ func (o *engine) answerTokens(res host.Result, s []byte) (texts, structured int)
 		case c.Link != nil:
 			texts += o.linkTokens(c.Link)
 		case c.Other == nil || c.URI != "":
-			texts += o.EstimateTokens(bytesOf(c.Text))
-			repeated = repeated || s != nil && bytes.Equal(bytes.TrimSpace(bytesOf(c.Text)), bytes.TrimSpace(s))
+			texts += o.EstimateTokens(records.BytesOf(c.Text))
+			repeated = repeated || s != nil && bytes.Equal(bytes.TrimSpace(records.BytesOf(c.Text)), bytes.TrimSpace(s))
 		}
 	}
 	if s != nil && !repeated {
@@ -88,7 +91,7 @@ func (o *engine) answerTokens(res host.Result, s []byte) (texts, structured int)
 
 // linkTokens estimates a resource link as a client receives it.
 func (o *engine) linkTokens(l *host.ResourceLink) int {
-	return o.EstimateTokens(bytesOf(l.URI+l.Name+l.Description+l.MIMEType)) + 16 // and its field names
+	return o.EstimateTokens(records.BytesOf(l.URI+l.Name+l.Description+l.MIMEType)) + 16 // and its field names
 }
 
 // structuredJSON returns the structured content of a result as JSON, or
@@ -113,19 +116,21 @@ func structuredJSON(v any) []byte {
 // cut returns res cut to the threshold: text items whole while they fit,
 // the first that does not cut to what is left and marked, later ones left
 // out; a notice of what was cut comes last. s is res's structured
-// content as JSON; hadStructured says it counted on its own: it is left
-// out, and s takes its place as a text item, cut like the others.
+// content as JSON, which is left out; hadStructured says it counted on
+// its own (no text item repeats it): s then takes its place as a text
+// item, cut like the others.
 func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) host.Result {
-	out := host.Result{IsError: res.IsError, NeedsInput: res.NeedsInput}
+	// Structured content is left out: a result without it would fail a
+	// client's check against the tool's output schema, so it becomes a
+	// tool error, which clients do not check.
+	dropped := s != nil
+	out := host.Result{IsError: res.IsError || dropped, NeedsInput: res.NeedsInput}
 	items := res.Content
 	if hadStructured {
 		items = append(items[:len(items):len(items)], host.TextContent(string(s)))
-		// A result without its structured content would fail a
-		// client's check against the tool's output schema.
-		out.IsError = true
 	}
 	budget := o.cfg.ThresholdTokens
-	shown, dropped, cutBytes, ofBytes := 0, 0, -1, 0
+	shown, left, cutBytes, ofBytes := 0, 0, -1, 0
 	for _, c := range items {
 		if c.Link != nil {
 			budget -= o.linkTokens(c.Link)
@@ -137,10 +142,10 @@ func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) 
 			continue
 		}
 		if cutBytes >= 0 || budget <= 0 {
-			dropped++
+			left++
 			continue
 		}
-		t := o.EstimateTokens(bytesOf(c.Text))
+		t := o.EstimateTokens(records.BytesOf(c.Text))
 		if t <= budget {
 			budget -= t
 			shown++
@@ -151,10 +156,10 @@ func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) 
 		cutBytes, ofBytes = n, len(c.Text)
 		// An embedded resource cut becomes a text item: its host value
 		// holds the whole text.
-		out.Content = append(out.Content, host.TextContent(c.Text[:n]+cutMarker))
+		out.Content = append(out.Content, host.TextContent(c.Text[:n]+records.CutMarker))
 		budget = 0
 	}
-	out.Content = append(out.Content, host.TextContent(gateNotice(tokens, o.cfg.ThresholdTokens, shown, dropped, cutBytes, ofBytes, hadStructured)))
+	out.Content = append(out.Content, host.TextContent(gateNotice(tokens, o.cfg.ThresholdTokens, shown, left, cutBytes, ofBytes, dropped)))
 	return out
 }
 
@@ -169,7 +174,7 @@ func (o *engine) prefixWithin(text string, budget int) int {
 		for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {
 			n--
 		}
-		t := o.EstimateTokens(bytesOf(text[:n]))
+		t := o.EstimateTokens(records.BytesOf(text[:n]))
 		if t <= budget {
 			return n
 		}

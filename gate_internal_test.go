@@ -3,12 +3,14 @@ package lro
 import (
 	"math"
 	"testing"
+
+	"github.com/mcplro/lro/internal/records"
 )
 
 // The gate's notice with the marker fits NoticeTokens with the largest
 // numbers it can state.
 func TestGateNoticeIsBounded(t *testing.T) {
-	n := gateNotice(math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, true) + cutMarker
+	n := gateNotice(math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, true) + records.CutMarker
 	if got := (HeuristicEstimator{}).EstimateTokens([]byte(n)); got > NoticeTokens {
 		t.Fatalf("the notice takes %d tokens, over NoticeTokens (%d): %s", got, NoticeTokens, n)
 	}

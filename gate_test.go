@@ -49,6 +49,13 @@ func TestBoundCutsStructuredContentAlone(t *testing.T) {
 	assert.Contains(t, out.Content[1].Text, "structured content left out")
 	assertBound(t, o, boundAnswer{texts: []string{out.Content[0].Text, out.Content[1].Text}}, "structured content alone")
 
+	// Repeated by a text, it counts once, and is left out all the same.
+	out = o.Host().Bound(ctx, "relayed", host.Result{Content: []host.Content{host.TextContent(string(big))}, Structured: big})
+	assert.True(t, out.IsError, "a result without its structured content is a tool error")
+	assert.Nil(t, out.Structured)
+	require.Len(t, out.Content, 2)
+	assert.Contains(t, out.Content[1].Text, "structured content left out")
+
 	small := host.Result{Content: []host.Content{host.TextContent("ok")}}
 	assert.Equal(t, small, o.Host().Bound(ctx, "relayed", small))
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/mcplro/lro/internal/records"
 )
 
 //go:embed templates/*.tmpl
@@ -146,7 +148,7 @@ func loadTemplates(override fs.FS) (*templates, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.schemas[d], err = compactJSON(raw); err != nil {
+		if t.schemas[d], err = records.CompactJSON(raw); err != nil {
 			return nil, fmt.Errorf("lro: schema %s: %w", d, err)
 		}
 	}

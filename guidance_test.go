@@ -59,6 +59,7 @@ func TestGuidanceSaysWhatTheFileHolds(t *testing.T) {
 			assert.NotContains(t, g, "35221", "native=%v", native)
 			if native {
 				assert.Contains(t, g, "lro_extract(file_path=")
+				assert.Contains(t, g, "or where=[{field,op,value}] (no jq)", "the question without jq")
 			} else {
 				assert.Contains(t, g, "Use the jq recipes above")
 				assert.Contains(t, g, "line 1 is a header")

@@ -11,7 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/recipes"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
 )
@@ -20,16 +23,16 @@ import (
 // holds, whatever the configuration.
 const (
 	// HeaderType is the value of the type field of every header line.
-	HeaderType = "lro_header"
+	HeaderType = extract.HeaderType
 	// GenericSchemaVersion is the schema_version of the header of a file
 	// whose records are not MIF memories; lro_extract then infers its
 	// recipes from the records, as the descriptor did.
-	GenericSchemaVersion = "generic"
+	GenericSchemaVersion = extract.GenericSchemaVersion
 	// RecipeCount is the number of recipes in every descriptor, as the
 	// specification requires: memory or generic.
-	RecipeCount = 10
+	RecipeCount = recipes.Count
 	// ExtractToolName is the name of the native extraction tool.
-	ExtractToolName = "lro_extract"
+	ExtractToolName = extract.ToolName
 )
 
 // OffloadHeader is line 1 of every offloaded file.
@@ -68,7 +71,7 @@ type written struct {
 	name  string // in the FS
 	path  string
 	bytes int64
-	stats *setStats // what writing learned of the records
+	stats *recipes.Stats // what writing learned of the records
 }
 
 // bufPool holds write buffers: a large buffer turns many records into few
@@ -98,12 +101,12 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 		version = o.opts.schemaVersion
 	}
 	query := set.Query
-	if query != nil && len(*query) > maxCopiedBytes {
-		q := clipCopied(*query)
+	if query != nil && len(*query) > records.MaxCopiedBytes {
+		q := records.ClipCopied(*query)
 		query = &q
 	}
 	// Not HTML-escaped: a query holding '<' or '&' reads as it was typed.
-	header, err := marshalText(OffloadHeader{
+	header, err := records.MarshalText(OffloadHeader{
 		Type:            HeaderType,
 		Operation:       set.Operation,
 		Query:           query,
@@ -122,7 +125,7 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 	// the line breaks that compacting a record removes: take the room
 	// first, so that the directory never holds more than the quota.
 	src := set.source()
-	need := int64(len(header)) + 1 + src.size() + int64(src.count())
+	need := int64(len(header)) + 1 + src.Size() + int64(src.Count())
 	tmp := store.TempName(final)
 	c, evicted, expired, err := o.roomFor(ctx, src, tmp, w.path, need)
 	for _, e := range expired {
@@ -145,9 +148,9 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 	if err != nil {
 		return w, err
 	}
-	w.stats = newSetStats(set.Generic)
+	w.stats = recipes.NewStats(set.Generic)
 	if set.checks.namespaces != nil {
-		w.stats.namespaces = set.checks.namespaces // counted as the records were checked
+		w.stats.Namespaces = set.checks.namespaces // counted as the records were checked
 	}
 	n, err := writeLines(f, header, src, set.Validated, &set.checks, w.stats)
 	if cerr := f.Close(); err == nil {
@@ -172,7 +175,7 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 	c.Room += handOver(src)
 	o.store.Commit(tmp, final, c, n, ulid.Time(id.Time()), expires)
 	committed = true
-	o.warmExtract(final)
+	o.extractor.WarmExtract(final)
 	w.bytes = n
 	return w, nil
 }
@@ -190,7 +193,7 @@ type roomHolder interface {
 // which grows it by the difference, and waits for room only as the
 // oldest write in progress may (see mayWait). Others wait for room until
 // ctx ends.
-func (o *engine) roomFor(ctx context.Context, src recordSource, tmp, path string, need int64) (store.Claim, []FileEvictedEvent, []FileExpiredEvent, error) {
+func (o *engine) roomFor(ctx context.Context, src records.Source, tmp, path string, need int64) (store.Claim, []FileEvictedEvent, []FileExpiredEvent, error) {
 	if h, ok := src.(roomHolder); ok {
 		if held := h.room(); held > 0 {
 			extra := max(need-held, 0)
@@ -204,7 +207,7 @@ func (o *engine) roomFor(ctx context.Context, src recordSource, tmp, path string
 
 // handOver moves the room src holds, if any, to the file just published
 // from it, and returns how much that was.
-func handOver(src recordSource) int64 {
+func handOver(src records.Source) int64 {
 	h, ok := src.(roomHolder)
 	if !ok {
 		return 0
@@ -218,7 +221,7 @@ func handOver(src recordSource) int64 {
 // records' stats in the same pass. Records that checks knows need no
 // other look: the others are checked here, unless valid says they are
 // JSON, and looked at for line breaks.
-func writeLines(f File, header []byte, src recordSource, valid bool, checks *recordChecks, st *setStats) (int64, error) {
+func writeLines(f File, header []byte, src records.Source, valid bool, checks *recordChecks, st *recipes.Stats) (int64, error) {
 	bw := bufPool.Get().(*bufio.Writer)
 	bw.Reset(f)
 	defer func() {
@@ -236,8 +239,8 @@ func writeLines(f File, header []byte, src recordSource, valid bool, checks *rec
 		compact bytes.Buffer
 		recErr  error
 	)
-	err := src.each(func(i int, r *record) bool {
-		p := r.line
+	err := src.Each(func(i int, r *records.Record) bool {
+		p := r.Line
 		ok, newline := checks.checked(i)
 		if !ok {
 			if !valid && !jsonscan.Valid(p) {
@@ -255,7 +258,7 @@ func writeLines(f File, header []byte, src recordSource, valid bool, checks *rec
 			p = compact.Bytes()
 		}
 		line(p)
-		st.add(r, ok && checks.namespaces != nil)
+		st.Add(r, ok && checks.namespaces != nil)
 		return true
 	})
 	if recErr != nil {

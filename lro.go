@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/recipes"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 )
 
@@ -33,7 +36,7 @@ func ParseDetail(s string) (Detail, error) {
 	case DetailLight, DetailMedium, DetailFull:
 		return d, nil
 	}
-	return "", fmt.Errorf("lro: invalid detail %s: want light, medium or full", echoQuoted(s))
+	return "", fmt.Errorf("lro: invalid detail %s: want light, medium or full", extract.EchoQuoted(s))
 }
 
 // A ResultSet is the complete result of one tool call, one record per line
@@ -74,26 +77,26 @@ type ResultSet struct {
 	// of the cost of an offload). A broken promise makes a broken file.
 	Validated bool
 
-	src    recordSource // the records, when they are not Records (a view of a tool result)
-	checks recordChecks // what estimating the records learned by checking them
-	beside int          // tokens of the inline result besides its document
-	doc    *layout      // the document the records came from, rebuilt around those a fallback keeps
-	force  bool         // offload even under the threshold (the session budget)
+	src    records.Source  // the records, when they are not Records (a view of a tool result)
+	checks recordChecks    // what estimating the records learned by checking them
+	beside int             // tokens of the inline result besides its document
+	doc    *records.Layout // the document the records came from, rebuilt around those a fallback keeps
+	force  bool            // offload even under the threshold (the session budget)
 	// preamble is the text the result had before its JSON, which the
 	// file's header keeps whole.
 	preamble string
 }
 
 // source returns the records of set.
-func (set *ResultSet) source() recordSource {
+func (set *ResultSet) source() records.Source {
 	if set.src != nil {
 		return set.src
 	}
-	return sliceRecords{lines: set.Records, scores: set.Scores}
+	return records.Slice{Lines: set.Records, Scores: set.Scores}
 }
 
 // count is the number of records in set.
-func (set *ResultSet) count() int { return set.source().count() }
+func (set *ResultSet) count() int { return set.source().Count() }
 
 // Action is what Offload did with a result set.
 type Action int
@@ -191,9 +194,9 @@ type OffloadSummary struct {
 func (s OffloadSummary) MarshalJSON() ([]byte, error) {
 	if !s.generic {
 		type plain OffloadSummary // without this method
-		return marshalText(plain(s))
+		return records.MarshalText(plain(s))
 	}
-	return marshalText(struct {
+	return records.MarshalText(struct {
 		Count           int                        `json:"count"`
 		EstimatedTokens int                        `json:"estimated_tokens"`
 		Operation       string                     `json:"operation"`
@@ -219,7 +222,7 @@ type JQRecipe struct {
 // none of mcp-go's code.
 type Offloader struct {
 	*engine
-	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_detect.go, middleware_task.go
+	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_adapter.go
 }
 
 // engine is the host-neutral core of an Offloader: everything but the
@@ -228,22 +231,21 @@ type engine struct {
 	cfg       Config
 	opts      options
 	templates *templates
-	native    atomic.Bool    // AddExtractTool was called (see nativeGuidance)
-	warmMu    sync.Mutex     // orders warmExtract's Add before Close's Wait
-	warming   sync.WaitGroup // warmExtract's goroutines, which Close waits for
-	resources atomic.Bool    // ServeResources was called (see ServesResources)
-	closed    atomic.Bool
-	warned    sync.Map     // tools whose large inline results were logged
-	ownFS     bool         // the FS was made by New, and is closed by Close
-	records   *recordCache // lro_extract's decoded files
-	copies    localCopies  // lro_extract's local copies of a store's files: extract_copy.go
+	warned    sync.Map // tools whose large inline results were logged
+	ownFS     bool     // the FS was made by New, and is closed by Close
 	sessions  sessionBudget
 	metrics   *instruments
-	queries   queryCache   // lro_extract's compiled recipes
-	store     *store.Store // its files in the directory: names, quota, janitor
+	store     *store.Store  // its files in the directory: names, quota, janitor
+	extractor *extract.Tool // lro_extract and resources/read: lro_extract.go
+	life      lifecycle     // the janitor's and Close's
+}
 
-	stop      chan struct{}
-	done      chan struct{}
+// lifecycle is what starts and stops an engine: the janitor's goroutine
+// and Close.
+type lifecycle struct {
+	closed    atomic.Bool
+	stop      chan struct{} // closed by Close: the janitor returns
+	done      chan struct{} // closed when the janitor has returned
 	closeOnce sync.Once
 }
 
@@ -284,11 +286,6 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	if o.metrics, err = newInstruments(o.opts.meterProvider); err != nil {
 		return nil, fmt.Errorf("lro: creating metric instruments: %w", err)
 	}
-	cache := o.opts.extractLimits.CacheBytes
-	if cache == 0 {
-		cache = DefaultExtractCacheBytes
-	}
-	o.records = newRecordCache(cache)
 	o.store = store.New(store.Config{
 		FS:           o.opts.fs,
 		Name:         o.opts.dir.name,
@@ -304,15 +301,16 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 			StoreState: o.metrics.storeState,
 		},
 	})
-	o.stop = make(chan struct{})
-	o.done = make(chan struct{})
+	o.extractor = o.newExtractor()
+	o.life.stop = make(chan struct{})
+	o.life.done = make(chan struct{})
 	if o.opts.janitor {
 		go func() {
-			defer close(o.done)
-			o.store.RunJanitor(o.stop)
+			defer close(o.life.done)
+			o.store.RunJanitor(o.life.stop)
 		}()
 	} else {
-		close(o.done)
+		close(o.life.done)
 	}
 	return &Offloader{engine: o, mcpgo: &mcpGo{}}, nil
 }
@@ -339,17 +337,12 @@ func (o *engine) EstimateTokens(p []byte) int { return o.opts.estimator.Estimate
 // Close stops the janitor and waits for it to return. Files already
 // written stay until a later janitor deletes them. Close is idempotent.
 func (o *engine) Close() error {
-	o.closeOnce.Do(func() {
-		o.closed.Store(true)
-		close(o.stop)
+	o.life.closeOnce.Do(func() {
+		o.life.closed.Store(true)
+		close(o.life.stop)
 	})
-	<-o.done
-	// A warming still reading a file would open the directory again
-	// after the caller has removed it.
-	o.warmMu.Lock()
-	o.warmMu.Unlock()
-	o.warming.Wait()
-	o.copies.close()
+	<-o.life.done
+	o.extractor.Close()
 	o.store.Close()
 	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
 		return c.Close()
@@ -375,7 +368,7 @@ func (o *engine) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
 // sectionSets. A single set is judged here against the threshold; the
 // caller of several has judged the whole result, and set each one's
 // Tokens.
-func (o *engine) offload(ctx context.Context, sets []ResultSet, l *layout, beside int) (Outcome, error) {
+func (o *engine) offload(ctx context.Context, sets []ResultSet, l *records.Layout, beside int) (Outcome, error) {
 	for i := range sets {
 		if err := o.accept(&sets[i]); err != nil {
 			return Outcome{}, err
@@ -435,7 +428,7 @@ func (o *engine) offload(ctx context.Context, sets []ResultSet, l *layout, besid
 // accept refuses a set that cannot be offloaded at all, and fills in its
 // default detail level.
 func (o *engine) accept(set *ResultSet) error {
-	if o.closed.Load() {
+	if o.life.closed.Load() {
 		return ErrClosed
 	}
 	if err := store.CheckName(set.Operation); err != nil {
@@ -450,17 +443,17 @@ func (o *engine) accept(set *ResultSet) error {
 }
 
 // estimateRecords estimates the records as a JSON array would send them.
-func (o *engine) estimateRecords(src recordSource) int {
+func (o *engine) estimateRecords(src records.Source) int {
 	n := 0
 	if o.heuristic() {
-		_ = src.each(func(_ int, r *record) bool {
-			n += quarterTokens(r.line) + 1 // the separating comma
+		_ = src.Each(func(_ int, r *records.Record) bool {
+			n += quarterTokens(r.Line) + 1 // the separating comma
 			return true
 		})
 		return (n + 3) / 4
 	}
-	_ = src.each(func(_ int, r *record) bool {
-		n += o.opts.estimator.EstimateTokens(r.line)
+	_ = src.Each(func(_ int, r *records.Record) bool {
+		n += o.opts.estimator.EstimateTokens(r.Line)
 		return true
 	})
 	return n
@@ -483,7 +476,7 @@ func (o *engine) estimateSet(set *ResultSet) (int, recordChecks) {
 // records of each as fit the threshold together, sent inline, and a
 // warning. l and beside are as for offload; took is the time the failed
 // write took, zero when none was tried.
-func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, beside int, path string, err error, took time.Duration) Outcome {
+func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *records.Layout, beside int, path string, err error, took time.Duration) Outcome {
 	tokens, count := 0, 0
 	for _, s := range sets {
 		tokens += s.Tokens
@@ -521,18 +514,18 @@ func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *layout, bes
 // without its records. Only a fallback needs it, so it is found only then.
 func (o *engine) overhead(set ResultSet) int {
 	t := set.beside
-	if set.doc != nil && !set.doc.items {
-		t += o.EstimateTokens(set.doc.truncated([]int{0}))
+	if set.doc != nil && !set.doc.Items {
+		t += o.EstimateTokens(set.doc.Truncated([]int{0}))
 	}
 	return t
 }
 
 // leading returns how many of the first records, each as the result
 // sends it and with a separator, fit budget tokens.
-func (o *engine) leading(src recordSource, budget int) int {
+func (o *engine) leading(src records.Source, budget int) int {
 	used, kept := 0, 0
-	_ = src.each(func(i int, r *record) bool {
-		t := o.opts.estimator.EstimateTokens(r.sent) + 1 // and its separator
+	_ = src.Each(func(i int, r *records.Record) bool {
+		t := o.opts.estimator.EstimateTokens(r.Sent) + 1 // and its separator
 		if used+t > budget {
 			return false
 		}
@@ -552,20 +545,20 @@ func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w writ
 		EstimatedTokens: tokens,
 		Operation:       set.Operation,
 		TopNamespaces:   []string{},
-		ScoreRange:      w.stats.scoreRange(),
+		ScoreRange:      w.stats.ScoreRange(),
 		Detail:          set.Detail,
 	}
 	schema, recipes := o.schemaAndRecipes(set, w.stats)
 	if set.Generic {
 		sum.generic = true
 	} else {
-		sum.TopNamespaces = w.stats.namespaces.top(5)
+		sum.TopNamespaces = w.stats.Namespaces.Top(5)
 	}
 	stated := sum.stated()
 	if set.Query != nil {
 		stated["query"] = *set.Query // the header keeps it
 	}
-	sum.Extra = boundExtra(withoutStated(set.Extra, stated))
+	sum.Extra = records.BoundExtra(records.WithoutStated(set.Extra, stated))
 	return &OffloadResponse{
 		Offloaded:  true,
 		Summary:    sum,
@@ -581,8 +574,8 @@ func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w writ
 // there are, for a result that had several.
 func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
 	var largest int
-	if w.stats != nil && w.stats.largest > 4*o.cfg.ThresholdTokens {
-		largest = w.stats.largest // a record larger than the threshold: say so
+	if w.stats != nil && w.stats.Largest > 4*o.cfg.ThresholdTokens {
+		largest = w.stats.Largest // a record larger than the threshold: say so
 	}
 	return o.templates.guidance(o.nativeGuidance(ctx), guidanceData{
 		Count:    set.count(),
@@ -601,9 +594,9 @@ func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w w
 // schemaAndRecipes returns the line schema and recipes of set: the
 // templates' for memories, inferred from the records otherwise (st
 // holds their shape).
-func (o *engine) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessage, []Recipe) {
+func (o *engine) schemaAndRecipes(set ResultSet, st *recipes.Stats) (json.RawMessage, []Recipe) {
 	if set.Generic {
-		return st.shape.schema(), st.shape.recipes()
+		return st.Shape.Schema(), inferredRecipes(st.Shape.Recipes())
 	}
 	return slices.Clone(o.templates.schemas[set.Detail]), o.templates.recipes[set.Detail]
 }
@@ -616,10 +609,10 @@ func (o *engine) nativeGuidance(ctx context.Context) bool {
 	if store.IsRemote(o.opts.fs) {
 		return true
 	}
-	if native, ok := ctx.Value(nativeKey{}).(bool); ok {
+	if native, ok := extract.Native(ctx); ok {
 		return native
 	}
-	return o.native.Load()
+	return o.extractor.Served()
 }
 
 func (o *engine) emitOffloaded(ctx context.Context, e OffloadEvent) {
@@ -649,5 +642,18 @@ func (o *engine) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 		l.LogAttrs(ctx, level, "lro: offload write failed",
 			slog.String("operation", e.Operation), slog.String("path", e.Path),
 			slog.Int("count", e.Count), slog.Int("kept", e.Kept), slog.Any("error", e.Err))
+	}
+}
+
+// stated returns the summary's fields by their JSON names, as
+// records.WithoutStated takes them.
+func (s OffloadSummary) stated() map[string]any {
+	return map[string]any{
+		"count":            s.Count,
+		"estimated_tokens": s.EstimatedTokens,
+		"operation":        s.Operation,
+		"top_namespaces":   s.TopNamespaces,
+		"score_range":      s.ScoreRange,
+		"detail":           s.Detail,
 	}
 }

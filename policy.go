@@ -1,9 +1,12 @@
 package lro
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/outputschema"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // ToolPolicy says how the results of one tool are offloaded.
@@ -114,14 +117,14 @@ func (h Host) HasPolicy(tool string) bool {
 // looksLikeMemories reports whether records are MIF memories: objects with
 // the string fields id, title, namespace and memory_type, every one of the
 // first hundred. A search tool's tickets or log lines are not.
-func looksLikeMemories(src recordSource) bool {
-	if src.count() == 0 {
+func looksLikeMemories(src records.Source) bool {
+	if src.Count() == 0 {
 		return false
 	}
 	memories := true
-	_ = src.each(func(i int, r *record) bool {
+	_ = src.Each(func(i int, r *records.Record) bool {
 		n := 0
-		err := jsonscan.Fields(r.line, func(kv jsonscan.Field) bool {
+		err := jsonscan.Fields(r.Line, func(kv jsonscan.Field) bool {
 			switch string(kv.Key) {
 			case "id", "title", "namespace", "memory_type":
 				if len(kv.Value) > 0 && kv.Value[0] == '"' {
@@ -144,4 +147,41 @@ func (o *engine) genericFallback(tool string) string {
 		return p.Operation
 	}
 	return ToolPolicy{}.operationFor(tool)
+}
+
+// WidenOutputSchema returns an output schema that admits both what schema
+// admits and an offload descriptor:
+//
+//	{"type":"object","anyOf":[<schema>, <descriptor schema>]}
+//
+// The $schema, $id, $defs and definitions of schema move to the new root,
+// and its other local references ("#", "#/properties/...") are rewritten
+// to point into the first branch, so that every reference still resolves.
+// A schema whose type is something other than "object" gets no root type,
+// so that its values stay valid. A schema already widened by this function
+// is returned as it is. Property order is not kept, and numbers are kept
+// exactly.
+func WidenOutputSchema(schema json.RawMessage) (json.RawMessage, error) {
+	return outputschema.Widen(schema)
+}
+
+// ListedOutputSchema returns the output schema clients should see for tool,
+// whose own output schema is schema: widened by [WidenOutputSchema] when
+// the Offloader may offload the tool's results (offloading is enabled, and
+// the tool has a policy that does not set SkipOutputSchema; never
+// lro_extract), schema itself otherwise, and also when schema cannot be
+// widened. An adapter calls it when it lists tools; the adapters of this
+// module do. The returned bytes may be shared: do not modify them.
+func (h Host) ListedOutputSchema(tool string, schema json.RawMessage) json.RawMessage {
+	o := h.o
+	if len(schema) == 0 || !o.widens(tool) {
+		return schema
+	}
+	return outputschema.Widened(schema)
+}
+
+// widens reports whether the listed output schema of tool is widened.
+func (o *engine) widens(tool string) bool {
+	p, ok := o.policyFor(tool)
+	return ok && o.cfg.IsEnabled() && !p.SkipOutputSchema
 }

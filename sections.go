@@ -3,6 +3,8 @@ package lro
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/mcplro/lro/internal/records"
 )
 
 // SectionDescriptor describes one more large field of a result that had
@@ -34,23 +36,23 @@ const (
 // the call's operation, the others under the operation and their path.
 // beside is the estimate of what the result sends next to the sets (small
 // texts kept inline), which an inline fallback must leave room for.
-func (o *engine) sectionSets(base ResultSet, l *layout, tokens, beside int, policy ToolPolicy, tool string) []ResultSet {
-	sets := make([]ResultSet, len(l.sections))
-	for i := range l.sections {
-		s := &l.sections[i]
+func (o *engine) sectionSets(base ResultSet, l *records.Layout, tokens, beside int, policy ToolPolicy, tool string) []ResultSet {
+	sets := make([]ResultSet, len(l.Sections))
+	for i := range l.Sections {
+		s := &l.Sections[i]
 		set := base
-		set.src, set.Validated = s.src, true
-		set.Generic = policy.Generic || s.generic || (policy.detect || i > 0) && !looksLikeMemories(s.src)
+		set.src, set.Validated = s.Src, true
+		set.Generic = policy.Generic || s.Generic || (policy.detect || i > 0) && !looksLikeMemories(s.Src)
 		if policy.detect && set.Generic {
 			set.Operation = o.genericFallback(tool)
 		}
 		if i > 0 {
-			set.Operation = ToolPolicy{}.operationFor(set.Operation + "_" + s.name())
+			set.Operation = ToolPolicy{}.operationFor(set.Operation + "_" + s.Name())
 			set.Query = nil
 		}
 		sets[i] = set
 	}
-	sets[0].Extra = l.extra
+	sets[0].Extra = l.Extra
 	if len(sets) == 1 {
 		// The whole result's estimate, and what the inline fallback sends.
 		sets[0].Tokens = tokens
@@ -68,16 +70,16 @@ func (o *engine) sectionSets(base ResultSet, l *layout, tokens, beside int, poli
 // lists the other sections and their files. Memories alone keep to the
 // specification's descriptor: their field ("results") says nothing a
 // model needs.
-func (o *engine) describeSections(ctx context.Context, resp *OffloadResponse, sets []ResultSet, l *layout, total int, files []written) {
+func (o *engine) describeSections(ctx context.Context, resp *OffloadResponse, sets []ResultSet, l *records.Layout, total int, files []written) {
 	if len(sets) == 1 {
 		if sets[0].Generic {
-			resp.Section = l.sections[0].name()
+			resp.Section = l.Sections[0].Name()
 		}
 		return
 	}
-	resp.Section = l.sections[0].name()
+	resp.Section = l.Sections[0].Name()
 	for i := 1; i < len(sets); i++ {
-		d := SectionDescriptor{Section: l.sections[i].name(), Count: sets[i].count(), FilePath: files[i].path}
+		d := SectionDescriptor{Section: l.Sections[i].Name(), Count: sets[i].count(), FilePath: files[i].path}
 		if i <= describedSections {
 			d.LineSchema, d.JQRecipes = o.sectionRecipes(sets[i], files[i])
 		}
@@ -91,4 +93,28 @@ func (o *engine) describeSections(ctx context.Context, resp *OffloadResponse, se
 func (o *engine) sectionRecipes(set ResultSet, w written) (json.RawMessage, []JQRecipe) {
 	schema, recipes := o.schemaAndRecipes(set, w.stats)
 	return schema, shellRecipes(recipes[:min(len(recipes), sectionRecipes)], w.path)
+}
+
+// fit returns how many leading records of each section the inline
+// fallback keeps: what the document sends besides the sections comes
+// first, and the rest of the threshold is shared between the sections in
+// proportion to their size.
+func (o *engine) fit(l *records.Layout, extraTokens int) []int {
+	kept := make([]int, len(l.Sections))
+	budget := o.cfg.ThresholdTokens - extraTokens
+	if !l.Items {
+		budget -= o.EstimateTokens(l.Truncated(kept))
+	}
+	total := 0
+	for _, s := range l.Sections {
+		total += max(s.Bytes, 1)
+	}
+	for i, s := range l.Sections {
+		share := budget
+		if len(l.Sections) > 1 {
+			share = int(int64(budget) * int64(max(s.Bytes, 1)) / int64(total))
+		}
+		kept[i] = o.leading(s.Src, share)
+	}
+	return kept
 }

@@ -80,27 +80,14 @@ func (o *engine) EndSession(session string) { o.sessions.end(session) }
 
 // mustOffload reports whether a result of tokens that would go inline
 // must be offloaded instead, because the session's inline results would
-// pass Config.SessionBudgetTokens; otherwise it charges them.
-// delivery is the call's delivery (see deliveryOf).
-func (o *engine) mustOffload(call host.Call, tokens int, delivery func() DeliveryChoice) bool {
+// pass Config.SessionBudgetTokens; otherwise it charges them. A result no
+// larger than the pointer of the call's delivery d stays inline.
+func (o *engine) mustOffload(call host.Call, tokens int, d *callDelivery) bool {
 	budget := o.cfg.SessionBudgetTokens
 	if budget <= 0 || call.Session == "" || tokens <= 0 {
 		return false
 	}
-	return !o.sessions.admit(call.Session, tokens, budget, func() int { return o.pointerTokens(delivery()) })
-}
-
-// pointerTokens is the size of what replaces an offloaded result under
-// the call's delivery, about: a result no larger stays inline, since
-// offloading it would not save anything.
-func (o *engine) pointerTokens(d DeliveryChoice) int {
-	switch d.Mode {
-	case DeliveryCompact:
-		return compactBudgetTokens
-	case DeliveryTruncate:
-		return o.cfg.ThresholdTokens // truncation cannot make it smaller
-	}
-	return descriptorBudgetTokens
+	return !o.sessions.admit(call.Session, tokens, budget, func() int { return d.get().mode.pointerTokens(o) })
 }
 
 // The sizes that descriptors stay within, with a 60-character path (the

@@ -10,6 +10,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/adapt"
+	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,9 +27,11 @@ func Install(s *mcp.Server, off *lro.Offloader) {
 // Middleware returns receiving middleware for
 // (*mcp.Server).AddReceivingMiddleware that offloads large results of the
 // tools with a policy, exactly as [lro.Offloader.Middleware] does for
-// mcp-go: errors, results that ask for input, tools without a policy or
-// whose policy sets SkipOutputSchema, proxy clients and a disabled
-// Offloader pass through; an offloaded result has its text and structured
+// mcp-go: tools without a policy or whose policy sets SkipOutputSchema,
+// proxy clients and a disabled Offloader pass through; errors and results
+// that ask for input pass too unless they are over the threshold and
+// [lro.NoticeTokens], when they are cut at the gate (see
+// [lro.Host.Serve]); an offloaded result has its text and structured
 // content replaced by the descriptor; an invalid detail argument becomes a
 // tool error.
 //
@@ -77,10 +80,7 @@ type adapter struct {
 // time a session is seen while a session budget is set, a goroutine waits
 // for its end to forget it.
 func (a *adapter) session(ss *mcp.ServerSession) string {
-	id := ss.ID()
-	if id == "" {
-		id = fmt.Sprintf("conn-%p", ss)
-	}
+	id := sessionKey(ss)
 	if a.off.Config().SessionBudgetTokens <= 0 {
 		return id
 	}
@@ -304,4 +304,23 @@ func newResult(req *mcp.CallToolRequest) mcp.CallToolResult {
 		_ = json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r)
 	}
 	return r
+}
+
+// sessionKey returns the key of ss: its ID, or, for a connection without
+// one (stdio), the connection itself.
+func sessionKey(ss *mcp.ServerSession) string {
+	if id := ss.ID(); id != "" {
+		return id
+	}
+	return fmt.Sprintf("conn-%p", ss)
+}
+
+// withSession names the session of a request in ctx, for the admission of
+// lro_extract calls and resource reads (see internal/admit), which is fair
+// between sessions.
+func withSession(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return admit.WithSession(ctx, sessionKey(ss))
 }

@@ -50,10 +50,11 @@ type Result struct {
 	// Structured is the structured content: JSON bytes (json.RawMessage
 	// or []byte), a Go value that encoding/json marshals, or nil for none.
 	Structured any
-	// IsError marks a tool error. Errors pass through untouched.
+	// IsError marks a tool error. Errors are not offloaded; one over the
+	// bound is cut (see [lro.Host.Serve]).
 	IsError bool
 	// NeedsInput marks a result that asks the client for more input; it
-	// passes through untouched.
+	// is not offloaded, and cut when over the bound.
 	NeedsInput bool
 }
 

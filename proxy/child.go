@@ -116,8 +116,11 @@ func newChild(off *lro.Offloader, cfg Config, opts []server.ServerOption) (*Prox
 // working directory, its stderr to Config.Stderr), relays all of MCP
 // between the client and it, and ends it before it returns: its stdin is
 // closed, then its process group gets SIGTERM and, after two seconds more,
-// SIGKILL. On Linux the kernel kills it if the proxy dies first. When the
-// server exits by itself, the calls waiting for it get an error that says
+// SIGKILL, even when the server itself has exited by then (what it left in
+// its group is ended too). On Linux the kernel kills the server, not its
+// descendants, if the proxy dies first (see the package documentation).
+// When the server exits by itself, its group is ended the same way, the
+// calls waiting for it get an error that says
 // so and Serve returns a [*ServerExitError]: the proxy does not restart it,
 // since a new process would not know the client (its initialize, its
 // subscriptions, its roots), and the client's host restarts the proxy
@@ -629,7 +632,7 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	}
 	switch h.Method {
 	case string(mcp.MethodInitialize), string(mcp.MethodServerDiscover), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
-		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList):
+		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList), string(mcp.MethodTasksResult):
 	case string(mcp.MethodResourcesRead):
 		var params struct {
 			URI string `json:"uri"`

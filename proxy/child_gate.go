@@ -22,7 +22,9 @@ import (
 
 // gateUnread returns the message that answers the client's tools/call id
 // of tool with answer, the server's answer that the proxy cannot read as
-// a tool result.
+// a tool result; or the client's tasks/result id, the result of a tool
+// run as a task (tool is then the method), which the proxy hands to the
+// gate as it hands those.
 func (r *relay) gateUnread(ctx context.Context, id json.RawMessage, tool string, answer []byte) []byte {
 	var m struct {
 		Error *struct {
@@ -59,6 +61,9 @@ func (r *relay) gateUnread(ctx context.Context, id json.RawMessage, tool string,
 	if sameResult(in, out) {
 		return answer
 	}
+	// A request for input that is cut cannot be answered: the model is
+	// told, by a tool error, rather than handed a part of it as a result.
+	out.IsError = out.IsError || in.NeedsInput
 	b, err := toolAnswer(id, toolResult(out))
 	if err != nil {
 		return nil

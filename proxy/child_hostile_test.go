@@ -16,12 +16,10 @@ import (
 //   - tools/call of "held" is answered (with a text of 204 KB) only when
 //     the next message comes, whatever it is; prompts/get is answered with
 //     no messages;
-//   - tools/call of "nocontent", "nullcontent", "unknowntype", "notype",
-//     "inputrequired" and "rpcerror" answer with 200 KB the proxy cannot
-//     read as a tool result: a result without content, with null content,
-//     an item of an unknown type, an item without a type, a request for
-//     input, and a JSON-RPC error; "smallunread" a result of a few bytes
-//     without content;
+//   - tools/call of a tool of UnreadableAnswers answers with 200 KB the
+//     proxy cannot read as a tool result; "smallunread" a result of a few
+//     bytes without content; tasks/result answers with a tool result of
+//     200 KB;
 //   - "hostile-churn" lists 200 tools of 4 KiB under new names at every
 //     listing, and announces a change after each (and 1,000 at once when
 //     "announce" is called); "hostile-bigtools"
@@ -37,7 +35,6 @@ func hostileServer(mode string) {
 	reply := func(id json.RawMessage, result string) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
 	}
-	big := strings.Repeat("x", 200<<10)
 	var held json.RawMessage
 	listings := 0
 	for {
@@ -66,6 +63,8 @@ func hostileServer(mode string) {
 			reply(m.ID, `{}`)
 		case "prompts/get":
 			reply(m.ID, `{"messages":[]}`)
+		case "tasks/result":
+			reply(m.ID, `{"content":[{"type":"text","text":"`+strings.Repeat("t", 200<<10)+`"}]}`)
 		case "tools/list":
 			listings++
 			reply(m.ID, churnTools(mode, listings))
@@ -76,16 +75,6 @@ func hostileServer(mode string) {
 			switch m.Params.Name {
 			case "held":
 				held = m.ID
-			case "nocontent":
-				reply(m.ID, `{"data":"`+big+`"}`)
-			case "nullcontent":
-				reply(m.ID, `{"content":null,"data":"`+big+`"}`)
-			case "unknowntype":
-				reply(m.ID, `{"content":[{"type":"hologram","text":"`+big+`"}]}`)
-			case "notype":
-				reply(m.ID, `{"content":[{"text":"`+big+`"}]}`)
-			case "inputrequired":
-				reply(m.ID, `{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"`+big+`","requestedSchema":{"type":"object"}}}}}`)
 			case "announce":
 				for range 1000 {
 					fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
@@ -96,15 +85,33 @@ func hostileServer(mode string) {
 				os.Exit(3)
 			case "smallunread":
 				reply(m.ID, `{"data":"small"}`)
-			case "rpcerror":
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"%s","data":"%s"}}`+"\n", m.ID, big, big)
 			default:
+				if answer, ok := UnreadableAnswers[m.Params.Name]; ok {
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%s}`+"\n", m.ID, answer)
+					break
+				}
 				reply(m.ID, `{"content":[{"type":"text","text":"ok"}]}`)
 			}
 		}
 		w.Flush()
 	}
 }
+
+// UnreadableAnswers are the answers to a tools/call, by tool, that the
+// proxy cannot read as a tool result, 200 KB each: the JSON-RPC response's
+// member after its id. The hostile local server answers them, and so does
+// the hostile remote of TestProxyRemoteAnswersItCannotReadAreGated.
+var UnreadableAnswers = func() map[string]string {
+	big := strings.Repeat("x", 200<<10)
+	return map[string]string{
+		"nocontent":     `"result":{"data":"` + big + `"}`,
+		"nullcontent":   `"result":{"content":null,"data":"` + big + `"}`,
+		"unknowntype":   `"result":{"content":[{"type":"hologram","text":"` + big + `"}]}`,
+		"notype":        `"result":{"content":[{"text":"` + big + `"}]}`,
+		"inputrequired": `"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"` + big + `","requestedSchema":{"type":"object"}}}}}`,
+		"rpcerror":      `"error":{"code":-32000,"message":"` + big + `","data":"` + big + `"}`,
+	}
+}()
 
 // hostileStarts are what modes of hostileServer do before they serve,
 // by mode, on the systems that have them (see child_orphan_unix_test.go).

@@ -29,7 +29,7 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 		if !r.has("tools") {
 			return r.local(sctx, line)
 		}
-		return r.listing(ctx, h, line, "tools", func(tools []json.RawMessage, last bool) ([]json.RawMessage, error) {
+		return r.listing(ctx, h, line, "tools", r.admitTools, func(tools []json.RawMessage, last bool) ([]json.RawMessage, error) {
 			if err := r.follow(h, tools, last); err != nil {
 				return nil, err
 			}
@@ -43,7 +43,7 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 		if !r.has("resources") {
 			return r.local(sctx, line)
 		}
-		return r.listing(ctx, h, line, key, func(items []json.RawMessage, last bool) ([]json.RawMessage, error) {
+		return r.listing(ctx, h, line, key, nil, func(items []json.RawMessage, last bool) ([]json.RawMessage, error) {
 			if last {
 				items = append(items, r.localItems(sctx, h.Method, key)...)
 			}
@@ -53,6 +53,16 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 		return r.local(sctx, line)
 	case string(mcp.MethodToolsCall):
 		return r.toolCall(ctx, sctx, h, line)
+	case string(mcp.MethodTasksResult):
+		// The result of a tool run as a task: a tools/call answer, which
+		// passes the exit gate (cut, not offloaded: the task's tool is the
+		// server's to know).
+		resp, err := r.call(ctx, h.ID, h.Method, line)
+		if err != nil {
+			r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
+			return nil
+		}
+		return r.gateUnread(sctx, h.ID, h.Method, resp)
 	}
 	return nil
 }
@@ -179,9 +189,13 @@ func (r *relay) declared(ctx context.Context, h *header, line []byte) []byte {
 
 // listing relays a paginated listing, passing the items under key of each
 // page of the server's through edit (last: the page has no next cursor).
-// When edit fails, the client gets its error instead of the page.
-func (r *relay) listing(ctx context.Context, h *header, line []byte, key string, edit func(items []json.RawMessage, last bool) ([]json.RawMessage, error)) []byte {
+// When admit (if not nil) refuses the page's size before it is decoded, or
+// edit fails, the client gets the error instead of the page.
+func (r *relay) listing(ctx context.Context, h *header, line []byte, key string, admit func(size int) error, edit func(items []json.RawMessage, last bool) ([]json.RawMessage, error)) []byte {
 	resp, err := r.call(ctx, h.ID, h.Method, line)
+	if err == nil && admit != nil {
+		err = admit(len(resp))
+	}
 	if err != nil {
 		r.writeError(h.ID, mcp.INTERNAL_ERROR, r.failure(h.Method, err))
 		return nil

@@ -3,6 +3,8 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ const maxGatedAnswer = 16 << 10
 // error 409,638 B; after, 6,675 to 6,714 B.
 func TestChildAnswersItCannotReadAreGated(t *testing.T) {
 	c := startChild(t, "hostile-unread", Config{})
-	for i, tool := range []string{"nocontent", "nullcontent", "unknowntype", "notype", "inputrequired", "rpcerror"} {
+	for i, tool := range slices.Sorted(maps.Keys(UnreadableAnswers)) {
 		id := fmt.Sprint(100 + i)
 		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`)
 		m := c.wait(id, 30*time.Second)
@@ -51,8 +53,10 @@ func TestChildAnswersItCannotReadAreGated(t *testing.T) {
 			Content []struct {
 				Text string `json:"text"`
 			} `json:"content"`
+			IsError bool `json:"isError"`
 		}
 		require.NoError(t, json.Unmarshal(m["result"], &res), "%s: a result: %.300s", tool, m["error"])
+		assert.Equal(t, tool == "inputrequired", res.IsError, "%s: a request for input, cut, is a tool error", tool)
 		var text strings.Builder
 		for _, item := range res.Content {
 			text.WriteString(item.Text)
@@ -60,8 +64,13 @@ func TestChildAnswersItCannotReadAreGated(t *testing.T) {
 		assert.Contains(t, text.String(), "[cut]", "%s: marked cut", tool)
 		assert.LessOrEqual(t, c.proxy.off.EstimateTokens([]byte(text.String())), bound, "%s: within the threshold and the notice", tool)
 	}
+	// The result of a task is a tools/call answer too.
+	c.send(`{"jsonrpc":"2.0","id":150,"method":"tasks/result","params":{"taskId":"t1"}}`)
+	m := c.wait("150", 10*time.Second)
+	t.Logf("tasks/result: %d B", len(m["result"])+len(m["error"]))
+	assert.LessOrEqual(t, len(m["result"])+len(m["error"]), maxGatedAnswer, "the task's result is bounded")
 	// A small answer the proxy cannot read still goes as it came.
 	c.send(`{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"smallunread","arguments":{}}}`)
-	m := c.wait("200", 10*time.Second)
+	m = c.wait("200", 10*time.Second)
 	assert.JSONEq(t, `{"data":"small"}`, string(m["result"]))
 }

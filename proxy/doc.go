@@ -30,7 +30,9 @@
 // elicitation, roots). The proxy steps in only for offloading: each
 // tools/call result is judged as below, the output schemas of the judged
 // tools are widened, and lro_extract and the lro:// resource templates
-// are served beside the server's own. Each message of the server is
+// are served beside the server's own (alone where the server lacks the
+// listing). A small result the proxy has nothing to change in goes to
+// the client as the server wrote it. Each message of the server is
 // bounded by [Config.MaxResponseBytes] (a longer one is skipped as it
 // streams by; the request it answers gets an error that names the limit)
 // and each request by [Config.CallTimeout] (the request gets an error and
@@ -38,8 +40,8 @@
 // server's current tool listing only, refuses one larger than
 // [Config.MaxToolsBytes] (the client's tools/list gets an error that names
 // the limit), and tells the client of the server's tool list changes at
-// most once a second. Every tools/call answer passes the Offloader's
-// exit gate: one the proxy cannot read as a tool result (a JSON-RPC error,
+// most once a second. Every tools/call answer, and a task's result
+// (tasks/result), passes the Offloader's exit gate: one the proxy cannot read as a tool result (a JSON-RPC error,
 // content missing, an item of an unknown type, a request for input) goes
 // as it came only when the gate leaves it unchanged. A request whose id
 // is that of one in flight is refused with an error that names it. When
@@ -91,9 +93,20 @@
 // page: the proxy holds them all, bounded by [Config.MaxToolsBytes], to
 // route the calls.
 //
+// With [Proxy.Serve], the remote's prompts, resources, templates,
+// completions, reads, tool listing, requests of methods mcp-go does not
+// know, and its requests to the client go as JSON, as the remote and the
+// client wrote them: mcp-go's types would
+// drop what they do not model ("required": false, icons, _meta, the order
+// of an elicitation form's fields). A listing the remote lacks ("Method
+// not found") is the proxy's own lro:// templates.
+//
 // It announces itself as a proxy (clientInfo.proxy = true, and the
-// experimental capability host.ProxyCapability), so a remote built on lro
-// returns full results instead of offloading them on its own disk.
+// experimental capability host.ProxyCapability), to a remote as to a
+// Command: in initialize and, on protocol 2026-07-28, which has none, in
+// the client info and capabilities of each request's _meta. A server
+// built on lro then returns full results instead of offloading them on
+// its own disk, and only the proxy offloads.
 //
 // # What it trusts
 //

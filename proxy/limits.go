@@ -200,7 +200,10 @@ func (e *remoteHTTPError) Unwrap() error { return e.err }
 // newLimitClient returns the HTTP client of a proxy's upstream
 // connections to remote, which follows redirects within remote's origin
 // only (see sameOrigin).
-func newLimitClient(lim proxyLimits, remote *url.URL) *http.Client {
+//
+// incoming, when not nil, is given each request of the remote to the
+// client as it came on an event stream (see sseLimiter.flush).
+func newLimitClient(lim proxyLimits, remote *url.URL, incoming func(id json.RawMessage, msg []byte)) *http.Client {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		base = &http.Transport{Proxy: http.ProxyFromEnvironment}
@@ -209,7 +212,7 @@ func newLimitClient(lim proxyLimits, remote *url.URL) *http.Client {
 	}
 	base.MaxResponseHeaderBytes = proxyMaxHeaderBytes
 	return &http.Client{
-		Transport: &limitTransport{base: base, lim: lim},
+		Transport: &limitTransport{base: base, lim: lim, incoming: incoming},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if !sameOrigin(req.URL, remote) {
 				return &redirectError{to: req.URL.Redacted()}
@@ -253,8 +256,9 @@ func (e *redirectError) Error() string {
 // limitTransport bounds each response body of the remote before mcp-go
 // reads it (see the top of this file).
 type limitTransport struct {
-	base *http.Transport
-	lim  proxyLimits
+	base     *http.Transport
+	lim      proxyLimits
+	incoming func(id json.RawMessage, msg []byte) // see newLimitClient
 }
 
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -277,7 +281,9 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// mcp-go reads these whole into its error text.
 		resp.Body = &errorBody{src: resp.Body, max: t.lim.errText}
 	case mediaType == "text/event-stream":
-		resp.Body = newSSELimiter(resp.Body, t.lim.event, total, call)
+		sl := newSSELimiter(resp.Body, t.lim.event, total, call)
+		sl.incoming = t.incoming
+		resp.Body = sl
 	default:
 		b := &limitedBody{src: resp.Body, max: total, call: call}
 		if total > 0 && resp.ContentLength > total {
@@ -401,6 +407,8 @@ type sseLimiter struct {
 	multi bool     // data holds more than one line
 	pend  [][]byte // passed on, not read yet; each event's data is not copied again
 	err   error
+
+	incoming func(id json.RawMessage, msg []byte) // see newLimitClient
 }
 
 var (
@@ -501,6 +509,11 @@ func (s *sseLimiter) flush() {
 			}
 		}
 	}
+	if keep && s.incoming != nil && mayBeRequest(d) {
+		if id, method, _, ok := peekHeader(d); ok && method != nil && len(id) > 0 && string(id) != "null" {
+			s.incoming(bytes.Clone(id), bytes.Clone(d))
+		}
+	}
 	if keep {
 		if out := s.call.take(d); out != nil {
 			d = out // the response to a forwarded call, taken (see proxy_raw.go)
@@ -508,6 +521,15 @@ func (s *sseLimiter) flush() {
 		s.pend = append(s.pend, sseDataPrefix, d, sseNewline)
 	}
 	s.data, s.multi = nil, false // handed on, or dropped
+}
+
+// mayBeRequest reports whether msg, a message of the remote, may be a
+// request, by its head alone: a request names its method among its first
+// members, and a response (which may be large, and is not scanned) has a
+// result or an error instead.
+func mayBeRequest(msg []byte) bool {
+	head := msg[:min(len(msg), 512)]
+	return bytes.Contains(head, []byte(`"method"`)) && !bytes.Contains(head, []byte(`"result"`)) && !bytes.Contains(head, []byte(`"error"`))
 }
 
 // proxyClip returns s cut to at most n bytes (0: no limit) at a rune

@@ -149,6 +149,7 @@ func (r remoteRequests) CreateMessage(ctx context.Context, req mcp.CreateMessage
 	if err != nil {
 		return nil, err
 	}
+	//lint:ignore SA1019 the remote's sampling request, which its protocol may still have, relayed
 	return r.p.front.RequestSampling(ctx, req)
 }
 
@@ -179,6 +180,7 @@ func (p *Proxy) forwardSetLevel() {
 			return
 		}
 		defer cancel()
+		//lint:ignore SA1019 the client's logging/setLevel, which the remote's protocol may still have, relayed
 		if err := c.SetLevel(ctx, mcp.SetLevelRequest{Params: req.Params}); err != nil {
 			p.log.Warn("lro proxy: the remote refused logging/setLevel", "remote", p.cfg.Remote, "error", proxyClip(err.Error(), p.lim.errText))
 		}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,28 @@ type rawExchange struct {
 	method string
 	answer json.RawMessage // the result or the error, as the remote sent it
 	failed bool            // answer is an error
+
+	// unknown is set for a method mcp-go does not know, which no typed
+	// method of its client sends: the request goes as a prompts/list,
+	// whose method and params the transport replaces with method and
+	// params (see proxyTransport.SendRequest).
+	unknown bool
+	params  json.RawMessage
+}
+
+// knownMethods are the methods of requests mcp-go knows: a request of
+// any other method (one of a later version of the specification, or a
+// server's own) is relayed to the remote as it came (relayUnknown).
+var knownMethods = map[string]bool{}
+
+func init() {
+	for _, m := range []mcp.MCPMethod{mcp.MethodInitialize, mcp.MethodPing, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList,
+		mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, mcp.MethodPromptsList, mcp.MethodPromptsGet,
+		mcp.MethodToolsList, mcp.MethodToolsCall, mcp.MethodSetLogLevel, mcp.MethodElicitationCreate, mcp.MethodListRoots,
+		mcp.MethodTasksGet, mcp.MethodTasksList, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodCompletionComplete,
+		mcp.MethodServerDiscover, mcp.MethodSubscriptionsListen, mcp.MethodSamplingCreateMessage} {
+		knownMethods[string(m)] = true
+	}
 }
 
 // remoteRelay is one Serve of a remote's client.
@@ -61,6 +84,8 @@ type remoteRelay struct {
 
 	mu       sync.Mutex
 	inFlight map[string]*localRequest // the requests relayed, by the JSON of their ids
+
+	asks clientAsks // the remote's requests sent to the client (see remote_asks.go)
 }
 
 // lineWriter writes each message to w in one call, one at a time: the
@@ -89,6 +114,16 @@ func (p *Proxy) serveRemote(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rr := &remoteRelay{p: p, out: &lineWriter{w: out}, sem: make(chan struct{}, maxLocalRequests), inFlight: map[string]*localRequest{}}
+	p.relayMu.Lock()
+	p.relay = rr
+	p.relayMu.Unlock()
+	defer func() {
+		p.relayMu.Lock()
+		if p.relay == rr {
+			p.relay = nil
+		}
+		p.relayMu.Unlock()
+	}()
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(rr.readClient(ctx, in, pw)) }()
 	ss := server.NewStdioServer(p.front)
@@ -122,6 +157,11 @@ func (rr *remoteRelay) readClient(ctx context.Context, in io.Reader, front io.Wr
 				return ctx.Err()
 			}
 			continue
+		case ok && h.isRequest() && !knownMethods[h.Method]:
+			if !rr.start(ctx, &h, rr.relayUnknown) {
+				return ctx.Err()
+			}
+			continue
 		case ok && h.isRequest() && h.Method == string(mcp.MethodToolsList):
 			if !rr.start(ctx, &h, rr.toolsListing) {
 				return ctx.Err()
@@ -129,6 +169,8 @@ func (rr *remoteRelay) readClient(ctx context.Context, in io.Reader, front io.Wr
 			continue
 		case ok && h.Method == string(mcp.MethodNotificationCancelled):
 			rr.cancelled(h.Params)
+		case ok && h.Method == "" && bytes.HasPrefix(h.ID, []byte(askPrefix)) && rr.answered(h.ID, line):
+			continue // the client's answer to a request of the remote
 		}
 		if _, err := front.Write(append(line, '\n')); err != nil {
 			return err
@@ -301,6 +343,28 @@ func (rr *remoteRelay) toolsListing(ctx context.Context, h *header) []byte {
 	return resultMessage(h.ID, out)
 }
 
+// relayUnknown relays the request h, of a method mcp-go does not know,
+// to the remote, and returns the message that answers the client: the
+// remote's answer as it came, with the client's id.
+func (rr *remoteRelay) relayUnknown(ctx context.Context, h *header) []byte {
+	p := rr.p
+	c, err := p.connect(ctx)
+	if err != nil {
+		return errorMessage(h.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("lro-proxy: the remote %s: %v", p.cfg.Remote, err), p.lim.errText)
+	}
+	ex := &rawExchange{method: h.Method, unknown: true, params: h.Params}
+	_, err = c.ListPromptsByPage(context.WithValue(ctx, rawExchangeKey{}, ex), mcp.ListPromptsRequest{})
+	switch {
+	case ex.answer == nil && err != nil:
+		return errorMessage(h.ID, mcp.INTERNAL_ERROR, p.failure(ctx, h.Method, err), p.lim.errText)
+	case ex.answer == nil:
+		return errorMessage(h.ID, mcp.INTERNAL_ERROR, "lro-proxy: the remote's answer to "+h.Method+" was not read", p.lim.errText)
+	case ex.failed:
+		return rawMessage(h.ID, "error", ex.answer)
+	}
+	return resultMessage(h.ID, ex.answer)
+}
+
 // sendTyped sends the request h with the method of mcp-go's client that
 // speaks it, its params decoded as that method takes them.
 func sendTyped(ctx context.Context, c *client.Client, h *header) error {
@@ -343,11 +407,13 @@ func sendTyped(ctx context.Context, c *client.Client, h *header) error {
 	case string(mcp.MethodResourcesSubscribe):
 		var req mcp.SubscribeRequest
 		if err = decode(&req.Params); err == nil {
+			//lint:ignore SA1019 the client's resources/subscribe, which the remote's protocol may still have
 			err = c.Subscribe(ctx, req)
 		}
 	case string(mcp.MethodResourcesUnsubscribe):
 		var req mcp.UnsubscribeRequest
 		if err = decode(&req.Params); err == nil {
+			//lint:ignore SA1019 the client's resources/unsubscribe, as for Subscribe
 			err = c.Unsubscribe(ctx, req)
 		}
 	case string(mcp.MethodCompletionComplete):

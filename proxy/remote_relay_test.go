@@ -49,6 +49,11 @@ func laterRemote(t *testing.T) string {
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
 			return
 		}
+		if req.Method == "x/echo" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"got":` + string(body) + `}}`))
+			return
+		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		for k, v := range rec.Header() {
@@ -75,9 +80,9 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 	t.Cleanup(func() { inW.Close() })
 	lines := bufio.NewScanner(outR)
 	lines.Buffer(nil, 1<<20)
-	ask := func(id, method string) map[string]json.RawMessage {
+	askWith := func(id, method, params string) map[string]json.RawMessage {
 		t.Helper()
-		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"`+id+`","method":"`+method+`","params":{}}`+"\n")
+		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"`+id+`","method":"`+method+`","params":`+params+`}`+"\n")
 		require.NoError(t, err)
 		deadline := time.Now().Add(20 * time.Second)
 		for lines.Scan() {
@@ -90,6 +95,7 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 		t.Fatalf("the proxy closed its output before answering %s", method)
 		return nil
 	}
+	ask := func(id, method string) map[string]json.RawMessage { return askWith(id, method, `{}`) }
 	_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
 	require.NoError(t, err)
 	_ = ask("p0", "ping")
@@ -108,10 +114,67 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 	for _, tp := range res.Templates {
 		assert.True(t, strings.HasPrefix(tp.URITemplate, "lro://files/"), tp.URITemplate)
 	}
+	// A method mcp-go does not know reaches the remote, its params as the
+	// client sent them, and the remote's answer the client.
+	echo := askWith("x", "x/echo", `{"b":2,"a":[1]}`)
+	assert.Contains(t, string(echo["result"]), `"method":"x/echo"`, "%s", echo["error"])
+	assert.Contains(t, string(echo["result"]), `"a":[1],"b":2`)
+	assert.Contains(t, string(echo["result"]), `"proxy":true`, "the proxy announced on protocol 2026-07-28")
 	tools := ask("l", string(mcp.MethodToolsList))
 	assert.Contains(t, string(tools["result"]), `"later":{"x":1}`, "the remote's tool as it listed it")
 	assert.Contains(t, string(tools["result"]), `"name":"lro_extract"`)
 
 	resources := ask("r", string(mcp.MethodResourcesList))
 	assert.Contains(t, string(resources["result"]), `"doc://readme"`)
+}
+
+// TestServeRelaysRemoteRequestsAsTheyCame: through Serve, the remote's
+// elicitation request reaches the client as the remote wrote it (its
+// form's fields in their order, not sorted by name), and the client's
+// answer reaches the remote as the client wrote it.
+func TestServeRelaysRemoteRequestsAsTheyCame(t *testing.T) {
+	s := server.NewMCPServer("asks", "1.0.0", server.WithElicitation())
+	schema := `{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"string"}}}`
+	s.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := s.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: "who?", RequestedSchema: json.RawMessage(schema)}})
+		if err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(res.Content)
+		return mcp.NewToolResultText(string(res.Action) + " " + string(b)), nil
+	})
+	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(h.Close)
+	p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: "2025-11-25"})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = p.Serve(context.Background(), inR, outW); outW.Close() }()
+	t.Cleanup(func() { inW.Close() })
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	send := func(line string) {
+		_, err := io.WriteString(inW, line+"\n")
+		require.NoError(t, err)
+	}
+	next := func() map[string]json.RawMessage {
+		t.Helper()
+		for lines.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(lines.Bytes(), &m) == nil && (m["method"] != nil || string(m["id"]) != `"i"`) {
+				return m
+			}
+		}
+		t.Fatal("the proxy closed its output")
+		return nil
+	}
+	send(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+	ask := next()
+	require.Equal(t, `"elicitation/create"`, string(ask["method"]), "%v", ask)
+	assert.Contains(t, string(ask["params"]), `"properties":{"zeta":{"type":"string"},"alpha":{"type":"string"}}`)
+	send(`{"jsonrpc":"2.0","id":` + string(ask["id"]) + `,"result":{"action":"accept","content":{"zeta":"z","alpha":"a"}}}`)
+	res := next()
+	require.Equal(t, `"c"`, string(res["id"]), "%v", res)
+	assert.Contains(t, string(res["result"]), `accept {\"alpha\":\"a\",\"zeta\":\"z\"}`)
 }

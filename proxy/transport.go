@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,8 @@ type proxyTransport struct {
 	gone       chan struct{}    // closed when retired
 	close      func()           // closes the client (set by dialVersion)
 	version    atomic.Value     // string: the protocol version in effect
+
+	ask func(ctx context.Context, id string, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, bool, error) // see Proxy.askClient
 
 	incomingMu sync.Mutex
 	incoming   map[string]context.CancelFunc // the remote's requests being answered, by the JSON of their ids
@@ -129,6 +132,9 @@ func (p *proxyTransport) retire() {
 }
 
 func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if ex, _ := ctx.Value(rawExchangeKey{}).(*rawExchange); ex != nil && ex.unknown && req.Method == string(mcp.MethodPromptsList) {
+		req = p.asUnknown(req, ex)
+	}
 	req.Params = markProxy(req.Method, req.Params)
 	call := &remoteCall{longLived: req.Method == string(mcp.MethodSubscriptionsListen)}
 	rc, _ := ctx.Value(rawCallKey{}).(*rawCall)
@@ -174,6 +180,37 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 // one.
 func (p *proxyTransport) RequiresLegacyProtocol() bool { return false }
 
+// asUnknown returns req, the prompts/list that carries a request of a
+// method mcp-go does not know (see rawExchange), as that request: its
+// method, its params as the client sent them with the _meta mcp-go put
+// on req (protocol 2026-07-28's client info), and the headers of that
+// protocol for it.
+func (p *proxyTransport) asUnknown(req transport.JSONRPCRequest, ex *rawExchange) transport.JSONRPCRequest {
+	var params map[string]json.RawMessage
+	if json.Unmarshal(ex.params, &params) != nil || params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	var carried map[string]json.RawMessage
+	if b, err := json.Marshal(req.Params); err == nil && json.Unmarshal(b, &carried) == nil {
+		if meta, ok := carried["_meta"]; ok {
+			params["_meta"] = meta
+		}
+	}
+	encoded, _ := json.Marshal(params)
+	req.Method, req.Params = ex.method, json.RawMessage(encoded)
+	v, _ := p.version.Load().(string)
+	if std := mcp.StandardHeaders(v, mcp.MCPMethod(ex.method), encoded); len(std) > 0 {
+		req.Header = req.Header.Clone()
+		if req.Header == nil {
+			req.Header = http.Header{}
+		}
+		for k, val := range std {
+			req.Header.Set(k, val)
+		}
+	}
+	return req
+}
+
 // SetProtocolVersion notes the protocol version in effect (mcp-go's client
 // sets it once negotiated), and passes it on.
 func (p *proxyTransport) SetProtocolVersion(version string) {
@@ -210,7 +247,8 @@ func (p *proxyTransport) cancelled(ctx context.Context, req transport.JSONRPCReq
 }
 
 // SetRequestHandler sets the handler of the remote's requests (sampling,
-// elicitation, roots), each with a context that the remote's
+// elicitation, roots; relayed as they came when ask can, see
+// Proxy.askClient), each with a context that the remote's
 // notifications/cancelled of it ends (see cancelIncoming): mcp-go's
 // client ends it only with the stream it came on, which the remote's call
 // may keep open long after.
@@ -230,6 +268,11 @@ func (p *proxyTransport) SetRequestHandler(h transport.RequestHandler) {
 			delete(p.incoming, string(key))
 			p.incomingMu.Unlock()
 		}()
+		if p.ask != nil {
+			if resp, ok, err := p.ask(ctx, string(key), req); ok {
+				return resp, err
+			}
+		}
 		return h(ctx, req)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -53,7 +54,7 @@ func TestMain(m *testing.M) {
 
 // remoteServer is the example memory server on streamable HTTP.
 type remoteServer struct {
-	t    *testing.T
+	t    testing.TB
 	addr string
 	dir  string
 	sdk  string // the example server's -sdk
@@ -85,7 +86,7 @@ func (r *remoteServer) stop() {
 func startRemote(t *testing.T) *remoteServer { return startRemoteOn(t, "mcp-go") }
 
 // startRemoteOn starts the example server on the given SDK.
-func startRemoteOn(t *testing.T, sdk string) *remoteServer {
+func startRemoteOn(t testing.TB, sdk string) *remoteServer {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
@@ -268,7 +269,7 @@ func TestProxyConfigMistakesExit(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 			select {
 			case err := <-done:
-				assert.Less(t, time.Since(start), time.Second)
+				testenv.Within(t, time.Since(start), time.Second, "the mistake stopped it")
 				var exit *exec.ExitError
 				require.ErrorAs(t, err, &exit)
 				assert.NotZero(t, exit.ExitCode())

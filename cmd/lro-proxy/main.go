@@ -26,9 +26,9 @@
 // -max-response-bytes (default 64 MiB) or a server-sent event larger than
 // -max-event-bytes is not read, and the call gets a tool error naming the
 // limit; a remote error is cut at -max-error-bytes (default 8 KiB). The
-// remote's tool listing is kept to -max-tools-bytes (default 4 MiB) and
-// read again at most once a second, however often the remote announces a
-// change. A remote result that looks like an offload descriptor reaches the client
+// server's tool listing (remote or COMMAND) is kept to -max-tools-bytes
+// (default 4 MiB) and read again, or its change told to the client, at
+// most once a second, however often the server announces a change. A remote result that looks like an offload descriptor reaches the client
 // as a tool error that says the proxy did not write it (see proxy.Proxy).
 //
 // Mistakes in the configuration stop it at once, with the reason and exit
@@ -121,7 +121,7 @@ func run(args []string) error {
 	var maxResponse, maxEvent, maxError, maxTools byteSize
 	fs.Var(&maxResponse, "max-response-bytes", "the largest response of the remote (of a local server: any message) the proxy reads, e.g. 64MiB; a call past it gets an error naming the limit (0: 64 MiB, -1: no limit)")
 	fs.Var(&maxEvent, "max-event-bytes", "the largest server-sent event of the remote the proxy reads, on any stream (0: as -max-response-bytes, -1: no limit)")
-	fs.Var(&maxTools, "max-tools-bytes", "the largest tool listing of the remote the proxy takes (all pages); a larger one is refused with an error and the tools served so far stay (0: 4 MiB, -1: no limit)")
+	fs.Var(&maxTools, "max-tools-bytes", "the largest tool listing of the server (remote or COMMAND) the proxy takes (all pages); a larger one is refused with an error and the tools served so far stay (0: 4 MiB, -1: no limit)")
 	fs.Var(&maxError, "max-error-bytes", "how much of a remote error reaches the model; the rest is cut, with a note (0: 8 KiB, -1: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: lro-proxy [flags] -- COMMAND [ARGS...]

@@ -1,3 +1,5 @@
+//go:build linux
+
 package extractbench
 
 import (
@@ -162,6 +164,7 @@ func (l *ladder) call(b *testing.B, args map[string]any) string {
 
 func (l *ladder) bench(b *testing.B, c ladderCase, hasJQ bool) {
 	var first, second, jq, gojq []time.Duration
+	var cpuLRO, cpuJQ, cpuGojq time.Duration // totals, see cpu_test.go
 	replaced := 0
 	var size int64
 	recipe := lro.Recipe{Filter: c.query, Slurp: true}
@@ -202,8 +205,12 @@ func (l *ladder) bench(b *testing.B, c ladderCase, hasJQ bool) {
 			}
 		}
 		before := children()
+		self, workers := cpuSelf(), cpuChildren()
 		b.StartTimer()
 		timed(&first, func() { l.call(b, args) })
+		b.StopTimer()
+		cpuLRO += cpuSelf() - self + cpuChildren() - workers
+		b.StartTimer()
 		timed(&second, func() { l.call(b, args) })
 		b.StopTimer()
 		for pid := range before {
@@ -213,9 +220,13 @@ func (l *ladder) bench(b *testing.B, c ladderCase, hasJQ bool) {
 		}
 		b.StartTimer()
 		if hasJQ {
+			waited := cpuWaited()
 			timed(&jq, func() { shell(b, jqCommand(d.FilePath, recipe, vars)+" >/dev/null") })
+			cpuJQ += cpuWaited() - waited
 		}
+		self = cpuSelf()
 		timed(&gojq, func() { gojqFloor(b, d.FilePath, recipe.Filter, recipe.Slurp, recipe.Raw, vars) })
+		cpuGojq += cpuSelf() - self
 		b.StopTimer()
 		os.Remove(d.FilePath)
 		b.StartTimer()
@@ -232,6 +243,14 @@ func (l *ladder) bench(b *testing.B, c ladderCase, hasJQ bool) {
 		b.ReportMetric(ms(jq)/ms(first), "x-jq")
 	}
 	b.ReportMetric(float64(replaced), "replaced")
+	if cpuLRO > 0 {
+		// The first query's CPU, the workers' and this process's, against
+		// the floors' (sums over the iterations).
+		b.ReportMetric(cpuGojq.Seconds()/cpuLRO.Seconds(), "cpu-x-gojq")
+		if hasJQ {
+			b.ReportMetric(cpuJQ.Seconds()/cpuLRO.Seconds(), "cpu-x-jq")
+		}
+	}
 	if c.query == "" {
 		l.first[c.recipe] = ms(first)
 	} else if r, ok := l.first[c.recipe]; ok {

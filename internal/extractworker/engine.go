@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mcplro/lro/internal/jqsandbox"
@@ -17,6 +18,10 @@ import (
 type Engine struct {
 	Files   *FileCache
 	Queries *QueryCache
+	// Counts, when set, keeps the exact counts of queries in Stream mode,
+	// so that the same query of a file again stops once its output is
+	// full.
+	Counts *CountCache
 }
 
 // Input is the file a Request reads.
@@ -84,10 +89,12 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		mode = jqsandbox.Slurp
 	}
 	var recs *jqsandbox.Records
-	decoded, cached := false, false
+	decoded, cached, held := false, false, false
 	if e.Files != nil {
 		// Records a query kept of a file too large to decode beforehand.
-		if r, ok := e.Files.Get(in.Key); ok && r.Projection().Covers(q.CacheProjection(mode)) && (!r.NeedsFile() || in.OpenAt != nil) {
+		r, ok := e.Files.Get(in.Key)
+		held = ok
+		if ok && r.Projection().Covers(q.CacheProjection(mode)) && (!r.NeedsFile() || in.OpenAt != nil) {
 			recs, decoded, cached = r, true, true
 			if r.NeedsFile() {
 				f, done, err := in.OpenAt()
@@ -99,9 +106,10 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			}
 		}
 	}
-	if !decoded && e.Files != nil && e.Files.Fits(in.Size) {
+	if !decoded && e.Files != nil && e.Files.Fits(in.Size) && (!q.Skims(mode) || held) {
 		// The file is small enough for its records to be kept: decode them
-		// with what this query needs, or what the cache has and this query
+		// (unless the query needs few of them, see Query.Skims, and none
+		// are kept yet) with what this query needs, or what the cache has and this query
 		// needs, and keep them.
 		recs, err = e.Files.Load(in.Key, q.CacheProjection(mode), func(p jqsandbox.Projection) (*jqsandbox.Records, error) {
 			r, done, err := in.Open()
@@ -122,6 +130,12 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		return r
 	}
 	lim.Timeout = d
+	var counted string
+	if mode == jqsandbox.Stream && e.Counts != nil && !strings.Contains(req.Query, "now") {
+		// (now, the one builtin whose results change from run to run.)
+		counted = countKey(in.Key, req)
+		lim.KnownResults = e.Counts.get(counted)
+	}
 	var res jqsandbox.Result
 	if decoded {
 		res, err = q.RunRecords(ctx, recs, mode, values, lim)
@@ -157,6 +171,9 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			e.Files.Offer(in.Key, kept)
 			_, cached = e.Files.Get(in.Key)
 		}
+	}
+	if counted != "" {
+		e.Counts.learn(counted, res, err, lim.KnownResults)
 	}
 	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Uncounted: res.Uncounted, Elements: res.Elements, Cached: cached}
 	if err != nil {

@@ -61,46 +61,54 @@ func BenchmarkEngineQuery(b *testing.B) {
 			req := &Request{Query: bc.query, Trusted: bc.name != "custom-select", Vars: bc.vars, Values: json.RawMessage(bc.values), Slurp: bc.slurp}
 			req.Limits.MaxOutputBytes = 64 << 10
 			req.Limits.Timeout = time.Minute
-			in := func(key string) Input {
-				return Input{Key: key, Size: int64(len(data)), Open: func() (io.Reader, func(), error) {
-					return bytes.NewReader(data), func() {}, nil
-				}, OpenAt: func() (io.ReaderAt, func(), error) {
-					return bytes.NewReader(data), func() {}, nil
-				}}
-			}
-			run := func(b *testing.B, e *Engine, key string) {
-				if resp := e.Run(context.Background(), req, in(key)); resp.Failure != nil {
-					b.Fatal(resp.Failure)
-				}
-			}
-			prefix := fmt.Sprintf("records=%d/%s/", n, bc.name)
-			b.Run(prefix+"first", func(b *testing.B) {
-				b.SetBytes(int64(len(data)))
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					i++
-					run(b, &Engine{Files: NewFileCache(32 << 20), Queries: &QueryCache{}}, fmt.Sprint(i))
-				}
-			})
-			if n == 500 {
-				b.Run(prefix+"stream", func(b *testing.B) {
-					b.SetBytes(int64(len(data)))
-					b.ReportAllocs()
-					for b.Loop() {
-						run(b, &Engine{Queries: &QueryCache{}}, "f")
-					}
-				})
-			}
-			b.Run(prefix+"second", func(b *testing.B) {
-				e := &Engine{Files: NewFileCache(32 << 20), Queries: &QueryCache{}}
-				run(b, e, "f")
-				b.SetBytes(int64(len(data)))
-				b.ReportAllocs()
-				for b.Loop() {
-					run(b, e, "f")
-				}
-			})
+			benchEngine(b, data, req, fmt.Sprintf("records=%d/%s/", n, bc.name), n == 500)
 		}
 	}
+}
+
+// benchEngine runs req over data (the lines of a file) as sub-benchmarks:
+// prefix+"first", the file's first query (an empty cache of the default
+// size each time); prefix+"stream" when stream is set, the query with no
+// cache, reading the file as it decodes it; prefix+"second", the same
+// query of the records the first cached, if it could keep them.
+func benchEngine(b *testing.B, data []byte, req *Request, prefix string, stream bool) {
+	in := func(key string) Input {
+		return Input{Key: key, Size: int64(len(data)), Open: func() (io.Reader, func(), error) {
+			return bytes.NewReader(data), func() {}, nil
+		}, OpenAt: func() (io.ReaderAt, func(), error) {
+			return bytes.NewReader(data), func() {}, nil
+		}}
+	}
+	run := func(b *testing.B, e *Engine, key string) {
+		if resp := e.Run(context.Background(), req, in(key)); resp.Failure != nil {
+			b.Fatal(resp.Failure)
+		}
+	}
+	b.Run(prefix+"first", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			run(b, &Engine{Files: NewFileCache(32 << 20), Queries: &QueryCache{}}, fmt.Sprint(i))
+		}
+	})
+	if stream {
+		b.Run(prefix+"stream", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				run(b, &Engine{Queries: &QueryCache{}}, "f")
+			}
+		})
+	}
+	b.Run(prefix+"second", func(b *testing.B) {
+		e := &Engine{Files: NewFileCache(32 << 20), Queries: &QueryCache{}}
+		run(b, e, "f")
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			run(b, e, "f")
+		}
+	})
 }

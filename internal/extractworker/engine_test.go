@@ -121,7 +121,7 @@ func TestEngineKeepsWhatAQueryOfALargeFileRead(t *testing.T) {
 	// the results it leaves out exactly: it keeps them too.
 	big := bytes.Repeat(data, 20)
 	large := &Engine{Files: NewFileCache(int64(len(big)) * 5 / 4), Queries: &QueryCache{}}
-	cut := list
+	cut := Request{Query: `select(.id >= 0)|{id,title}`}
 	cut.Limits.MaxOutputs = 3
 	resp := large.Run(context.Background(), &cut, engineInput("g", big, &opened))
 	require.Nil(t, resp.Failure)
@@ -130,4 +130,15 @@ func TestEngineKeepsWhatAQueryOfALargeFileRead(t *testing.T) {
 	require.Equal(t, 20*200-3, resp.Omitted)
 	_, ok = large.Files.Get("g")
 	require.True(t, ok, "read to the end")
+
+	// Unless it yields one result per record: it counts the rest from
+	// their lines (jqsandbox.Query.Skims), and keeps nothing.
+	cut = list
+	cut.Limits.MaxOutputs = 3
+	resp = large.Run(context.Background(), &cut, engineInput("k", big, &opened))
+	require.Nil(t, resp.Failure)
+	require.False(t, resp.Uncounted)
+	require.Equal(t, 20*200-3, resp.Omitted)
+	_, ok = large.Files.Get("k")
+	require.False(t, ok, "skimmed")
 }

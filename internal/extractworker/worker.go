@@ -72,6 +72,20 @@ type workerConfig struct {
 	CacheBytes int64 `json:"cache_bytes"`
 }
 
+// softLimit is the Go memory limit of a worker that may map memory
+// bytes beyond its start: under half of them (what makes a worker spent,
+// see proc.spent), less a heap arena that the runtime maps at once, so
+// that the collector keeps an ordinary large query (a sort of 100,000
+// records) from mapping enough to get its worker replaced, and the
+// records it decoded, kept in the worker, lost to the next query. A query
+// that needs more goes past it up to the hard limit, as before.
+func softLimit(memory uint64) int64 {
+	return int64(max(memory/2, 2*heapArena) - heapArena)
+}
+
+// heapArena is the unit in which Go maps its heap on 64-bit Linux.
+const heapArena = 64 << 20
+
 // serve runs the worker loop: a request in, a response out, until in is
 // closed. It returns the exit code.
 func serve(cfgText string, in io.Reader, out *os.File) int {
@@ -87,7 +101,7 @@ func serve(cfgText string, in io.Reader, out *os.File) int {
 		// does not reach the hard limit before live data does; below it,
 		// a worker's heap is small and collecting at every doubling would
 		// cost a query a good part of its time.
-		debug.SetMemoryLimit(int64(cfg.MemoryBytes * 7 / 8))
+		debug.SetMemoryLimit(softLimit(cfg.MemoryBytes))
 		debug.SetGCPercent(gcPercent)
 		warmHeap() // part of the footprint the limit is counted from
 		if err := limitMemory(cfg.MemoryBytes); err != nil {
@@ -102,7 +116,7 @@ func serve(cfgText string, in io.Reader, out *os.File) int {
 	// While the first request is on its way, not before the hello that
 	// the parent waits for.
 	go jqsandbox.Preload()
-	e := &Engine{Files: NewFileCache(cfg.CacheBytes), Queries: &QueryCache{}}
+	e := &Engine{Files: NewFileCache(cfg.CacheBytes), Queries: &QueryCache{}, Counts: &CountCache{}}
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		req, err := readRequest(r)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/itchyny/gojq"
+	"github.com/mcplro/lro/internal/structq"
 )
 
 // plainFuncs are the builtins (name/arity) whose outputs are new values or
@@ -92,6 +93,8 @@ func (a *analyzer) call(f *gojq.Func, in []alt, env *varScope) []alt {
 			}
 			return []alt{{kind: altArray, elem: e}}
 		})
+	case structq.FuncName + "/2", structq.RecordsFuncName + "/2":
+		return a.question(f, in, env)
 	case "first/1", "last/1", "limit/2":
 		for _, arg := range f.Args[:len(f.Args)-1] {
 			a.need(a.query(arg, in, env))

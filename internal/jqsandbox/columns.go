@@ -105,6 +105,25 @@ func (c *columns) fill(dst []any, from int, reuse []map[string]any) []any {
 	return dst
 }
 
+// passes reports whether record i passes c (see onceCheck.passesValue)
+// without rebuilding it.
+func (cs *columns) passes(i int, c *onceCheck) bool {
+	if v, ok := cs.other[i]; ok {
+		return c.passesValue(v)
+	}
+	for _, key := range c.scalars {
+		k, found := slices.BinarySearch(cs.keys, key)
+		if !found {
+			return false // not kept: let the query look
+		}
+		switch cs.vals[k][i].(type) {
+		case []any, map[string]any:
+			return false
+		}
+	}
+	return true
+}
+
 // trim lets go of the room the columns kept to grow, and counts it.
 func (c *columns) trim() {
 	for k, col := range c.vals {

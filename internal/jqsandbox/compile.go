@@ -32,6 +32,9 @@ type Query struct {
 	// outputs the records themselves, which the output replaces by the
 	// records decoded whole.
 	sortProj Projection
+	// once, when set, is the check under which the query yields one
+	// output per record in Stream mode (see onceOf).
+	once *onceCheck
 }
 
 var varName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -65,7 +68,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	}
 	// Analyzed before rewrite, which turns operators into calls the
 	// analysis does not know.
-	stream, slurp, sel, sorted := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast)
+	stream, slurp, sel, sorted, once := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast), onceOf(ast)
 	if err := rewrite(ast); err != nil {
 		return nil, err
 	}
@@ -82,7 +85,7 @@ func Compile(query string, varNames []string, lim Limits) (*Query, error) {
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted, once: once}, nil
 }
 
 // recordsFunc names the iterator that code starts with: it yields the
@@ -138,7 +141,7 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 		return nil, parseError(query, err)
 	}
 	objects := queryObjects(ast)
-	stream, slurp, sel, sorted := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast)
+	stream, slurp, sel, sorted, once := project(ast, Stream), project(ast, Slurp), lazySelect(ast), lazySort(ast), onceOf(ast)
 	if err := inlineTests(ast); err != nil {
 		return nil, err
 	}
@@ -146,34 +149,49 @@ func CompileTrusted(query string, varNames []string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := gojq.Compile(overRecords(ast, defs),
+	code, err := gojq.Compile(overRecords(ast, defs), append(append(sortOptions(), structqOptions()...),
 		gojq.WithEnvironLoader(func() []string { return nil }),
 		gojq.WithVariables(vars),
 		recordsOption(),
 		matchOption(false),
-	)
+	)...)
 	if err != nil {
 		return nil, &QueryError{Message: err.Error()}
 	}
-	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted}, nil
+	return &Query{code: code, varNames: append([]string(nil), varNames...), objects: objects, streamProj: stream, slurpProj: slurp, selectProj: sel, sortProj: sorted, once: once}, nil
 }
 
-// trustedPrelude gives the test calls of a trusted query that
-// inlineTests leaves the fast path of _sbx_match (see matchOption).
-const trustedPrelude = `
+// testPrelude gives the test calls of a trusted query that inlineTests
+// leaves the fast path of _sbx_match (see matchOption).
+const testPrelude = `
 def test($re; $flags): _sbx_match($re; $flags; true);
 def test($re):
   if $re | type == "array" then test($re[0]; $re[1]) else test($re; null) end;
-.`
+`
 
-// trustedDefs returns the definitions of trustedPrelude when query may
-// call test still, freshly parsed (gojq's compiler may modify the syntax
+// sortPrelude gives a trusted query the faster sort_by and group_by of
+// sort.go.
+const sortPrelude = `
+def sort_by(f): map([f]) as $k | ` + sortByDef + `;
+def group_by(f): map([f]) as $k | ` + groupByDef + `;
+`
+
+// trustedDefs returns the definitions of testPrelude and sortPrelude that
+// query may call, freshly parsed (gojq's compiler may modify the syntax
 // tree).
 func trustedDefs(query *gojq.Query) ([]*gojq.FuncDef, error) {
-	if !strings.Contains(query.String(), "test") {
+	text := query.String()
+	var prelude string
+	if strings.Contains(text, "test") {
+		prelude += testPrelude
+	}
+	if strings.Contains(text, "sort_by") || strings.Contains(text, "group_by") {
+		prelude += sortPrelude
+	}
+	if prelude == "" {
 		return nil, nil
 	}
-	q, err := gojq.Parse(trustedPrelude)
+	q, err := gojq.Parse(prelude + ".")
 	if err != nil {
 		return nil, err
 	}

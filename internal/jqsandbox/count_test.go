@@ -57,3 +57,32 @@ func TestCountCutByTheDeadlineIsNotStated(t *testing.T) {
 	require.True(t, res.Truncated)
 	require.True(t, res.Uncounted)
 }
+
+// TestKnownCountStopsWhenFull: given the count an earlier run learned, a
+// run stops once its output is full (a record after it that would fail
+// is never evaluated) and states that count; a count below what it shows
+// cannot be the query's, and is not stated.
+func TestKnownCountStopsWhenFull(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(benchJSONL(1000), "\n"), "\n")
+	lines[900] = `{"title":1}` // test fails on a number
+	input := strings.Join(lines, "\n") + "\n"
+	lim := testLimits()
+	lim.MaxOutputs = 5
+	const query = `select(.title|test("a";"i"))`
+	res, err := run(t, query, input, Stream, lim, nil)
+	require.NoError(t, err)
+	require.True(t, res.Uncounted, "counted to the end, the run meets the record")
+
+	lim.KnownResults = 700
+	res, err = run(t, query, input, Stream, lim, nil)
+	require.NoError(t, err)
+	require.True(t, res.Truncated)
+	require.False(t, res.Uncounted)
+	require.Len(t, res.Values, 5)
+	require.Equal(t, 695, res.Omitted)
+
+	lim.KnownResults = 3
+	res, err = run(t, query, input, Stream, lim, nil)
+	require.NoError(t, err)
+	require.True(t, res.Uncounted)
+}

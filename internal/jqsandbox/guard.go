@@ -83,6 +83,7 @@ func guardOptions() []gojq.CompilerOption {
 	// neighbour; here they only pass their input through. input_filename
 	// is null as for jq reading stdin.
 	identity := func(v any, _ []any) any { return v }
+	opts = append(opts, sortOptions()...)
 	return append(opts,
 		gojq.WithFunction("debug", 0, 0, identity),
 		gojq.WithFunction("stderr", 0, 0, identity),

@@ -11,7 +11,9 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
+	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/jsonvalue"
 )
 
@@ -48,7 +50,26 @@ type records struct {
 	// file, when not nil, holds what the records are read from, at the
 	// same offsets (see Query.RunKeeping).
 	file io.ReaderAt
+	// skim, once set (the output is full), counts the lines that pass it
+	// in skimmed rather than decode them: each is one result of the
+	// query (see onceCheck).
+	skim    *onceCheck
+	skimmed int
+	fields  []jsonscan.Field // skimLine's buffer
 }
+
+// skimLine reports whether line passes rs.skim.
+func (rs *records) skimLine(line []byte) bool {
+	ok, fields := rs.skim.passes(line, rs.fields)
+	rs.fields = fields
+	return ok
+}
+
+// errSkimmed is what next returns after skimStep lines skimmed, so that
+// its caller may look at the run's end.
+var errSkimmed = errors.New("jqsandbox: lines skimmed")
+
+const skimStep = 1 << 14
 
 // keeper gathers the records a run decodes from a file, for a cache, as
 // long as they take at most max bytes; done is set once every record
@@ -162,6 +183,12 @@ func (rs *records) next() (any, int, error) {
 		rs.at = rs.pos
 		rs.pos += int64(len(b))
 		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		if rs.skim != nil && rs.started && rs.skimLine(b) {
+			if rs.skimmed++; rs.skimmed%skimStep == 0 {
+				return nil, rs.line, errSkimmed
+			}
 			continue
 		}
 		rs.raw = nil
@@ -502,6 +529,9 @@ type batch struct {
 	// the previous end for a record decoded whole).
 	raw  []byte
 	ends []int
+	// skimmed counts the results of the lines read with the batch, after
+	// vals, that were counted without being decoded (see onceCheck).
+	skimmed int
 }
 
 // line returns the input line of vals[i].
@@ -544,6 +574,11 @@ type prefetcher struct {
 	free chan *batch
 	quit chan struct{}
 	done chan struct{}
+	// skim is set by the run once its output is full, when its query
+	// yields one result per record that passes the check.
+	skim atomic.Pointer[onceCheck]
+	// counting is set by the run once its output is full.
+	counting atomic.Bool
 }
 
 func newPrefetcher(recs *records) *prefetcher {
@@ -561,18 +596,31 @@ func (p *prefetcher) fill(ctx context.Context) {
 	defer close(p.ch)
 	for {
 		b := p.reuse()
+		// Once the output is full, results are counted, not shown: the
+		// lines a lazy select keeps to decode them whole are not needed.
+		lines := p.recs.lazy && !p.counting.Load()
 		for len(b.vals) < batchSize {
+			if c := p.skim.Load(); c != nil && p.recs.skim == nil {
+				p.recs.skim = c
+				if p.recs.keep != nil {
+					p.recs.keep.recs = nil // the lines skimmed are not kept
+				}
+			}
 			v, line, err := p.recs.next()
+			if errors.Is(err, errSkimmed) {
+				break // sent, so that the run's end is seen
+			}
 			if err != nil {
 				b.err = err
 				break
 			}
 			b.vals, b.lines = append(b.vals, v), append(b.lines, line)
-			if p.recs.lazy {
+			if lines {
 				b.raw = append(b.raw, p.recs.raw...)
 				b.ends = append(b.ends, len(b.raw))
 			}
 		}
+		b.skimmed, p.recs.skimmed = p.recs.skimmed, 0
 		select {
 		case p.ch <- b:
 		case <-p.quit:

@@ -25,6 +25,12 @@ type Limits struct {
 	// started) allowed while a query runs before it is aborted with
 	// ErrMemory. It includes the decoded input records. Default 512 MiB.
 	MaxHeapBytes uint64
+	// KnownResults, when above 0, is how many results the query has in
+	// Stream mode over the same records, counted exactly by an earlier run
+	// (a cache of counts): once the output is full, the run stops there,
+	// and Omitted is KnownResults less the results kept. Not sent to a
+	// worker: it is the worker's own knowledge.
+	KnownResults int `json:"-"`
 }
 
 // Defaults, see Limits.

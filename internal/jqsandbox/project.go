@@ -135,11 +135,15 @@ func (q *Query) Projection(mode Mode) Projection {
 // .[-3:]), the projection of f alone: f only orders the records, and the
 // query outputs an array of them as they are, reordered. The records are
 // decoded with that projection and their lines, and only those the
-// output shows are decoded whole (see evaluation.addRecords). For any
-// other query it returns the whole record.
+// output shows are decoded whole (see evaluation.addRecords). So does a
+// question's program that outputs records (lazyQuestion). For any other
+// query it returns the whole record.
 func lazySort(query *gojq.Query) Projection {
 	if len(query.FuncDefs) > 0 {
 		return Projection{}
+	}
+	if p, ok := lazyQuestion(query); ok {
+		return p
 	}
 	steps, ok := pipeline(query, nil)
 	if !ok {

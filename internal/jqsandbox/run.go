@@ -66,6 +66,9 @@ type Result struct {
 	// sorted: the model is shown the first few), is that array's length;
 	// else 0. The array counts as one result kept, not omitted.
 	Elements int
+	// skimmed is how many of Omitted were counted from their lines, the
+	// query not run (see onceCheck).
+	skimmed int
 }
 
 const (
@@ -305,11 +308,8 @@ func (e *evaluation) run(src source, mode Mode) {
 			return
 		}
 		if mode == Stream {
-			var raw func(int) ([]byte, error)
-			if s.ends != nil || s.offs != nil {
-				raw = s.rawLine
-			}
-			e.evalBatch(s.records, func(i int) int { return i + 1 }, raw)
+			e.runSlice(s, len(s.records), func(vals []any, from int) []any { return s.records[from : from+len(vals)] },
+				func(i int) bool { return e.q.once.passesValue(s.records[i]) })
 			return
 		}
 		// The records are the slurped array already; no need to gather
@@ -348,17 +348,51 @@ func (e *evaluation) runColumns(s *sliceSource, mode Mode) {
 		}
 		return
 	}
-	buf, maps := make([]any, batchSize), make([]map[string]any, batchSize)
-	for from := 0; from < n && !e.stopped(); from += batchSize {
-		vals := s.cols.fill(buf[:min(batchSize, n-from)], from, maps)
+	maps := make([]map[string]any, batchSize)
+	e.runSlice(s, n, func(vals []any, from int) []any { return s.cols.fill(vals, from, maps) },
+		func(i int) bool { return s.cols.passes(i, e.q.once) })
+}
+
+// runSlice evaluates the query on the n records of s a batch at a time,
+// get filling vals with those from from on. Once the output is full, a
+// query that yields one result per record that passes its check
+// (passes(i), see onceCheck) counts those without running, and runs on
+// the others only.
+func (e *evaluation) runSlice(s *sliceSource, n int, get func(vals []any, from int) []any, passes func(i int) bool) {
+	buf := make([]any, batchSize)
+	for from := 0; from < n && !e.stopped(); {
+		size := min(batchSize, n-from)
+		if e.q.once != nil && e.counting() {
+			if from = e.skim(from, n, passes); from == n || e.stopped() {
+				return
+			}
+			size = 1 // a record the check cannot vouch for
+		}
+		vals := get(buf[:size], from)
 		var raw func(int) ([]byte, error)
 		if s.ends != nil || s.offs != nil {
-			raw = func(i int) ([]byte, error) { return s.rawLine(from + i) }
+			at := from
+			raw = func(i int) ([]byte, error) { return s.rawLine(at + i) }
 		}
-		if !e.evalBatch(vals, func(i int) int { return from + i + 1 }, raw) {
+		at := from
+		if !e.evalBatch(vals, func(i int) int { return at + i + 1 }, raw) {
 			return
 		}
+		from += size
 	}
+}
+
+// skim counts the records from from on that pass (see onceCheck) and
+// returns the index of the first that does not, or n.
+func (e *evaluation) skim(from, n int, passes func(i int) bool) int {
+	i := from
+	for ; i < n && passes(i); i++ {
+		if (i-from+1)%skimStep == 0 && e.stopped() {
+			break
+		}
+	}
+	e.addSkimmed(i - from)
+	return i
 }
 
 // noLine is the line of a slurped array: none.
@@ -371,7 +405,13 @@ func (e *evaluation) gather(recs *records) ([]any, bool) {
 	// The lines of the records, or, when the file can be read again,
 	// where they are (a file of 100,000 memories: 67 MB, or 1.6).
 	lines := &sliceSource{file: recs.file}
-	for !e.stopped() {
+	for n := 0; ; n++ {
+		// The heap is measured a batch of records at a time, as a stream
+		// measures it: reading it for each record took a fifth of a
+		// slurp's time (the watchdog reads it every 2 ms meanwhile).
+		if n%batchSize == 0 && e.stopped() {
+			return nil, false
+		}
 		v, _, err := recs.next()
 		switch {
 		case errors.Is(err, io.EOF):
@@ -397,7 +437,6 @@ func (e *evaluation) gather(recs *records) ([]any, bool) {
 			lines.ends = append(lines.ends, len(lines.lines))
 		}
 	}
-	return nil, false
 }
 
 // sortedRecords are the slurped records of a lazy sort (see lazySort),
@@ -457,6 +496,17 @@ func (e *evaluation) runBatches(p *prefetcher) {
 		// an exact count, the same every run.
 		if len(b.vals) > 0 && !e.evalBatch(b.vals, b.line, raw) {
 			return
+		}
+		if b.skimmed > 0 {
+			e.addSkimmed(b.skimmed)
+		}
+		if e.counting() {
+			p.counting.Store(true)
+			if e.q.once != nil {
+				// One result per record that passes the check: those
+				// are counted from their lines.
+				p.skim.Store(e.q.once)
+			}
 		}
 		switch {
 		case b.err == nil:
@@ -598,6 +648,11 @@ func errorValue(v any) json.RawMessage {
 func (e *evaluation) add(v any) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.addLocked(v) && !e.known()
+}
+
+// addLocked is add; e.mu is held.
+func (e *evaluation) addLocked(v any) bool {
 	lim := e.st.lim
 	if e.full {
 		e.res.Omitted++
@@ -716,9 +771,33 @@ func (e *evaluation) truncate() {
 	e.countOmitted()
 }
 
+// addSkimmed counts n results omitted, counted without running the query.
+func (e *evaluation) addSkimmed(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.res.Omitted += n
+	e.res.skimmed += n
+}
+
 // countOmitted marks the output full: the results that follow are only
 // counted; e.mu is held.
 func (e *evaluation) countOmitted() { e.full = true }
+
+// known reports, once the output is full, whether the count is known
+// (Limits.KnownResults): Omitted is then set, and the run stops; e.mu is
+// held.
+func (e *evaluation) known() bool {
+	n := e.st.lim.KnownResults
+	if !e.full || n <= 0 {
+		return false
+	}
+	if n < len(e.res.Values) {
+		e.res.Uncounted = true // not this query's count: say none
+	} else {
+		e.res.Omitted = n - len(e.res.Values)
+	}
+	return true
+}
 
 // counting reports whether the output is full.
 func (e *evaluation) counting() bool {

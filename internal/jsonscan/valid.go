@@ -77,9 +77,15 @@ const maxTopFields = 256
 // found in the same pass, so that a caller needs no second one to find
 // them. fields is nil for anything else.
 func ValidFields(data []byte) (fields []Field, ok bool) {
-	tf := &topFields{fields: []Field{}}
-	if !valid(data, tf) {
-		return nil, false
+	return AppendValidFields([]Field{}, data)
+}
+
+// AppendValidFields is ValidFields appending the members to dst[:0], so
+// that a caller checking many records reuses one slice.
+func AppendValidFields(dst []Field, data []byte) (fields []Field, ok bool) {
+	tf := topFields{fields: dst[:0]}
+	if !valid(data, &tf) {
+		return dst[:0], false
 	}
 	if tf.over {
 		return nil, true

@@ -181,6 +181,10 @@ func (q Query) Check() error {
 	return err
 }
 
+// Regexp checks q as Grep would and returns its compiled pattern, for a
+// caller that matches values rather than lines (lro_extract's matches).
+func (q Query) Regexp() (*regexp.Regexp, error) { return q.compile() }
+
 // compile checks q and compiles its pattern.
 func (q Query) compile() (*regexp.Regexp, error) {
 	if len(q.Pattern) > MaxPattern {

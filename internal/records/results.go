@@ -1,0 +1,383 @@
+package records
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/mcplro/lro/internal/jsonscan"
+)
+
+// Found is one set of records Found in a tool result, with each record as
+// the inline result sends it, so that a truncated result can be rebuilt in
+// the shape it had.
+type Found struct {
+	Src     Source
+	Generic bool // lines or items of text: certainly not memories
+	lines   bool // one {"line", "text"} record per line of text
+	Members bool // the records were `"key":value` members of an object
+}
+
+// A Section is a found set at a place in the result.
+type Section struct {
+	Found
+	path   []string // field names from the document's root; nil for the root itself
+	Bytes  int      // size of the value the records came from
+	fields []string // for the overflow section: the keys (joined paths) of the fields it holds
+	Text   bool     // the value was a JSON string, offloaded as lines
+}
+
+// Name is the section's path as the descriptor shows it: "data.items",
+// cut to maxNameBytes.
+func (s *Section) Name() string { return clipName(strings.Join(s.path, ".")) }
+
+// key is the section's path as a map key; field names may hold dots.
+func (s *Section) key() string { return PathKey(s.path) }
+
+func PathKey(path []string) string { return strings.Join(path, "\x00") }
+
+// A Layout is what a document holds: one or more sections of records (the
+// largest, or the one the policy names, first), the small fields beside
+// them, and what is needed to rebuild the document with fewer records.
+type Layout struct {
+	Sections []Section
+	Extra    map[string]json.RawMessage // small fields by dotted path
+	paths    map[string]string          // dotted path of an extra field: its path key
+	Root     []byte                     // the JSON document; nil for text
+	Items    bool                       // each record was a content item
+	Cursor   string                     // an active pagination cursor field, if any
+}
+
+// BytesOf views a string's bytes without copying. The engine only reads
+// records, so the string's immutability is respected.
+func BytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// knownFields are the array fields a result object usually keeps its
+// records in, in order of preference when several are large.
+var knownFields = []string{"results", "memories", "hits", "items", "records", "data", "rows"}
+
+const (
+	// SectionBytes is the size over which a field of a result object is
+	// offloaded in a section of its own instead of being copied into the
+	// descriptor: about 256 tokens.
+	SectionBytes = 1024
+	// extraBytes bounds the small fields copied into the descriptor
+	// together; fields past it go to a section of their own.
+	extraBytes = 1600
+	// maxDepth is how deep objects are searched for large arrays.
+	maxDepth = 3
+	// maxSearched is how many members an object searched for them may
+	// have; a wider one is a map whose members are the records.
+	maxSearched = 64
+	// maxSections is how many sections, each a file, a result may have:
+	// the descriptor lists each, so its size grows with them.
+	maxSections = 16
+)
+
+// FindLayout finds the records in data: a JSON array, the large fields of
+// a JSON object (arrays, nested objects searched for arrays, long
+// strings), or, for text that is not JSON, its lines. isJSON says that
+// data is valid JSON (the caller has checked), and ix, when not nil, is
+// what checking found of its members and arrays. want is the policy's
+// RecordsField, a dotted path, or "".
+func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layout {
+	p := bytes.TrimSpace(data)
+	if !isJSON || len(p) == 0 {
+		return Layout{Sections: []Section{{Found: FromLines(data), Bytes: len(data)}}}
+	}
+	if ix == nil {
+		ix = &jsonscan.Index{}
+	}
+	switch p[0] {
+	case '[':
+		return Layout{Root: p, Sections: []Section{{Found: fromArray(p, ix.Root), Bytes: len(p)}}}
+	case '{':
+		if want == "" && isTreeObject(p, ix.Fields) {
+			return Layout{Sections: []Section{{Found: fromTree(p), Bytes: len(p)}}}
+		}
+		if want == "" && isMap(p, ix.Fields) {
+			// A map from ids to records, not a result object: its members
+			// are the records, read in place. Splitting it into fields
+			// would cost a map entry and a path a member (two million
+			// members of a 29 MB object took 36 times the payload), and
+			// a fallback would cut each member's large fields (a hundred
+			// users of 2,000 bytes were shown with every long field
+			// emptied) where it can show whole members.
+			return Layout{Root: p, Sections: []Section{{Found: fromMembers(p), Bytes: len(p)}}}
+		}
+		l := Layout{Root: p}
+		l.split(p, ix.Fields, ix.Arrays, nil, 0, want)
+		if len(l.Sections) > maxSections {
+			// More large fields than one descriptor lists in its
+			// bound (900 fields of 1 KB made 900 files and a 130 KB
+			// descriptor): the root's members are the records, in one
+			// file.
+			return Layout{Root: p, Cursor: l.Cursor, Sections: []Section{{Found: fromMembers(p), Bytes: len(p)}}}
+		}
+		l.order(want)
+		l.bound()
+		return l
+	case '"':
+		var s string
+		if json.Unmarshal(p, &s) == nil {
+			return Layout{Sections: []Section{{Found: FromLines(BytesOf(s)), Bytes: len(p)}}}
+		}
+	}
+	return Layout{Sections: []Section{{Found: FromLines(data), Bytes: len(data)}}}
+}
+
+// split walks an object, whose members are fields when not nil, and the
+// elements of those that are arrays arrays[i] when not nil: large fields
+// become sections, small ones extra.
+func (l *Layout) split(obj []byte, fields []jsonscan.Field, arrays [][]jsonscan.ElementSpan, prefix []string, depth int, want string) {
+	each := func(yield func(int, jsonscan.Field) bool) {
+		if fields == nil {
+			i := 0
+			_ = jsonscan.Fields(obj, func(f jsonscan.Field) bool { i++; return yield(i-1, f) })
+			return
+		}
+		for i, f := range fields {
+			if !yield(i, f) {
+				return
+			}
+		}
+	}
+	each(func(i int, kv jsonscan.Field) bool {
+		path := append(slices.Clip(prefix), string(kv.Key))
+		v := kv.Value
+		if depth == 0 && l.Cursor == "" && isActiveCursor(string(kv.Key), v) {
+			l.Cursor = string(kv.Key)
+		}
+		named := want != "" && strings.Join(path, ".") == want
+		if len(v) <= SectionBytes && !named {
+			l.AddExtra(path, v)
+			return true
+		}
+		switch v[0] {
+		case '[':
+			var els []jsonscan.ElementSpan
+			if fields != nil && i < len(arrays) {
+				els = arrays[i]
+			}
+			l.Sections = append(l.Sections, Section{Found: fromArray(v, els), path: path, Bytes: len(v)})
+		case '{':
+			if depth < maxDepth && !named && !wide(v) {
+				l.split(v, nil, nil, path, depth+1, want)
+				return true
+			}
+			l.Sections = append(l.Sections, Section{Found: fromMembers(v), path: path, Bytes: len(v)})
+		case '"':
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				l.AddExtra(path, v)
+				return true
+			}
+			l.Sections = append(l.Sections, Section{Found: FromLines(BytesOf(s)), path: path, Bytes: len(v), Text: true})
+		default:
+			l.AddExtra(path, v)
+		}
+		return true
+	})
+}
+
+// wide reports whether obj has more than maxSearched members: a map from
+// ids to records rather than a result object, whose members are records.
+func wide(obj []byte) bool {
+	n := 0
+	_ = jsonscan.Fields(obj, func(jsonscan.Field) bool { n++; return n <= maxSearched })
+	return n > maxSearched
+}
+
+// isMap reports whether obj, whose members are fields when not nil, is
+// wide and none of its members is a large array: a map whose members are
+// the records, not a result object whose records are an array beside
+// many small fields.
+func isMap(obj []byte, fields []jsonscan.Field) bool {
+	if fields == nil {
+		n, records := 0, true
+		_ = jsonscan.Fields(obj, func(f jsonscan.Field) bool {
+			n++
+			records = !isLargeArray(f.Value)
+			return records
+		})
+		return records && n > maxSearched
+	}
+	if len(fields) <= maxSearched {
+		return false
+	}
+	for _, f := range fields {
+		if isLargeArray(f.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// isLargeArray reports whether v is an array that would be a section of
+// its own.
+func isLargeArray(v []byte) bool { return len(v) > SectionBytes && v[0] == '[' }
+
+func (l *Layout) AddExtra(path []string, v []byte) {
+	if l.Extra == nil {
+		l.Extra, l.paths = map[string]json.RawMessage{}, map[string]string{}
+	}
+	dotted := strings.Join(path, ".")
+	l.Extra[dotted], l.paths[dotted] = v, PathKey(path)
+}
+
+// order puts the main section first: the one the policy names, else the
+// largest, a known records field winning among sections of a similar size.
+func (l *Layout) order(want string) {
+	rank := func(s *Section) int {
+		if want != "" && strings.Join(s.path, ".") == want {
+			return 1 << 62
+		}
+		r := s.Bytes
+		if len(s.path) == 1 && slices.Contains(knownFields, s.path[0]) {
+			r += r / 4
+		}
+		return r
+	}
+	slices.SortStableFunc(l.Sections, func(a, b Section) int { return rank(&b) - rank(&a) })
+}
+
+// bound keeps the fields copied into the descriptor small: past
+// extraBytes together, the largest move to a section of their own, one
+// {"field", "value"} record each. An object of only small fields is all
+// such a section.
+func (l *Layout) bound() {
+	total := 0
+	for _, v := range l.Extra {
+		total += len(v)
+	}
+	if total <= extraBytes && len(l.Sections) > 0 {
+		return
+	}
+	keys := make([]string, 0, len(l.Extra))
+	for k := range l.Extra {
+		keys = append(keys, k)
+	}
+	// Largest first, so that as few fields as possible leave the summary.
+	slices.SortFunc(keys, func(a, b string) int {
+		if d := len(l.Extra[b]) - len(l.Extra[a]); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	s := Section{path: []string{"fields"}}
+	var recs Slice
+	for _, k := range keys {
+		if total <= extraBytes && len(l.Sections) > 0 {
+			break
+		}
+		v := l.Extra[k]
+		total -= len(v)
+		delete(l.Extra, k)
+		s.fields = append(s.fields, l.paths[k])
+		name, _ := MarshalText(k)
+		rec := append(append(append([]byte(`{"field":`), name...), `,"value":`...), v...)
+		recs.Lines = append(recs.Lines, append(rec, '}'))
+		recs.Sent = append(recs.Sent, v)
+		s.Bytes += len(v)
+	}
+	if len(recs.Lines) > 0 {
+		s.Found = Found{Src: recs, Generic: true}
+		l.Sections = append(l.Sections, s)
+	}
+}
+
+// isActiveCursor reports whether a top-level field says more pages follow.
+func isActiveCursor(key string, v []byte) bool {
+	switch key {
+	case "next_cursor", "nextCursor", "cursor", "next_page_token", "nextPageToken", "next_page", "nextPage":
+		return len(v) > 0 && string(v) != "null" && string(v) != `""` && string(v) != "false"
+	case "has_more", "hasMore":
+		return string(v) == "true"
+	}
+	return false
+}
+
+// fromArray finds the records of a JSON array: its elements, or the
+// memories of search hits. els, when not nil, are its elements, found
+// while validating it.
+func fromArray(data []byte, els []jsonscan.ElementSpan) Found {
+	if isTree(data) {
+		return fromTree(data)
+	}
+	return Found{Src: newArrayRecords(data, els)}
+}
+
+// fromTree makes one record of each node of a tree (see treeRecords).
+func fromTree(data []byte) Found {
+	return Found{Src: newTreeRecords(data), Generic: true}
+}
+
+// fromMembers makes one {"key", "value"} record of each member of an
+// object too deep or too wide to search: a map from ids to records.
+func fromMembers(obj []byte) Found {
+	return Found{Src: newMemberRecords(obj), Generic: true, Members: true}
+}
+
+// FromLines offloads text as one {"line", "text"} object per line.
+func FromLines(text []byte) Found {
+	return Found{Src: newLineRecords(text), Generic: true, lines: true}
+}
+
+// FromItems makes one record of each content item: the item itself when
+// every item is JSON, else {"item", "text"}.
+func FromItems(texts []string) Found {
+	var recs Slice
+	allJSON := true
+	for _, t := range texts {
+		if !LooksJSON(t) || !jsonscan.Valid(BytesOf(t)) {
+			allJSON = false
+			break
+		}
+	}
+	for i, t := range texts {
+		recs.Sent = append(recs.Sent, BytesOf(t))
+		if allJSON {
+			recs.Lines = append(recs.Lines, bytes.TrimSpace(BytesOf(t)))
+			continue
+		}
+		rec := strconv.AppendInt([]byte(`{"item":`), int64(i+1), 10)
+		rec = jsonscan.AppendQuoted(append(rec, `,"text":`...), BytesOf(t))
+		recs.Lines = append(recs.Lines, append(rec, '}'))
+	}
+	return Found{Src: recs, Generic: true}
+}
+
+// WithoutStated returns the fields of extra that do not repeat what the
+// summary already says: a field named like a summary field (see
+// OffloadSummary.stated) with the same JSON value is left out, so that a
+// tool's own "count" of the records it returned does not appear twice.
+// A field with another value stays: a total of 742 beside a count of 200
+// is news. It returns nil when nothing is left.
+func WithoutStated(extra map[string]json.RawMessage, stated map[string]any) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range extra {
+		if s, ok := stated[k]; ok && sameJSON(v, s) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]json.RawMessage, len(extra))
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// sameJSON reports whether raw, a JSON value, is the JSON encoding of v up
+// to white space and number spelling (200 and 200.0 are the same).
+func sameJSON(raw json.RawMessage, v any) bool {
+	var a, b any
+	enc, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(raw, &a) != nil || json.Unmarshal(enc, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
+}
