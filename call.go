@@ -256,11 +256,11 @@ func (o *engine) outcomeOf(ctx context.Context, s *subject, mode deliveryMode) (
 // failed) or the result is over the cap on results.
 func (o *engine) writeOut(ctx context.Context, s *subject) (Outcome, error) {
 	if s.lost != nil {
-		return o.truncated(ctx, s.sets, nil, 0, "", s.lost), nil
+		return o.truncated(ctx, s.sets, nil, 0, "", s.lost, 0), nil
 	}
 	if c := o.opts.dir.resultCap(); c > 0 && s.doc.size() > c {
 		err := fmt.Errorf("%w: it is %d bytes and the cap is %d", ErrResultTooLarge, s.doc.size(), c)
-		return o.truncated(ctx, s.sets, s.l, s.beside, "", err), nil
+		return o.truncated(ctx, s.sets, s.l, s.beside, "", err, 0), nil
 	}
 	return o.offload(ctx, s.sets, s.l, s.beside)
 }

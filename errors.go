@@ -29,6 +29,16 @@ var (
 	// file system than the reserve (see [WithMinFreeBytes]). It also
 	// wraps syscall.ENOSPC.
 	ErrLowDiskSpace = store.ErrLowDiskSpace
+	// ErrStoreDown: an object store that a request found down (it timed
+	// out, or could not be reached) was not asked at all: calls fall back
+	// at once, while a probe checks the store, until it answers. An FS
+	// of a store wraps it with the failure that found the store down.
+	ErrStoreDown = store.ErrStoreDown
+	// ErrStoreMisconfigured: the object store of Config.OutputDir could
+	// not be opened (its URL is wrong: credentials in it, an unknown
+	// parameter), or it answers that it is set up wrong (its bucket does
+	// not exist). Calls fall back until the configuration is fixed.
+	ErrStoreMisconfigured = store.ErrStoreMisconfigured
 	// ErrResultTooLarge: the tool result is larger than the cap of
 	// [WithMaxResultBytes]; nothing was written.
 	ErrResultTooLarge = errors.New("lro: the result is over the cap on results")

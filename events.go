@@ -52,6 +52,9 @@ type WriteFailedEvent struct {
 	Kept      int    // records returned inline
 	Tokens    int    // estimated tokens of the whole set
 	Err       error  // what went wrong
+	// Duration is the time spent writing before the write failed; zero
+	// when no write was tried (a result over the cap on its size).
+	Duration time.Duration
 }
 
 func (o *engine) emitEvicted(ctx context.Context, e FileEvictedEvent) {
@@ -97,6 +100,7 @@ type instruments struct {
 	extractDuration metric.Float64Histogram
 	unisolatedCalls metric.Int64Counter
 	storeErrors     metric.Int64Counter
+	storeStates     metric.Int64Counter
 }
 
 // DurationBuckets are the explicit bucket bounds, in seconds, of the
@@ -137,12 +141,13 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	in.offloads = counter("lro.offloads", "{result}", "Results offloaded to a file.")
 	in.offloadBytes = counter("lro.offload.bytes", "By", "Bytes written to offloaded files.")
 	in.offloadTokens = counter("lro.offload.tokens", "{token}", "Estimated tokens kept out of the model's context.")
-	in.offloadDuration = histogram("lro.offload.duration", "Time to write and publish an offloaded file.")
+	in.offloadDuration = histogram("lro.offload.duration", "Time to write and publish an offloaded file, by outcome: ok, or fallback when the write failed.")
 	in.fallbacks = counter("lro.fallbacks", "{result}", "Offloads whose write failed, sent truncated inline instead.")
 	in.filesRemoved = counter("lro.files.removed", "{file}", "Offloaded files deleted, by reason.")
 	in.extractCalls = counter("lro.extract.calls", "{call}", "lro_extract calls, by outcome.")
 	in.extractDuration = histogram("lro.extract.duration", "Time to answer an lro_extract call.")
 	in.storeErrors = counter("lro.store.errors", "{error}", "Failures of an object store, by what met them and their kind.")
+	in.storeStates = counter("lro.store.state_changes", "{change}", "Changes of an object store's state: down when a request found it down (calls then fall back at once), up when a probe found it answering.")
 	in.unisolatedCalls = counter("lro.extract.unisolated", "{query}", "lro_extract queries run without a worker process, or refused for want of one, by reason.")
 	return &in, err
 }
@@ -152,11 +157,17 @@ func (in *instruments) offloaded(ctx context.Context, e OffloadEvent) {
 	in.offloads.Add(ctx, 1, op)
 	in.offloadBytes.Add(ctx, e.Bytes, op)
 	in.offloadTokens.Add(ctx, int64(e.Tokens), op)
-	in.offloadDuration.Record(ctx, e.Duration.Seconds(), op)
+	in.offloadDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrOperation(e.Operation), attrOutcome("ok")))
 }
 
+// writeFailed counts a fallback and, when a write was tried, records its
+// time with the outcome "fallback": a store that hangs shows in the
+// histogram, not only in the counters.
 func (in *instruments) writeFailed(ctx context.Context, e WriteFailedEvent) {
 	in.fallbacks.Add(ctx, 1, metric.WithAttributes(attrOperation(e.Operation)))
+	if e.Duration > 0 {
+		in.offloadDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrOperation(e.Operation), attrOutcome("fallback")))
+	}
 }
 
 // removed counts a file deleted for reason: "expired" or "evicted".
@@ -168,6 +179,11 @@ func (in *instruments) removed(ctx context.Context, reason string) {
 // storeErrorKind).
 func (in *instruments) storeError(ctx context.Context, what, kind string) {
 	in.storeErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("during", what), attribute.String("kind", kind)))
+}
+
+// storeState counts a change of the store's state, "down" or "up".
+func (in *instruments) storeState(ctx context.Context, state string) {
+	in.storeStates.Add(ctx, 1, metric.WithAttributes(attribute.String("state", state)))
 }
 
 // extracted counts an lro_extract call: "ok", "refused" when it was

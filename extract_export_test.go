@@ -68,3 +68,10 @@ func (o *engine) resourceLink(path string, size int64, text bool) *host.Resource
 }
 
 func (o *engine) resourceMaxBytes() int64 { return o.extractor.ResourceMaxBytes() }
+
+// SetCopyFreshFor sets how long a local copy is used without asking the
+// FS, until the test ends.
+func SetCopyFreshFor(t interface{ Cleanup(func()) }, d time.Duration) {
+	prev := extract.SetCopyFreshFor(d)
+	t.Cleanup(func() { extract.SetCopyFreshFor(prev) })
+}

@@ -128,7 +128,12 @@ func TestStoreOpenFailureFallsBack(t *testing.T) {
 	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Records: memories(t, 200, lro.DetailLight)})
 	require.NoError(t, err)
 	assert.Equal(t, lro.Truncated, out.Action)
-	assert.Contains(t, out.Warning, "the file store could not be reached")
+	// Issue 32.3: not "could not be reached", nor "try again later": the
+	// store is set up wrong, and stays so until the operator fixes it.
+	assert.Contains(t, out.Warning, "the file store is not set up correctly on this server")
+	assert.Contains(t, out.Warning, "calling again will not help; narrow the call to get the rest")
+	assert.NotContains(t, out.Warning, "again later")
+	assert.ErrorIs(t, out.Err, lro.ErrStoreMisconfigured)
 	assert.NotContains(t, out.Warning, "bucket policy forbids this", "the store's own error is for the log")
 	assert.NotContains(t, out.Warning, "hidden")
 	assert.ErrorContains(t, out.Err, "bucket policy forbids this")

@@ -298,6 +298,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 			Logger:     o.opts.logger,
 			Expired:    o.emitExpired,
 			StoreError: o.metrics.storeError,
+			StoreState: o.metrics.storeState,
 		},
 	})
 	o.extractor = o.newExtractor()
@@ -342,6 +343,7 @@ func (o *engine) Close() error {
 	})
 	<-o.life.done
 	o.extractor.Close()
+	o.store.Close()
 	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
 		return c.Close()
 	}
@@ -400,7 +402,7 @@ func (o *engine) offload(ctx context.Context, sets []ResultSet, l *records.Layou
 			if errors.As(err, &recErr) {
 				return Outcome{}, err
 			}
-			return o.truncated(ctx, sets, l, beside, w.path, err), nil
+			return o.truncated(ctx, sets, l, beside, w.path, err, time.Since(start)), nil
 		}
 		files = append(files, w)
 	}
@@ -472,8 +474,9 @@ func (o *engine) estimateSet(set *ResultSet) (int, recordChecks) {
 // truncated is the fallback of sets whose files could not be written, or
 // were not to be (path is then empty), for the reason err: as many leading
 // records of each as fit the threshold together, sent inline, and a
-// warning. l and beside are as for offload.
-func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *records.Layout, beside int, path string, err error) Outcome {
+// warning. l and beside are as for offload; took is the time the failed
+// write took, zero when none was tried.
+func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *records.Layout, beside int, path string, err error, took time.Duration) Outcome {
 	tokens, count := 0, 0
 	for _, s := range sets {
 		tokens += s.Tokens
@@ -501,6 +504,7 @@ func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *records.Lay
 		Kept:      n,
 		Tokens:    tokens,
 		Err:       err,
+		Duration:  took,
 	})
 	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: store.FallbackWarning(o.opts.fs, err, n, count), Err: err, kept: kept}
 }
@@ -631,7 +635,11 @@ func (o *engine) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 		h(e)
 	}
 	if l := o.opts.logger; l != nil {
-		l.LogAttrs(ctx, slog.LevelWarn, "lro: offload write failed",
+		level := slog.LevelWarn
+		if errors.Is(e.Err, ErrStoreDown) {
+			level = slog.LevelDebug // the outage is logged once, not each fallback
+		}
+		l.LogAttrs(ctx, level, "lro: offload write failed",
 			slog.String("operation", e.Operation), slog.String("path", e.Path),
 			slog.Int("count", e.Count), slog.Int("kept", e.Kept), slog.Any("error", e.Err))
 	}

@@ -34,6 +34,11 @@ func sums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
 					out[m.Name+" count"] += int64(p.Count)
+					key := m.Name
+					for _, kv := range p.Attributes.ToSlice() {
+						key += " " + kv.Value.Emit()
+					}
+					out[key+" count"] += int64(p.Count)
 				}
 			}
 		}
@@ -68,7 +73,9 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, int64(1), got["lro.offloads recall"])
 	assert.Equal(t, int64(len(data)), got["lro.offload.bytes recall"], "the file's size")
 	assert.Greater(t, got["lro.offload.tokens recall"], int64(1600))
-	assert.Equal(t, int64(1), got["lro.offload.duration count"])
+	assert.Equal(t, int64(2), got["lro.offload.duration count"])
+	assert.Equal(t, int64(1), got["lro.offload.duration recall ok count"])
+	assert.Equal(t, int64(1), got["lro.offload.duration recall fallback count"], "a failed write is timed too (issue 32.3)")
 	assert.Equal(t, int64(1), got["lro.fallbacks recall"])
 	assert.Equal(t, int64(1), got["lro.extract.calls ok"])
 	assert.Equal(t, int64(1), got["lro.extract.calls refused"])

@@ -281,7 +281,8 @@ func WithResourceMaxBytes(n int64) Option {
 //	lro.offloads              results offloaded, by operation
 //	lro.offload.bytes         bytes written to offloaded files
 //	lro.offload.tokens        estimated tokens kept out of the context
-//	lro.offload.duration      time to write and publish a file (s)
+//	lro.offload.duration      time to write and publish a file (s), by outcome
+//	                          (ok, or fallback when the write failed)
 //	lro.fallbacks             writes that failed: truncated inline results
 //	lro.files.removed         files deleted, by reason (expired, evicted)
 //	lro.extract.calls         lro_extract calls, by outcome (ok, refused, or
@@ -289,7 +290,10 @@ func WithResourceMaxBytes(n int64) Option {
 //	lro.extract.duration      time to answer an lro_extract call (s)
 //	lro.store.errors          failures of an object store, by during (offload,
 //	                          lro_extract, resources/read, janitor) and kind
-//	                          (timeout, permission, unavailable)
+//	                          (timeout, permission, config, unavailable); not the calls
+//	                          that fall back at once while a store is down
+//	lro.store.state_changes   a store found down, or answering again, by state
+//	                          (down, up)
 //	lro.extract.unisolated    lro_extract queries run without a worker process
 //	                          (reason in_process: ExtractLimits.InProcess), or
 //	                          refused for want of one (no_worker, unsupported)

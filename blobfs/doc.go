@@ -50,9 +50,24 @@
 //     operation, and the engine falls back to the truncated inline result
 //     with a plain warning (the store's error, which may name internal
 //     hosts, goes to the log and the event only).
+//   - A store known to be down costs nothing. After a request timed out
+//     or got no answer (a connection refused or dropped, a 5xx), every
+//     operation fails at once with [lro.ErrStoreDown] (an offload falls
+//     back straight away, lro_extract and resources/read answer that the
+//     store could not be reached), while one probe every
+//     [DefaultProbeInterval] (probe_interval= in the URL,
+//     [WithProbeInterval]) lists one name under the prefix; the first
+//     answer ends the outage. The engine logs and counts the change of
+//     state (lro.store.state_changes), not each call.
 //
 // Files are [lro.FS] Remote: descriptors point to lro_extract and
-// resources/read (lro_extract queries a private local copy of the object
-// in its worker processes; resources/read streams it), and file_path is the
-// object's URL (s3://my-bucket/lro/atlatl-recall-01J....jsonl).
+// resources/read, and file_path is the object's URL
+// (s3://my-bucket/lro/atlatl-recall-01J....jsonl). lro_extract queries a
+// private local copy of the object in its worker processes, made on the
+// object's first query: a later query or read of it asks the store for the
+// object's metadata (one HEAD, [FS.Stat]) and reads the copy, and within
+// a few seconds of the last it asks nothing. Published objects never
+// change (the upload only creates, and a name is never reused), so a copy
+// holds the object's bytes for as long as the object exists.
+// resources/read streams the object when there is no copy.
 package blobfs

@@ -45,7 +45,8 @@ var deniedCodes = map[string]bool{
 // fs.ErrPermission, a request that ran out of time is
 // os.ErrDeadlineExceeded (each wrapping the store's error, which says
 // more). A missing bucket is not fs.ErrNotExist: it is the store's
-// configuration that is wrong, not a file that is gone.
+// configuration that is wrong, not a file that is gone
+// (lro.ErrStoreMisconfigured).
 func mapErr(err error) error {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
@@ -53,7 +54,7 @@ func mapErr(err error) error {
 		case deniedCodes[code]:
 			return fmt.Errorf("%w: %w", fs.ErrPermission, err)
 		case code == "NoSuchBucket":
-			return fmt.Errorf("blobfs: the bucket does not exist: %w", err)
+			return fmt.Errorf("blobfs: the bucket does not exist: %w: %w", lro.ErrStoreMisconfigured, err)
 		}
 	}
 	var kind error

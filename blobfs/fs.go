@@ -28,6 +28,8 @@ type FS struct {
 	spools  map[string]*spool    // temporary files being written, by name
 	expires map[string]time.Time // expiry metadata of objects, by name
 	closed  bool
+
+	health health // the store's state: health.go
 }
 
 // metaExpires is the object metadata key that holds the expiry the
@@ -53,6 +55,7 @@ func New(bucket *blob.Bucket, prefix string, opts ...Option) (*FS, error) {
 		opts:    defaultOptions(),
 		spools:  make(map[string]*spool),
 		expires: make(map[string]time.Time),
+		health:  health{stop: make(chan struct{})},
 	}
 	for _, opt := range opts {
 		opt(&f.opts)
@@ -82,10 +85,14 @@ func (f *FS) ctx() (context.Context, context.CancelFunc) {
 
 // Create starts the temporary file name as a private buffer; nothing
 // reaches the store before Rename. It fails with fs.ErrExist while a
-// buffer of that name is open. (The store's own names are checked by
-// Rename's create-only upload.)
+// buffer of that name is open (the store's own names are checked by
+// Rename's create-only upload), and with lro.ErrStoreDown while the
+// store is known to be down, so that no file is written for nothing.
 func (f *FS) Create(name string) (lro.File, error) {
 	if _, err := f.key("open", name); err != nil {
+		return nil, err
+	}
+	if err := f.check("open", name); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -121,6 +128,9 @@ func (f *FS) Chtimes(name string, _, mtime time.Time) error {
 // the buffer stays, for Remove to discard.
 func (f *FS) Rename(oldname, newname string) error {
 	key, err := f.key("rename", newname)
+	if err == nil {
+		err = f.check("rename", newname)
+	}
 	if err != nil {
 		return err
 	}
@@ -172,6 +182,9 @@ func (f *FS) Remove(name string) error {
 		return nil
 	}
 	f.mu.Unlock()
+	if err := f.check("remove", name); err != nil {
+		return err
+	}
 	err = f.removeOnce(name, key)
 	f.mu.Lock()
 	if err == nil || isNotFound(err) || errors.Is(err, fs.ErrNotExist) {
@@ -191,9 +204,10 @@ func (f *FS) Path(name string) string { return f.location + "/" + name }
 // gives descriptors the native guidance (lro_extract, resources/read).
 func (f *FS) Remote() bool { return true }
 
-// Close discards the buffers of files not yet published, and closes the
-// bucket when [Open] opened it.
+// Close discards the buffers of files not yet published, stops the probe
+// of a store found down, and closes the bucket when [Open] opened it.
 func (f *FS) Close() error {
+	f.stopProbes()
 	f.mu.Lock()
 	spools := f.spools
 	f.spools, f.closed = make(map[string]*spool), true
@@ -222,7 +236,7 @@ func (f *FS) removeOnce(name, key string) error {
 	claim := f.prefix + claimDir + name
 	ctx, cancel := f.ctx()
 	defer cancel()
-	err := f.bucket.WriteAll(ctx, claim, nil, &blob.WriterOptions{IfNotExist: true, ContentType: "application/octet-stream"})
+	err := f.observe(f.bucket.WriteAll(ctx, claim, nil, &blob.WriterOptions{IfNotExist: true, ContentType: "application/octet-stream"}))
 	if err != nil {
 		if gcerrors.Code(err) != gcerrors.FailedPrecondition && gcerrors.Code(err) != gcerrors.AlreadyExists {
 			return err
@@ -237,7 +251,7 @@ func (f *FS) removeOnce(name, key string) error {
 		}
 		return fs.ErrNotExist
 	}
-	err = f.bucket.Delete(ctx, key)
+	err = f.observe(f.bucket.Delete(ctx, key))
 	// A claim that cannot be deleted now is cleared by the next removal
 	// of this name once stale; the object is gone either way.
 	_ = f.bucket.Delete(ctx, claim)

@@ -14,6 +14,9 @@ import (
 // the object is listed): the janitor needs it, and a listing does not
 // carry metadata.
 func (f *FS) ReadDir() ([]fs.DirEntry, error) {
+	if err := f.check("readdir", f.location); err != nil {
+		return nil, err
+	}
 	it := f.bucket.List(&blob.ListOptions{Prefix: f.prefix, Delimiter: "/"})
 	var out []fs.DirEntry
 	seen := make(map[string]struct{})
@@ -28,7 +31,7 @@ func (f *FS) ReadDir() ([]fs.DirEntry, error) {
 			break
 		}
 		if err != nil {
-			return nil, &fs.PathError{Op: "readdir", Path: f.location, Err: mapErr(err)}
+			return nil, &fs.PathError{Op: "readdir", Path: f.location, Err: mapErr(f.observe(err))}
 		}
 		if obj.IsDir {
 			continue
@@ -38,7 +41,7 @@ func (f *FS) ReadDir() ([]fs.DirEntry, error) {
 			continue // not a plain name: never one of the engine's
 		}
 		seen[name] = struct{}{}
-		out = append(out, &entry{fs: f, name: name, size: obj.Size, modTime: obj.ModTime})
+		out = append(out, &entry{fs: f, name: name, size: obj.Size})
 	}
 	// Forget the expiries of objects gone, so that the memory of them
 	// stays bounded by what the prefix holds.
@@ -54,10 +57,9 @@ func (f *FS) ReadDir() ([]fs.DirEntry, error) {
 
 // entry is a listed object.
 type entry struct {
-	fs      *FS
-	name    string
-	size    int64
-	modTime time.Time // when it was uploaded
+	fs   *FS
+	name string
+	size int64
 }
 
 func (e *entry) Name() string      { return e.name }
@@ -70,7 +72,7 @@ func (e *entry) Type() fs.FileMode { return 0 }
 // the metadata is returned, so that the janitor leaves the object for its
 // next scan rather than judge it by its upload time.
 func (e *entry) Info() (fs.FileInfo, error) {
-	mod, err := e.fs.expiry(e.name, e.modTime)
+	mod, err := e.fs.expiry(e.name)
 	if err != nil {
 		return nil, err
 	}
@@ -79,22 +81,31 @@ func (e *entry) Info() (fs.FileInfo, error) {
 
 func (e *entry) String() string { return fs.FormatDirEntry(e) }
 
-// expiry returns the expiry recorded in the object name, or uploaded when
-// it records none.
-func (f *FS) expiry(name string, uploaded time.Time) (time.Time, error) {
+// expiry returns the expiry recorded in the object name, or when it was
+// uploaded if it records none.
+func (f *FS) expiry(name string) (time.Time, error) {
 	f.mu.Lock()
 	t, ok := f.expires[name]
 	f.mu.Unlock()
 	if ok {
 		return t, nil
 	}
+	if err := f.check("stat", name); err != nil {
+		return time.Time{}, err
+	}
 	ctx, cancel := f.ctx()
 	defer cancel()
 	attrs, err := f.bucket.Attributes(ctx, f.prefix+name)
-	if err != nil {
+	if err = f.observe(err); err != nil {
 		return time.Time{}, &fs.PathError{Op: "stat", Path: name, Err: mapErr(err)}
 	}
-	t = uploaded
+	return f.noteExpiry(name, attrs), nil
+}
+
+// noteExpiry returns the expiry recorded in the attributes of the object
+// name, or when it was uploaded if they record none, and remembers it.
+func (f *FS) noteExpiry(name string, attrs *blob.Attributes) time.Time {
+	t := attrs.ModTime
 	if v, ok := attrs.Metadata[metaExpires]; ok {
 		if parsed, perr := time.Parse(time.RFC3339Nano, v); perr == nil {
 			t = parsed
@@ -103,5 +114,5 @@ func (f *FS) expiry(name string, uploaded time.Time) (time.Time, error) {
 	f.mu.Lock()
 	f.expires[name] = t
 	f.mu.Unlock()
-	return t, nil
+	return t
 }

@@ -29,10 +29,24 @@ type options struct {
 	rate     int64 // bytes a second
 	maxBytes int64
 	location string
+	probe    time.Duration
 }
 
 func defaultOptions() options {
-	return options{timeout: DefaultTimeout, rate: DefaultMinThroughput, maxBytes: lro.DefaultMaxFileBytes}
+	return options{timeout: DefaultTimeout, rate: DefaultMinThroughput, maxBytes: lro.DefaultMaxFileBytes, probe: DefaultProbeInterval}
+}
+
+// WithProbeInterval sets the time between two probes of a store found
+// down; the default is [DefaultProbeInterval]. Meanwhile every operation
+// fails at once (the offload falls back) instead of waiting its timeout;
+// the first probe the store answers ends the outage. d <= 0 keeps the
+// default.
+func WithProbeInterval(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.probe = d
+		}
+	}
 }
 
 // WithTimeout bounds each request to the store, retries included; the

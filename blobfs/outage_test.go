@@ -20,6 +20,7 @@ import (
 	"github.com/mcplro/lro/blobfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
@@ -32,20 +33,28 @@ func meter(t testing.TB) (lro.Option, *sdkmetric.ManualReader) {
 	return lro.WithMeterProvider(mp), r
 }
 
-// counts collects the reader's counters, by name and attribute values.
+// counts collects the reader's counters, by name and attribute values,
+// and the counts of its histograms, by the same and " count".
 func counts(t testing.TB, r *sdkmetric.ManualReader) map[string]int64 {
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, r.Collect(context.Background(), &rm))
 	out := map[string]int64{}
+	key := func(name string, attrs attribute.Set) string {
+		for _, kv := range attrs.ToSlice() {
+			name += " " + kv.Value.Emit()
+		}
+		return name
+	}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if d, ok := m.Data.(metricdata.Sum[int64]); ok {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
 				for _, p := range d.DataPoints {
-					key := m.Name
-					for _, kv := range p.Attributes.ToSlice() {
-						key += " " + kv.Value.Emit()
-					}
-					out[key] += p.Value
+					out[key(m.Name, p.Attributes)] += p.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					out[key(m.Name, p.Attributes)+" count"] += int64(p.Count)
 				}
 			}
 		}
@@ -95,8 +104,9 @@ func TestStoreErrorWarningIsPlain(t *testing.T) {
 }
 
 // Issue 26.3 and 26.4: lro_extract and resources/read on a replica that
-// did not write the file, while the store is down, tell the model no
-// internals, count as store_error (not refused), and log once per burst.
+// did not write the file and holds no copy of it, while the store is
+// down, tell the model no internals, count as store_error (not refused),
+// and log once per burst.
 func TestStoreReadErrorsArePlainCountedAndLogged(t *testing.T) {
 	s3 := startS3(t)
 	u := s3.url("lro")
@@ -108,8 +118,9 @@ func TestStoreReadErrorsArePlainCountedAndLogged(t *testing.T) {
 	require.NotNil(t, d)
 	name := d.FilePath[strings.LastIndexByte(d.FilePath, '/')+1:]
 
-	// A bad query is refused, as before.
-	_, err := b.Extract(context.Background(), map[string]any{"file_path": d.FilePath, "query": "select("})
+	// A bad query is refused, as before (of another file: a query of d
+	// would leave a copy of it, which answers while the store is down).
+	_, err := b.Extract(context.Background(), map[string]any{"file_path": offload(t, a, 300).Response.FilePath, "query": "select("})
 	require.Error(t, err)
 
 	s3.down.Store(true)
@@ -126,13 +137,20 @@ func TestStoreReadErrorsArePlainCountedAndLogged(t *testing.T) {
 	c := counts(t, reader)
 	assert.EqualValues(t, 3, c["lro.extract.calls store_error"], "%v", c)
 	assert.EqualValues(t, 1, c["lro.extract.calls refused"], "only the bad query: %v", c)
-	assert.EqualValues(t, 3, c["lro.store.errors lro_extract unavailable"], "%v", c)
-	assert.EqualValues(t, 3, c["lro.store.errors resources/read unavailable"], "%v", c)
+	// The first call found the store down (issue 32.3): the others did
+	// not ask it, and are counted as calls, not as the store's errors.
+	assert.EqualValues(t, 1, c["lro.store.errors lro_extract unavailable"], "%v", c)
+	assert.Zero(t, c["lro.store.errors resources/read unavailable"], "%v", c)
+	assert.EqualValues(t, 1, c["lro.store.state_changes down"], "%v", c)
 	assert.Equal(t, 1, strings.Count(logs.String(), "the file store failed"), "once per burst:\n%s", logs.String())
+	assert.Equal(t, 1, strings.Count(logs.String(), "the file store is down"), "once per outage:\n%s", logs.String())
 	assert.Contains(t, logs.String(), strings.TrimPrefix(s3.srv.URL, "http://"), "the log has the store's own error")
 
-	// The janitor's listing error is counted too.
-	_, err = b.Sweep(context.Background())
+	// The janitor's listing error is counted, on a replica that has not
+	// found the store down yet.
+	mp, reader = meter(t)
+	c2 := offloader(t, u, 3600, nil, lro.WithoutJanitor(), mp)
+	_, err = c2.Sweep(context.Background())
 	require.Error(t, err)
 	assert.EqualValues(t, 1, counts(t, reader)["lro.store.errors janitor unavailable"])
 }

@@ -17,6 +17,9 @@ import (
 // published files can be read.
 func (f *FS) Open(name string) (fs.File, error) {
 	key, err := f.key("open", name)
+	if err == nil {
+		err = f.check("open", name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -29,10 +32,32 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if err != nil {
 		timer.Stop()
 		cancel(nil)
-		return nil, &fs.PathError{Op: "open", Path: name, Err: mapErr(deadline(ctx, err))}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: mapErr(f.observe(deadline(ctx, err)))}
 	}
 	timer.Reset(f.opts.bound(r.Size()))
-	return &object{r: r, ctx: ctx, cancel: cancel, timer: timer, info: info{name: name, size: r.Size(), modTime: r.ModTime()}}, nil
+	return &object{fs: f, r: r, ctx: ctx, cancel: cancel, timer: timer, info: info{name: name, size: r.Size(), modTime: r.ModTime()}}, nil
+}
+
+// Stat describes the object name in one metadata request, without
+// reading it: its size and, as its modification time, the expiry recorded
+// in it (or when it was uploaded). lro_extract calls it to find its local
+// copy of an object it has read before, so that a warm query does not
+// read the object again (see the package documentation).
+func (f *FS) Stat(name string) (fs.FileInfo, error) {
+	key, err := f.key("stat", name)
+	if err == nil {
+		err = f.check("stat", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := f.ctx()
+	defer cancel()
+	attrs, err := f.bucket.Attributes(ctx, key)
+	if err = f.observe(err); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: mapErr(err)}
+	}
+	return info{name: name, size: attrs.Size, modTime: f.noteExpiry(name, attrs)}, nil
 }
 
 // deadline returns err, or, when ctx was cancelled for its deadline,
@@ -46,6 +71,7 @@ func deadline(ctx context.Context, err error) error {
 
 // object is an object open for reading.
 type object struct {
+	fs     *FS
 	r      *blob.Reader
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -56,7 +82,7 @@ type object struct {
 func (o *object) Read(p []byte) (int, error) {
 	n, err := o.r.Read(p)
 	if err != nil && err != io.EOF {
-		err = &fs.PathError{Op: "read", Path: o.info.name, Err: mapErr(deadline(o.ctx, err))}
+		err = &fs.PathError{Op: "read", Path: o.info.name, Err: mapErr(o.fs.observe(deadline(o.ctx, err)))}
 	}
 	return n, err
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,7 +32,8 @@ import (
 //	LRO_TEST_S3_URL='s3://lro-test/ci?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
 //
 // with the credentials in the AWS SDK's standard chain (AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY). Each test works under a throwaway prefix of its
+// AWS_SECRET_ACCESS_KEY); testdata/versitygw/test.sh sets both for the
+// Versity S3 Gateway it starts. Each test works under a throwaway prefix of its
 // own below the URL's path, and deletes what it wrote. The tests that make
 // the store fail (deny, hang, a wrong signature, down) run too: the
 // server is reached through a proxy on loopback that injects the faults.
@@ -55,6 +57,24 @@ type fakeS3 struct {
 	base         string     // the prefix of this test's objects: "" or ending in "/"
 	query        url.Values // the URL's query, endpoint aside
 	real         bool
+
+	mu       sync.Mutex
+	requests []string // "METHOD path" of every request that reached the server, faults included
+}
+
+// count returns how many requests of method reached the server whose path
+// ends in suffix ("" for any).
+func (f *fakeS3) count(method, suffix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.requests {
+		m, path, _ := strings.Cut(r, " ")
+		if (method == "" || m == method) && strings.HasSuffix(path, suffix) {
+			n++
+		}
+	}
+	return n
 }
 
 // startS3 starts the server with one bucket, or the proxy to the real
@@ -80,6 +100,9 @@ func startS3(t testing.TB) *fakeS3 {
 		awsEnv(t)
 	}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.requests = append(f.requests, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
 		if f.down.Load() {
 			if hj, ok := w.(http.Hijacker); ok {
 				if conn, _, err := hj.Hijack(); err == nil {

@@ -31,7 +31,7 @@ func (f *FS) upload(key string, data *chunkReader, expires time.Time) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.opts.bound(data.size))
 	defer cancel()
-	if err := f.bucket.Upload(ctx, key, io.Reader(data), opts); err != nil {
+	if err := f.observe(f.bucket.Upload(ctx, key, io.Reader(data), opts)); err != nil {
 		return mapErr(err)
 	}
 	return nil

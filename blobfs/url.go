@@ -39,8 +39,10 @@ func Register(schemes ...string) {
 //	s3://bucket/prefix?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1
 //
 // The query holds the driver's parameters (see gocloud.dev/blob/s3blob),
-// and timeout, which bounds each request as [WithTimeout] does (options
-// given to Open come after it); the path, not a prefix parameter, is the
+// timeout, which bounds each request as [WithTimeout] does, and
+// probe_interval, the time between two probes of a store found down, as
+// [WithProbeInterval] sets it (options given to Open come after them);
+// the path, not a prefix parameter, is the
 // folder the files live in. No
 // request is made: a store that is down makes the operations fail, not
 // Open. Files are shown to the model as the URL without its query. Close
@@ -59,15 +61,23 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*FS, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("%w %q: credentials do not belong in the URL; they come from the driver's standard chain (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...)", ErrUnsupportedURL, redact(u))
 	}
-	// timeout is ours, not the driver's: take it out of the query.
+	// timeout and probe_interval are ours, not the driver's: take them
+	// out of the query.
 	q := u.Query()
-	if v := q.Get("timeout"); v != "" {
+	for _, p := range []struct {
+		name string
+		opt  func(time.Duration) Option
+	}{{"timeout", WithTimeout}, {"probe_interval", WithProbeInterval}} {
+		v := q.Get(p.name)
+		if v == "" {
+			continue
+		}
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("%w %q: timeout=%q: want a positive duration such as 30s", ErrUnsupportedURL, redact(u), v)
+			return nil, fmt.Errorf("%w %q: %s=%q: want a positive duration such as 30s", ErrUnsupportedURL, redact(u), p.name, v)
 		}
-		opts = append([]Option{WithTimeout(d)}, opts...)
-		q.Del("timeout")
+		opts = append([]Option{p.opt(d)}, opts...)
+		q.Del(p.name)
 	}
 	prefix := strings.Trim(u.Path, "/")
 	if prefix != "" {

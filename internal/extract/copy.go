@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcplro/lro/internal/extractworker"
 	"github.com/mcplro/lro/internal/scratch"
@@ -18,7 +20,8 @@ import (
 // their queries run in worker processes with the same limits as those of
 // a directory's files, rather than in the server. A copy is made on a
 // file's first query and kept, by the file's name, size and modification
-// time, for the next ones; the copies take at most a bound of disk (the
+// time, for the next ones (and, within copyFreshFor of the last look at
+// the file, by its name alone); the copies take at most a bound of disk (the
 // least recently used are deleted first, never one a query still reads),
 // in a directory of their own (mode 0700, under os.TempDir) that Close
 // removes, and that the next process to make copies removes if this one
@@ -28,7 +31,8 @@ type localCopies struct {
 	dir     string // made on first use
 	used    int64  // bytes of the ready copies
 	entries map[string]*localCopy
-	lru     list.List // of *localCopy, least recently used first
+	byName  map[string]*localCopy // the copy of each file name last looked at
+	lru     list.List             // of *localCopy, least recently used first
 	closed  bool
 }
 
@@ -40,6 +44,9 @@ type localCopy struct {
 	err   error
 	refs  int           // queries holding the copy
 	elem  *list.Element // in lru, once ready
+	// checked is when the file was last found, of this size and
+	// modification time, in its FS.
+	checked time.Time
 }
 
 // errCopiesClosed: the Offloader was closed during the call.
@@ -57,7 +64,7 @@ func (c *localCopies) get(ctx context.Context, key string, maxBytes, maxTotal in
 		return "", nil, errCopiesClosed
 	}
 	if c.entries == nil {
-		c.entries = map[string]*localCopy{}
+		c.entries, c.byName = map[string]*localCopy{}, map[string]*localCopy{}
 	}
 	if e, ok := c.entries[key]; ok {
 		e.refs++
@@ -72,6 +79,7 @@ func (c *localCopies) get(ctx context.Context, key string, maxBytes, maxTotal in
 			c.release(e)
 			return "", nil, e.err
 		}
+		c.checked(e)
 		return e.path, func() { c.release(e) }, nil
 	}
 	e := &localCopy{key: key, ready: make(chan struct{}), refs: 1}
@@ -99,7 +107,65 @@ func (c *localCopies) get(ctx context.Context, key string, maxBytes, maxTotal in
 	c.evictLocked(maxTotal)
 	close(e.ready)
 	c.mu.Unlock()
+	c.checked(e)
 	return e.path, func() { c.release(e) }, nil
+}
+
+// checked records that e's file was just found in its FS as e was made
+// of: its name now finds e, without a look at the FS, for copyFreshFor.
+func (c *localCopies) checked(e *localCopy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.elem == nil {
+		return // evicted meanwhile
+	}
+	e.checked = time.Now()
+	c.byName[fileOfKey(e.key)] = e
+}
+
+// fresh returns the copy of the file name, held (give it back with
+// release), when the file was found in its FS less than within ago; nil
+// otherwise.
+func (c *localCopies) fresh(name string, within time.Duration) *localCopy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byName[name]
+	if !ok || c.closed || e.elem == nil || time.Since(e.checked) >= within {
+		return nil
+	}
+	e.refs++
+	return e
+}
+
+// ready returns the copy of the file whose content key is key, just found
+// in its FS, held (give it back with release), when one is made; nil
+// otherwise.
+func (c *localCopies) ready(key string) *localCopy {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	if !ok || c.closed || e.elem == nil {
+		c.mu.Unlock()
+		return nil
+	}
+	e.refs++
+	c.mu.Unlock()
+	c.checked(e)
+	return e
+}
+
+// forgetLocked drops e, whose file is deleted or about to be; c.mu is
+// held.
+func (c *localCopies) forgetLocked(e *localCopy) {
+	delete(c.entries, e.key)
+	if name := fileOfKey(e.key); c.byName[name] == e {
+		delete(c.byName, name)
+	}
+}
+
+// fileOfKey returns the file name of a content key (see offloadFile.key).
+func fileOfKey(key string) string {
+	name, _, _ := strings.Cut(key, "\x00")
+	return name
 }
 
 // dirLocked returns the directory of the copies, made on first use; c.mu
@@ -157,7 +223,7 @@ func (c *localCopies) release(e *localCopy) {
 		c.lru.Remove(e.elem)
 		e.elem = nil
 		c.used -= e.size
-		delete(c.entries, e.key)
+		c.forgetLocked(e)
 		os.Remove(e.path)
 		os.Remove(c.dir)
 		return
@@ -173,7 +239,7 @@ func (c *localCopies) evictLocked(maxTotal int64) {
 		if e := el.Value.(*localCopy); e.refs == 0 {
 			c.lru.Remove(el)
 			e.elem = nil
-			delete(c.entries, e.key)
+			c.forgetLocked(e)
 			c.used -= e.size
 			os.Remove(e.path)
 		}
@@ -187,13 +253,13 @@ func (c *localCopies) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	for key, e := range c.entries {
+	for _, e := range c.entries {
 		if e.refs == 0 && e.elem != nil {
 			os.Remove(e.path)
 			c.lru.Remove(e.elem)
 			e.elem = nil
 			c.used -= e.size
-			delete(c.entries, key)
+			c.forgetLocked(e)
 		}
 	}
 	if c.dir != "" {
@@ -227,11 +293,46 @@ func (o *Tool) isolate(ctx context.Context, f *offloadFile, lim Limits) (*offloa
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", echo(o.env.FS.Path(f.name)), err)
 	}
+	lf, err := o.openCopy(f.name, path, release)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	return lf, nil
+}
+
+// openCopy opens path, the local copy of the file name, which release
+// gives back (also when the copy cannot be opened).
+func (o *Tool) openCopy(name, path string, release func()) (*offloadFile, error) {
 	lf, id, err := extractworker.Open(path)
 	if err != nil {
 		release()
-		return nil, fmt.Errorf("cannot read the local copy of %s: %v", echo(o.env.FS.Path(f.name)), err)
+		return nil, fmt.Errorf("cannot read the local copy of %s: %v", echo(o.env.FS.Path(name)), err)
 	}
-	f.Close()
-	return &offloadFile{name: f.name, f: lf, size: id.Size, key: f.name + "\x00" + id.Key(), id: id, direct: true, local: path, release: release}, nil
+	return &offloadFile{name: name, f: lf, size: id.Size, key: name + "\x00" + id.Key(), id: id, direct: true, local: path, release: release}, nil
+}
+
+// copyFreshFor is how long after lro_extract found a file of a store in
+// it the file's local copy is used without asking the store again. It is
+// safe because a published file never changes: the engine publishes it
+// with a rename that may only create (on a store, one create-only upload),
+// never writes to it again, and never reuses its name (it holds a ULID).
+// So a copy holds the object's bytes for as long as the object exists;
+// all the window can miss is a deletion in its last seconds (the file's
+// expiry, an eviction), and the answer is then the one the call would
+// have had moments earlier. Past it, one metadata request checks the
+// file is still there, of the same size and time.
+var copyFreshFor = 10 * time.Second
+
+// useCopy opens e, a copy of the file name held for this call; nil when
+// e is nil or cannot be opened (the file is then read from its FS).
+func (o *Tool) useCopy(name string, e *localCopy) *offloadFile {
+	if e == nil {
+		return nil
+	}
+	f, err := o.openCopy(name, e.path, func() { o.copies.release(e) })
+	if err != nil {
+		return nil
+	}
+	return f
 }

@@ -64,3 +64,11 @@ func Held() (calls int, bytes int64) {
 	calls, _ = extractCalls.Held()
 	return calls, extractCalls.Bytes()
 }
+
+// SetCopyFreshFor sets how long a local copy is used without asking the
+// FS (copyFreshFor), and returns the setting it replaces.
+func SetCopyFreshFor(d time.Duration) time.Duration {
+	prev := copyFreshFor
+	copyFreshFor = d
+	return prev
+}

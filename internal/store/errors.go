@@ -13,4 +13,10 @@ var (
 	// ErrLowDiskSpace: writing the file would leave less free space than
 	// the reserve. It also wraps syscall.ENOSPC.
 	ErrLowDiskSpace = errors.New("lro: too little free disk space")
+	// ErrStoreDown: an object store found down (timed out, or
+	// unreachable) was not asked, until a probe finds it up.
+	ErrStoreDown = errors.New("lro: the file store is down")
+	// ErrStoreMisconfigured: the store could not be opened (its URL is
+	// wrong), or answers that it is set up wrong (no such bucket).
+	ErrStoreMisconfigured = errors.New("lro: the file store is misconfigured")
 )

@@ -49,6 +49,9 @@ type Observer struct {
 	// (offload, lro_extract, resources/read, janitor), of kind (see
 	// [ErrorKind]).
 	StoreError func(ctx context.Context, during, kind string)
+	// StoreState counts a change of an object store's state: "down" when
+	// a request found it down, "up" when a probe found it answering.
+	StoreState func(ctx context.Context, state string)
 }
 
 // expired reports e to the Observer.

@@ -17,8 +17,22 @@ import (
 // the store's own error, which goes to the log (see storeFailed).
 type Error struct{ Err error }
 
-func (e *Error) Error() string { return Trouble(e.Err) + "; try again later" }
+func (e *Error) Error() string {
+	if lasting(e.Err) {
+		return Trouble(e.Err) + "; calling again will not help until the server's operator fixes that"
+	}
+	return Trouble(e.Err) + "; try again later"
+}
+
 func (e *Error) Unwrap() error { return e.Err }
+
+// lasting reports whether err is a failure of a store that calling again
+// does not cure: it refused access (a wrong key, a policy), or it is set
+// up wrong. Then the model is not told to try again later.
+func lasting(err error) bool {
+	kind := ErrorKind(err)
+	return kind == "permission" || kind == "config"
+}
 
 // Trouble says what went wrong with a store, in words for the model:
 // never the store's own error, which may name an internal host or a
@@ -33,14 +47,19 @@ func Trouble(err error) string {
 		return "the result is larger than one offloaded file may be"
 	case "quota":
 		return "the offloaded files' quota is used up"
+	case "config":
+		return "the file store is not set up correctly on this server"
 	}
 	return "the file store could not be reached"
 }
 
-// ErrorKind classifies a store's error: timeout, permission,
-// unavailable, or too_large and quota for the engine's own refusals.
+// ErrorKind classifies a store's error: timeout, permission, config (a
+// store that could not be opened, or is set up wrong), unavailable, or
+// too_large and quota for the engine's own refusals.
 func ErrorKind(err error) string {
 	switch {
+	case errors.Is(err, ErrStoreMisconfigured):
+		return "config"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return "timeout"
 	case errors.Is(err, fs.ErrPermission):
@@ -63,8 +82,10 @@ func FallbackWarning(fsys FS, err error, kept, count int) string {
 		return fmt.Sprintf("lro: offloading failed (%v); the result is truncated to %d of %d records", err, kept, count)
 	}
 	again := "call the tool again later for the whole result"
-	switch ErrorKind(err) {
-	case "too_large", "quota":
+	switch kind := ErrorKind(err); {
+	case lasting(err):
+		again = "calling again will not help; narrow the call to get the rest"
+	case kind == "too_large", kind == "quota":
 		again = "narrow the call to get the rest"
 	}
 	return fmt.Sprintf("lro: offloading failed (%s); the result is truncated to %d of %d records; %s", Trouble(err), kept, count, again)
@@ -85,12 +106,16 @@ type storeLog struct {
 // Failed counts and logs err when it is a failure of the store
 // (an *Error in its chain), for what (lro_extract, resources/read,
 // janitor). The first failure of a burst is logged, with the store's own
-// error; the next ones within storeLogEvery are only counted. It reports
-// whether err was the store's.
+// error; the next ones within storeLogEvery are only counted. A call not
+// tried because the store is known to be down (ErrStoreDown) is neither:
+// the outage was, once. It reports whether err was the store's.
 func (s *Store) Failed(ctx context.Context, what string, err error) bool {
 	var se *Error
 	if !errors.As(err, &se) {
 		return false
+	}
+	if errors.Is(se.Err, ErrStoreDown) {
+		return true
 	}
 	s.CountError(ctx, what, se.Err)
 	l := s.obs.Logger
@@ -113,10 +138,12 @@ func (s *Store) Failed(ctx context.Context, what string, err error) bool {
 	return true
 }
 
-// countStoreError counts err, met during what, in lro.store.errors when
-// the FS is an object store and err is not a file that is simply gone.
+// CountError counts err, met during what, in lro.store.errors when the
+// FS is an object store and err is not a file that is simply gone, nor a
+// call not tried while the store is known to be down (the outage is
+// counted once, as a state change).
 func (s *Store) CountError(ctx context.Context, what string, err error) {
-	if err == nil || !IsRemote(s.fs) || errors.Is(err, fs.ErrNotExist) {
+	if err == nil || !IsRemote(s.fs) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrStoreDown) {
 		return
 	}
 	kind := ErrorKind(err)

@@ -36,6 +36,14 @@ import (
 //     native guidance, which points to lro_extract and resources/read,
 //     and Path may return a URL (s3://bucket/prefix/name) rather than an
 //     absolute path. DirFS and lrotest.MemFS do not have it.
+//   - Stat(name string) (fs.FileInfo, error) describes the file name (its
+//     size and modification time) without reading it: for an object
+//     store, one metadata request. lro_extract then finds its local copy
+//     of a file it has read before without reading the file again.
+//   - WatchAvailability(fn func(available bool, cause error)) (stop
+//     func()) reports the outages of a store that fails fast while it is
+//     down (blobfs does: its calls then wrap [ErrStoreDown]); the engine
+//     logs and counts each change of state rather than each call.
 type FS interface {
 	// Create creates the file name for writing, private to its owner
 	// (0600). It must fail, with an error wrapping fs.ErrExist, when any
@@ -65,7 +73,21 @@ type (
 	diskSpaceFS interface {
 		DiskSpace() (avail, total int64, err error)
 	}
+	statFS interface {
+		Stat(name string) (fs.FileInfo, error)
+	}
 )
+
+// Stat describes the file name through fsys's Stat method; ok is false
+// when fsys has none.
+func Stat(fsys FS, name string) (fi fs.FileInfo, ok bool, err error) {
+	s, ok := fsys.(statFS)
+	if !ok {
+		return nil, false, nil
+	}
+	fi, err = s.Stat(name)
+	return fi, true, err
+}
 
 // File is a file being written by the engine: what [FS.Create] returns.
 // It is io.WriteCloser, so that an FS (lrotest.MemFS among them) need not

@@ -130,7 +130,7 @@ func Open(dir string) FS {
 		}
 	}
 	if err != nil {
-		return &brokenStore{url: strings.TrimSuffix(redactURL(dir), "/"), err: fmt.Errorf("lro: opening the store %s: %w", redactURL(dir), err)}
+		return &brokenStore{url: strings.TrimSuffix(redactURL(dir), "/"), err: fmt.Errorf("%w: opening the store %s: %w", ErrStoreMisconfigured, redactURL(dir), err)}
 	}
 	return fsys
 }

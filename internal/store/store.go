@@ -18,8 +18,9 @@ type Store struct {
 	minFree int64 // the free-space reserve; -1: a share of the file system
 	obs     Observer
 
-	files    fileIndex // its files in the directory, the quota's tally: quota.go
-	storeLog storeLog  // spaces out the log lines of a store's failures
+	files    fileIndex    // its files in the directory, the quota's tally: quota.go
+	storeLog storeLog     // spaces out the log lines of a store's failures
+	avail    availability // the outages of a store: availability.go
 }
 
 // Config is what a Store is made of; New takes it as given (the owner
@@ -41,11 +42,13 @@ type Config struct {
 
 // New returns the Store of c.
 func New(c Config) *Store {
-	return &Store{
+	s := &Store{
 		fs: c.FS, name: c.Name, prefix: c.Prefix, ttl: c.TTL,
 		quota: c.MaxDirBytes, maxFile: c.MaxFileBytes, minFree: c.MinFreeBytes,
 		obs: c.Observer,
 	}
+	s.watchAvailability()
+	return s
 }
 
 // FS returns the directory the files are in.
