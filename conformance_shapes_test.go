@@ -8,6 +8,7 @@ import (
 	"github.com/mcplro/lro/internal/testenv"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,6 +189,9 @@ func jsonOf(v any) string {
 
 // checkFiles checks that the descriptor's files hold total records across
 // its sections, each as many as it says, and runs every recipe with jq.
+// recipesRun holds the recipes checkFiles ran, their file's path replaced.
+var recipesRun sync.Map
+
 func checkFiles(t *testing.T, d lro.OffloadResponse, total int) {
 	t.Helper()
 	type file struct {
@@ -207,6 +211,12 @@ func checkFiles(t *testing.T, d lro.OffloadResponse, total int) {
 		assert.Len(t, lines, f.count)
 		sum += f.count
 		for _, r := range f.recipes {
+			// Each host and client writes the same recipes for a shape: by
+			// default each runs once (bash and jq, twice each, for every
+			// recipe of every pair took a minute on a loaded machine).
+			if _, ran := recipesRun.LoadOrStore(strings.ReplaceAll(r.Command, f.path, "FILE"), true); ran && !testenv.Full() {
+				continue
+			}
 			out := runShell(t, r.Command, strings.Contains(r.Command, "jq -r"))
 			if r.Description == "Count the records" {
 				assert.Equal(t, []any{float64(f.count)}, out.values, r.Command)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"regexp/syntax"
 	"strings"
 	"testing"
@@ -73,8 +74,10 @@ func TestRegexMatchesGojq(t *testing.T) {
 // inlined (rewriter.inlineTest); they answer as gojq, errors included,
 // also when not caught.
 func TestRegexLiteralsMatchGojq(t *testing.T) {
+	k := 0 // by default, each pattern and flags run on a quarter of the inputs, every input in turn
 	for _, re := range regexPatterns {
 		for _, flags := range regexFlags {
+			k++
 			reText, _ := json.Marshal(re)
 			flagsText, _ := json.Marshal(flags)
 			for _, query := range []string{
@@ -82,7 +85,10 @@ func TestRegexLiteralsMatchGojq(t *testing.T) {
 				fmt.Sprintf(`test(%s)`, reText),
 				fmt.Sprintf(`select(test(%s; %s)) | length`, reText, flagsText),
 			} {
-				for _, in := range regexInputs {
+				for i, in := range regexInputs {
+					if (i+k)%4 != 0 && !testenv.Full() {
+						continue
+					}
 					want, wantErr := plainGojqOne(t, query, in)
 					b, err := json.Marshal(in)
 					require.NoError(t, err)
