@@ -62,6 +62,9 @@
 //     has run for a quarter of a second (no ordinary one).
 //   - Workers run at a lower CPU priority than the server (nice 10), so
 //     that queries that spin do not slow the server's other tools.
+//   - A worker keeps the exact counts of the queries it ran (CountCache):
+//     the same query of a file again stops once its output is full, and
+//     the pool sends it to that worker.
 //
 // What it costs: a process start (tens of milliseconds) per worker, a
 // round trip through pipes per query, and memory per worker for its own
