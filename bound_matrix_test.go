@@ -40,6 +40,7 @@ type boundResult struct {
 	needsInput bool
 	stream     int    // when not 0: the handler streams this many records to lro.CollectSeq
 	goErr      string // when not empty: the handler returns this error, which SDKs send as a JSON-RPC error
+	wire       string // when not empty: the result as a server writes it that no SDK writes (the proxy child's only)
 }
 
 // boundAnswer is what a client received.
@@ -52,15 +53,37 @@ type boundAnswer struct {
 
 // A boundHost serves a tool "t" whose handler returns a boundResult,
 // with the Offloader's middleware, and calls it from a real client of its
-// own SDK. A host is one row of this table: the proxy hosts join it.
+// own SDK. A host is one row of this table.
 type boundHost struct {
-	name   string
-	answer func(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
+	name string
+	// open serves the Offloader o for the cells that share it, until the
+	// test ends, and returns the call of one cell: the answer a client
+	// receives of r. The proxy child serves them all from one process.
+	open func(t *testing.T, o *lro.Offloader) boundCall
+}
+
+// A boundCall is a host's call of one cell.
+type boundCall func(t *testing.T, r boundResult) boundAnswer
+
+// answer is the answer a client of h, serving o, receives of r.
+func (h boundHost) answer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
+	return h.open(t, o)(t, r)
+}
+
+// each is the open of a host that serves each call on its own.
+func each(answer func(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer) func(*testing.T, *lro.Offloader) boundCall {
+	return func(_ *testing.T, o *lro.Offloader) boundCall {
+		return func(t *testing.T, r boundResult) boundAnswer { return answer(t, o, r) }
+	}
 }
 
 var boundHosts = []boundHost{
-	{"mcp-go", mcpgoBoundAnswer},
-	{"official SDK", gosdkBoundAnswer},
+	{"mcp-go", each(mcpgoBoundAnswer)},
+	{"official SDK", each(gosdkBoundAnswer)},
+	{"proxy remote", each(remoteBoundAnswer)},
+	{"proxy remote on lro", each(lroRemoteBoundAnswer)},
+	{"proxy raw remote", each(rawRemoteBoundAnswer)},
+	{"proxy child", openChild},
 }
 
 // coreBoundAnswer serves r through Host.Serve with no SDK around it: the
@@ -134,7 +157,13 @@ func (r boundResult) collect(ctx context.Context) boundResult {
 
 func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
 	s := server.NewMCPServer("bound", "1", o.ServerOption())
-	s.AddTool(mcpgo.NewTool("t"), func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	s.AddTool(mcpgo.NewTool("t"), mcpgoBoundHandler(r))
+	return mcpgoBound(testmcp.CallTool(t, testmcp.Connect(t, s), "t", nil))
+}
+
+// mcpgoBoundHandler is the mcp-go handler that returns r.
+func mcpgoBoundHandler(r boundResult) server.ToolHandlerFunc {
+	return func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		r := r.collect(ctx)
 		if r.goErr != "" {
 			return nil, errors.New(r.goErr)
@@ -159,8 +188,11 @@ func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 			res.ResultType = mcpgo.ResultTypeInputRequired
 		}
 		return res, nil
-	})
-	res := testmcp.CallTool(t, testmcp.Connect(t, s), "t", nil)
+	}
+}
+
+// mcpgoBound is what a client reads of res, an mcp-go result.
+func mcpgoBound(res *mcpgo.CallToolResult) boundAnswer {
 	a := boundAnswer{isError: res.IsError}
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -237,7 +269,11 @@ func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 // boundOffloader returns an Offloader whose only tool "t" is judged
 // generically, delivering in mode, over a MemFS that fault breaks.
 func boundOffloader(t *testing.T, mode lro.Delivery, fault func(*lro.Config, *lrotest.MemFS)) *lro.Offloader {
-	mem := lrotest.NewMemFS("/lro")
+	return boundOffloaderOn(t, lrotest.NewMemFS("/lro"), mode, fault)
+}
+
+// boundOffloaderOn is boundOffloader over mem.
+func boundOffloaderOn(t *testing.T, mem *lrotest.MemFS, mode lro.Delivery, fault func(*lro.Config, *lrotest.MemFS)) *lro.Offloader {
 	return newOffloader(t, func(c *lro.Config) {
 		c.Delivery = mode
 		if fault != nil {
@@ -351,15 +387,18 @@ func TestObjectsCutMemberByMember(t *testing.T) {
 		"100 members of 2,000": userMap(100, 2000),
 	}
 	for _, h := range boundHosts {
-		for oname, obj := range objects {
-			for fname, fault := range faults {
-				t.Run(h.name+"/"+oname+"/"+fname, func(t *testing.T) {
-					o := boundOffloader(t, lro.DeliveryDescriptor, fault)
-					a := h.answer(t, o, boundResult{texts: []string{obj}})
-					assertBound(t, o, a, fmt.Sprintf("a %d-byte object", len(obj)))
-					assert.Positive(t, checkMembersWhole(t, obj, a), "the first members are shown")
-				})
-			}
+		for fname, fault := range faults {
+			t.Run(h.name+"/"+fname, func(t *testing.T) {
+				o := boundOffloader(t, lro.DeliveryDescriptor, fault)
+				call := h.open(t, o)
+				for oname, obj := range objects {
+					t.Run(oname, func(t *testing.T) {
+						a := call(t, boundResult{texts: []string{obj}})
+						assertBound(t, o, a, fmt.Sprintf("a %d-byte object", len(obj)))
+						assert.Positive(t, checkMembersWhole(t, obj, a), "the first members are shown")
+					})
+				}
+			})
 		}
 	}
 }
@@ -381,11 +420,12 @@ func TestInvalidUTF8IsJudgedAsItArrives(t *testing.T) {
 }
 
 // A boundShape is one row of the shapes: the result a handler returns,
-// and the hosts that cannot carry it (see coreBoundAnswer).
+// and the hosts that carry it when not every one does (see
+// coreBoundAnswer).
 type boundShape struct {
 	name   string
 	result boundResult
-	only   string // the one host that carries it, when not every one
+	only   []string // the hosts that carry it, when not every one
 }
 
 func boundShapes(t *testing.T) []boundShape {
@@ -410,8 +450,11 @@ func boundShapes(t *testing.T) []boundShape {
 		{name: "text and structured content", result: boundResult{texts: []string{mustJSON(t, map[string]any{"rows": tickets(100)})}, structured: json.RawMessage(mustJSON(t, map[string]any{"rows": tickets(100)}))}},
 		{name: "JSON-RPC error", result: boundResult{goErr: "failed: " + linesOf(400)}},
 		{name: "tool error", result: boundResult{isError: true, texts: []string{"failed: " + linesOf(400)}}},
-		{name: "input required", result: boundResult{needsInput: true, texts: []string{linesOf(400)}}, only: "core"},
+		{name: "input required", result: boundResult{needsInput: true, texts: []string{linesOf(400)}}, only: []string{"core", "proxy child", "proxy remote", "proxy remote on lro", "proxy raw remote"}},
 		{name: "streamed set", result: boundResult{stream: 300}},
+		{name: "content missing", result: boundResult{wire: `{"data":` + mustJSON(t, linesOf(400)) + `}`}, only: []string{"proxy child", "proxy raw remote"}},
+		{name: "an item of an unknown type", result: boundResult{wire: `{"content":[{"type":"hologram","text":` + mustJSON(t, linesOf(400)) + `}]}`}, only: []string{"proxy child", "proxy raw remote"}},
+		{name: "an item of no type", result: boundResult{wire: `{"content":[{"text":` + mustJSON(t, linesOf(400)) + `}]}`}, only: []string{"proxy child", "proxy raw remote"}},
 	}
 }
 
@@ -429,23 +472,33 @@ var boundFaults = []struct {
 
 // TestBoundMatrix is the proof of the bound: every shape, delivered every
 // way, under every fault, on every host, reaches the client within the
-// threshold and NoticeTokens, shows no value changed, and returns.
+// threshold and NoticeTokens, shows no value changed, and returns. The
+// shapes of a host, delivery and fault share an Offloader (and the proxy
+// child's server process), the fault set again for each.
 func TestBoundMatrix(t *testing.T) {
-	hosts := append(slices.Clone(boundHosts), boundHost{"core", coreBoundAnswer})
-	for _, sh := range boundShapes(t) {
+	hosts := append(slices.Clone(boundHosts), boundHost{"core", each(coreBoundAnswer)})
+	shapes := boundShapes(t)
+	for _, h := range hosts {
 		for _, mode := range []lro.Delivery{lro.DeliveryDescriptor, lro.DeliveryCompact, lro.DeliveryTruncate} {
 			for _, f := range boundFaults {
-				for _, h := range hosts {
-					if sh.only != "" && sh.only != h.name {
-						continue
+				t.Run(h.name+"/"+string(mode)+"/"+f.name, func(t *testing.T) {
+					mem := lrotest.NewMemFS("/lro")
+					o := boundOffloaderOn(t, mem, mode, f.fault)
+					call := h.open(t, o)
+					for _, sh := range shapes {
+						if sh.only != nil && !slices.Contains(sh.only, h.name) {
+							continue
+						}
+						t.Run(sh.name, func(t *testing.T) {
+							if f.fault != nil {
+								f.fault(&lro.Config{}, mem) // a fault of the FS once more (one write), not the Offloader's
+							}
+							a := call(t, sh.result)
+							assertBound(t, o, a, sh.name)
+							checkUnchanged(t, sh.result, a)
+						})
 					}
-					t.Run(sh.name+"/"+string(mode)+"/"+f.name+"/"+h.name, func(t *testing.T) {
-						o := boundOffloader(t, mode, f.fault)
-						a := h.answer(t, o, sh.result)
-						assertBound(t, o, a, sh.name)
-						checkUnchanged(t, sh.result, a)
-					})
-				}
+				})
 			}
 		}
 	}
@@ -473,16 +526,54 @@ func checkUnchanged(t *testing.T, r boundResult, a boundAnswer) {
 	if r.goErr != "" {
 		origs = append(origs, r.goErr)
 	}
+	if result, ok := strings.CutPrefix(string(boundWire(t, r)), `"result":`); ok {
+		origs = append(origs, result) // shown as JSON by a host that cannot read it
+	}
 	shown := a.texts
 	if len(a.structured) > 0 {
 		shown = append(slices.Clone(shown), string(a.structured))
 	}
 	for _, s := range shown {
-		if own(s) || slices.ContainsFunc(origs, func(o string) bool { return keeps(s, o) }) {
+		s = withoutNotice(s)
+		if own(s) || proxyFailure(s, origs) || slices.ContainsFunc(origs, func(o string) bool { return keeps(unframed(s, o), o) }) {
 			continue
 		}
-		t.Errorf("a value shown is changed: %.300q", s)
+		t.Errorf("a value shown is changed: %.300q ... %q", s, s[max(0, len(s)-300):])
 	}
+}
+
+// withoutNotice is s less the gate's notice joined to it: the proxy's
+// JSON-RPC error is the text of the gate's items, joined by newlines.
+func withoutNotice(s string) string {
+	if i := strings.LastIndex(s, "\nlro: "); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// remoteFrame begins the proxy's tool error for a call its remote did not
+// complete: then the error of the proxy's client, which may quote the
+// remote's message after words of its own ("internal error: ").
+const remoteFrame = "remote t: "
+
+// unframed is s less the frame of the proxy's error before o, when s
+// quotes o's beginning within its first words.
+func unframed(s, o string) string {
+	rest, ok := strings.CutPrefix(s, remoteFrame)
+	if !ok {
+		return s
+	}
+	if i := strings.Index(rest, o[:min(len(o), 32)]); i >= 0 && i <= 64 {
+		return rest[i:]
+	}
+	return s
+}
+
+// proxyFailure reports whether s is the proxy's own error for a call its
+// remote did not complete, quoting none of origs.
+func proxyFailure(s string, origs []string) bool {
+	rest, ok := strings.CutPrefix(s, remoteFrame)
+	return ok && !slices.ContainsFunc(origs, func(o string) bool { return strings.Contains(rest, o[:min(len(o), 32)]) })
 }
 
 // streamed is the JSON array of the records a streamed result holds.

@@ -9,8 +9,22 @@ import (
 	"slices"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/records"
 )
+
+// Host is the face of an Offloader that a host adapter uses: the code that
+// translates an MCP SDK's requests and results to the host-neutral
+// [host.Call] and [host.Result] of package host and back, and registers the
+// tools and resources (package gosdk, package proxy, or an adapter of
+// another SDK). A server author needs none of it:
+// [Offloader.ServerOption], gosdk.Install and the proxy call it.
+//
+// Its methods are safe for concurrent use, as the Offloader's are.
+type Host struct{ o *engine }
+
+// Host returns o's face for host adapters.
+func (o *engine) Host() Host { return Host{o} }
 
 // Serve runs next, the tool's handler, with offloading: the host-neutral
 // core of every adapter ([Offloader.Middleware] for mcp-go, package gosdk
@@ -103,7 +117,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 			// A search tool's own detail argument ("brief"): its
 			// records are judged by what they are, not by this.
 		default:
-			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, echo(jsonText(v)))
+			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, extract.EchoJSON(v))
 			return host.Result{IsError: true, Content: []host.Content{host.TextContent(msg)}}, true, nil
 		}
 	}
@@ -115,7 +129,7 @@ func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, n
 		}
 		return res, false, err
 	}
-	ctx = context.WithValue(ctx, nativeKey{}, call.NativeExtract)
+	ctx = extract.WithNative(ctx, call.NativeExtract)
 
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
 	defer c.discard()
@@ -468,18 +482,6 @@ func (o *engine) logger() *slog.Logger {
 		return o.opts.logger
 	}
 	return slog.Default()
-}
-
-// nativeKey is the context key under which Serve says whether the server
-// handling the call serves lro_extract.
-type nativeKey struct{}
-
-func jsonText(v any) string {
-	b, err := records.MarshalText(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func (o *engine) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {

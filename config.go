@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/store"
 )
 
@@ -45,12 +46,12 @@ const (
 	// DefaultExtractMemoryBudget is the default of
 	// ExtractLimits.MemoryBudget: lro_extract's memory, in this process
 	// and its workers together.
-	DefaultExtractMemoryBudget = 1 << 30
+	DefaultExtractMemoryBudget = extract.DefaultMemoryBudget
 	// DefaultExtractCacheBytes is how much memory lro_extract's decoded
 	// records take at most by default (see ExtractLimits.CacheBytes), an
 	// estimate of their decoded size, in each worker process, or in this
 	// process when queries run here.
-	DefaultExtractCacheBytes = 32 << 20
+	DefaultExtractCacheBytes = extract.DefaultCacheBytes
 )
 
 // Config is the [prompt.offload] section of the specification.

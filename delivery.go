@@ -1,6 +1,7 @@
 package lro
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/records"
 )
 
 // Delivery is how an offloaded result reaches the model.
@@ -176,5 +178,180 @@ func (o *engine) linkFor(call host.Call, f offloadedFile) *host.ResourceLink {
 	if !call.Resources {
 		return nil
 	}
-	return o.resourceLink(f.path, f.bytes, f.lines)
+	return o.extractor.ResourceLink(f.path, f.bytes, f.lines)
+}
+
+// CompactResponse is what [DeliveryCompact] sends in place of an offloaded
+// result: the paper's bare pointer, which did as well as the full
+// descriptor, and what a model needs to act on it. It is a subset of
+// [OffloadResponse], so a client that validates structured content
+// against a widened output schema accepts it too.
+type CompactResponse struct {
+	Offloaded bool           `json:"offloaded"` // always true
+	FilePath  string         `json:"file_path"`
+	Summary   CompactSummary `json:"summary"`
+	Guidance  string         `json:"guidance"` // one line
+	// Sections are the result's other large fields, each in a file of
+	// its own, when it had several: their path, count and file.
+	Sections []SectionDescriptor `json:"sections,omitempty"`
+}
+
+// CompactSummary is the summary of a [CompactResponse].
+type CompactSummary struct {
+	Count           int    `json:"count"`
+	EstimatedTokens int    `json:"estimated_tokens"`
+	Operation       string `json:"operation"`
+}
+
+// compact returns the compact form of a descriptor. linked says the
+// result carries a resource link the client can read.
+func (o *engine) compact(r *OffloadResponse, native, linked, lines bool) *CompactResponse {
+	c := &CompactResponse{
+		Offloaded: true,
+		FilePath:  r.FilePath,
+		Summary:   CompactSummary{Count: r.Summary.Count, EstimatedTokens: r.Summary.EstimatedTokens, Operation: r.Summary.Operation},
+		Guidance:  compactGuidance(native, linked, lines),
+	}
+	for _, s := range r.Sections {
+		c.Sections = append(c.Sections, SectionDescriptor{Section: s.Section, Count: s.Count, FilePath: s.FilePath})
+	}
+	return c
+}
+
+// compactGuidance is the one line of guidance of a compact pointer: how
+// to follow it with what the client has.
+func compactGuidance(native, linked, lines bool) string {
+	var b strings.Builder
+	what := "one JSON record"
+	if lines {
+		what = `one {"line": text} record`
+	}
+	fmt.Fprintf(&b, "Line 1 of the file is a header, then %s per line; ", what)
+	switch {
+	case native && lines:
+		b.WriteString("query it with lro_extract (grep, lines or a jq filter)")
+	case native:
+		b.WriteString("query it with lro_extract (a jq filter)")
+	default:
+		b.WriteString("extract what you need with tail -n +2 and jq")
+	}
+	if linked {
+		b.WriteString(", or read the linked resource")
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// preview returns the text that rides along with a pointer: the first
+// records, as many as fit budget tokens, and how many there are. A first
+// record larger than the whole budget is shown cut, so that the model
+// still sees what a record looks like.
+func (o *engine) preview(set ResultSet, budget int) string {
+	src := set.source()
+	if budget <= 0 || src.Count() == 0 {
+		return ""
+	}
+	var body bytes.Buffer
+	shown, used := 0, 0
+	_ = src.Each(func(i int, r *records.Record) bool {
+		t := o.EstimateTokens(r.Line) + 1
+		if used+t > budget {
+			if i == 0 {
+				n := min(len(r.Line), 4*budget)
+				body.Write(bytes.ToValidUTF8(r.Line[:n], nil))
+				body.WriteString(" [cut]\n")
+			}
+			return false
+		}
+		body.Write(r.Line)
+		body.WriteByte('\n')
+		used += t
+		shown++
+		return true
+	})
+	noun := "records"
+	if isLines(set) {
+		noun = "lines"
+	}
+	return fmt.Sprintf("Preview: the first %d of %d %s of the file (line 2 on); it holds them all.\n%s", max(shown, 1), src.Count(), noun, body.String())
+}
+
+// isLines reports whether set holds the lines of a text result.
+func isLines(set ResultSet) bool {
+	if records.IsText(set.src) {
+		return true
+	}
+	return set.Generic && len(set.Records) > 0 && bytes.HasPrefix(set.Records[0], []byte(`{"line":`))
+}
+
+// compactMode is [DeliveryCompact]: a bare pointer (a [CompactResponse])
+// and a preview of the first records.
+type compactMode struct{}
+
+func (compactMode) outcome(ctx context.Context, o *engine, s *subject) (Outcome, error) {
+	return o.writeOut(ctx, s)
+}
+
+func (compactMode) pointer(o *engine, r *OffloadResponse, rp reply, linked bool) any {
+	return o.compact(r, rp.call.NativeExtract, linked, isLines(rp.first))
+}
+
+func (compactMode) pointerTokens(*engine) int { return compactBudgetTokens }
+
+func (compactMode) previewTokens() int { return DefaultPreviewTokens }
+
+// truncateMode is [DeliveryTruncate]: no file; as many whole records as
+// fit the threshold go inline, with a notice.
+type truncateMode struct{}
+
+// outcome cuts a result over the threshold; one under it (a collected set
+// the session budget let through) is judged as the other modes judge it.
+func (truncateMode) outcome(ctx context.Context, o *engine, s *subject) (Outcome, error) {
+	if !s.over {
+		return o.writeOut(ctx, s)
+	}
+	return o.truncateInline(s.sets, s.l, s.beside), nil
+}
+
+// pointer is never asked for: truncate points to no file.
+func (truncateMode) pointer(_ *engine, r *OffloadResponse, _ reply, _ bool) any { return r }
+
+// pointerTokens: truncation cannot make a result smaller than the
+// threshold.
+func (truncateMode) pointerTokens(o *engine) int { return o.cfg.ThresholdTokens }
+
+func (truncateMode) previewTokens() int { return 0 }
+
+// truncateInline is the response of DeliveryTruncate: as many leading
+// records as fit the threshold, of each section, and a notice. No file
+// is written.
+func (o *engine) truncateInline(sets []ResultSet, l *records.Layout, beside int) Outcome {
+	count, tokens := 0, 0
+	for _, s := range sets {
+		count += s.count()
+		tokens += s.Tokens
+	}
+	// The notice goes out with the records, so its tokens come out of
+	// their budget: sized with count in place of the number kept, which
+	// has no more digits, it is never smaller than the notice sent.
+	reserve := o.EstimateTokens([]byte(truncateNotice(count, count, tokens)))
+	var kept []int
+	if len(sets) == 1 {
+		s := sets[0]
+		kept = []int{o.leading(s.source(), o.cfg.ThresholdTokens-o.overhead(s)-reserve)}
+	} else {
+		kept = o.fit(l, beside+reserve)
+	}
+	n := 0
+	for _, k := range kept {
+		n += k
+	}
+	return Outcome{Action: Truncated, Tokens: tokens, Kept: n, Warning: truncateNotice(n, count, tokens), kept: kept}
+}
+
+// truncateNotice is the notice of a result cut to its first n of count
+// records.
+func truncateNotice(n, count, tokens int) string {
+	return fmt.Sprintf("lro: this result is cut to its first %d of %d records (about %d tokens in all) to fit the context; "+
+		"narrow the call (a filter, a smaller limit or a lower detail level) to see the others.", n, count, tokens)
 }

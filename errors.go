@@ -3,6 +3,7 @@ package lro
 import (
 	"errors"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/store"
 )
 
@@ -38,14 +39,14 @@ var (
 	// ErrResourceNotFound: the URI names no offloaded file of this
 	// Offloader, or its file is gone (expired, deleted), or its line
 	// range is malformed or past the end of the file.
-	ErrResourceNotFound = errors.New("lro: resource not found")
+	ErrResourceNotFound = extract.ErrResourceNotFound
 	// ErrResourceTooLarge: the file is larger than the read limit (its
 	// lines can be read in ranges), or than ExtractLimits.MaxFileBytes
 	// (it is not read at all). Host adapters answer it as invalid params
 	// (-32602) where their SDK lets them.
-	ErrResourceTooLarge = errors.New("lro: resource too large")
+	ErrResourceTooLarge = extract.ErrResourceTooLarge
 	// ErrResourceBusy: the server runs as many reads and lro_extract
 	// calls as it admits (see ExtractLimits.MaxCalls and MaxCallBytes);
 	// the message says when to retry.
-	ErrResourceBusy = errors.New("lro: resource read refused")
+	ErrResourceBusy = extract.ErrResourceBusy
 )

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/records"
 )
 
@@ -143,7 +144,7 @@ type recordChecks struct {
 	newlines []uint64
 	// namespaces, when the records are memories, has counted the
 	// namespaces of those records: writing them need not look again.
-	namespaces *nsCounter
+	namespaces *recipes.NSCounter
 }
 
 // checked reports whether record i is known to be valid JSON, and if so
@@ -167,7 +168,7 @@ func checkRecords(src records.Source, memories bool) (int, recordChecks) {
 	var c recordChecks
 	key := ""
 	if memories {
-		c.namespaces, key = newNSCounter(), "namespace"
+		c.namespaces, key = recipes.NewNSCounter(), "namespace"
 	}
 	q, n := 0, src.Count()
 	bad := false
@@ -202,7 +203,7 @@ func (c *recordChecks) check(n, i int, line []byte, key string) (ok, ascii bool)
 		c.newlines[i/64] |= 1 << (i % 64)
 	}
 	if c.namespaces != nil && f.Value != nil {
-		c.namespaces.count(f.Value)
+		c.namespaces.Count(f.Value)
 	}
 	return true, f.ASCII
 }

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/internal/store"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 )
 
 // Hooks are called when something worth observing happens. Each is
@@ -77,3 +80,110 @@ type FileExpiredEvent = store.FileExpiredEvent
 // eviction), Need (the size of the new file) and Quota
 // (Config.MaxDirBytes), Used + Need having been over Quota.
 type FileEvictedEvent = store.FileEvictedEvent
+
+// MeterName is the instrumentation scope of the Offloader's metrics.
+const MeterName = "github.com/mcplro/lro"
+
+// instruments are the Offloader's metric instruments; with no provider
+// they are the API's no-op ones.
+type instruments struct {
+	offloads        metric.Int64Counter
+	offloadBytes    metric.Int64Counter
+	offloadTokens   metric.Int64Counter
+	offloadDuration metric.Float64Histogram
+	fallbacks       metric.Int64Counter
+	filesRemoved    metric.Int64Counter
+	extractCalls    metric.Int64Counter
+	extractDuration metric.Float64Histogram
+	unisolatedCalls metric.Int64Counter
+	storeErrors     metric.Int64Counter
+}
+
+// DurationBuckets are the explicit bucket bounds, in seconds, of the
+// duration histograms: from half a millisecond (a small file on a local
+// disk) to a minute (a large upload to a slow store), about two buckets
+// an octave where latencies usually lie.
+var DurationBuckets = []float64{
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+	1, 2.5, 5, 10, 20, 30, 60,
+}
+
+// outcomeStoreError is the lro.extract.calls outcome of a call an object
+// store failed (see storeFailed).
+const outcomeStoreError = "store_error"
+
+func newInstruments(mp metric.MeterProvider) (*instruments, error) {
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	m := mp.Meter(MeterName)
+	var in instruments
+	var err error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, e := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if err == nil {
+			err = e
+		}
+		return c
+	}
+	histogram := func(name, desc string) metric.Float64Histogram {
+		h, e := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(DurationBuckets...))
+		if err == nil {
+			err = e
+		}
+		return h
+	}
+	in.offloads = counter("lro.offloads", "{result}", "Results offloaded to a file.")
+	in.offloadBytes = counter("lro.offload.bytes", "By", "Bytes written to offloaded files.")
+	in.offloadTokens = counter("lro.offload.tokens", "{token}", "Estimated tokens kept out of the model's context.")
+	in.offloadDuration = histogram("lro.offload.duration", "Time to write and publish an offloaded file.")
+	in.fallbacks = counter("lro.fallbacks", "{result}", "Offloads whose write failed, sent truncated inline instead.")
+	in.filesRemoved = counter("lro.files.removed", "{file}", "Offloaded files deleted, by reason.")
+	in.extractCalls = counter("lro.extract.calls", "{call}", "lro_extract calls, by outcome.")
+	in.extractDuration = histogram("lro.extract.duration", "Time to answer an lro_extract call.")
+	in.storeErrors = counter("lro.store.errors", "{error}", "Failures of an object store, by what met them and their kind.")
+	in.unisolatedCalls = counter("lro.extract.unisolated", "{query}", "lro_extract queries run without a worker process, or refused for want of one, by reason.")
+	return &in, err
+}
+
+func (in *instruments) offloaded(ctx context.Context, e OffloadEvent) {
+	op := metric.WithAttributes(attrOperation(e.Operation))
+	in.offloads.Add(ctx, 1, op)
+	in.offloadBytes.Add(ctx, e.Bytes, op)
+	in.offloadTokens.Add(ctx, int64(e.Tokens), op)
+	in.offloadDuration.Record(ctx, e.Duration.Seconds(), op)
+}
+
+func (in *instruments) writeFailed(ctx context.Context, e WriteFailedEvent) {
+	in.fallbacks.Add(ctx, 1, metric.WithAttributes(attrOperation(e.Operation)))
+}
+
+// removed counts a file deleted for reason: "expired" or "evicted".
+func (in *instruments) removed(ctx context.Context, reason string) {
+	in.filesRemoved.Add(ctx, 1, metric.WithAttributes(attrReason(reason)))
+}
+
+// storeError counts a failure of the store met during what, of kind (see
+// storeErrorKind).
+func (in *instruments) storeError(ctx context.Context, what, kind string) {
+	in.storeErrors.Add(ctx, 1, metric.WithAttributes(attribute.String("during", what), attribute.String("kind", kind)))
+}
+
+// extracted counts an lro_extract call: "ok", "refused" when it was
+// answered with an error, or "store_error" when the store failed it.
+func (in *instruments) extracted(ctx context.Context, outcome string, took time.Duration) {
+	o := metric.WithAttributes(attrOutcome(outcome))
+	in.extractCalls.Add(ctx, 1, o)
+	in.extractDuration.Record(ctx, took.Seconds(), o)
+}
+
+// unisolated counts a query run without a worker process, or refused for
+// want of one; see Offloader.unisolated.
+func (in *instruments) unisolated(ctx context.Context, reason string) {
+	in.unisolatedCalls.Add(ctx, 1, metric.WithAttributes(attrReason(reason)))
+}
+
+func attrOperation(op string) attribute.KeyValue { return attribute.String("operation", op) }
+func attrReason(r string) attribute.KeyValue     { return attribute.String("reason", r) }
+func attrOutcome(o string) attribute.KeyValue    { return attribute.String("outcome", o) }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"log"
 	"os"
@@ -28,7 +29,7 @@ import (
 )
 
 // The bounds issue 11 asks of lro_extract under attack, in time: checked
-// only when LRO_TEST_TIMING is set (see timed), since a busy machine
+// only when LRO_TEST_TIMING is set (see testenv.Timing), since a busy machine
 // breaks any bound in time. By default the tests prove the same without
 // a clock: another tool and ordinary lro_extract calls answer while a
 // hostile query holds its worker to its deadline (answeredDuring). The
@@ -40,10 +41,6 @@ var (
 	ordinaryBound  = raceScale(time.Second)            // an ordinary lro_extract call answers within
 	hostileOverrun = raceScale(1500 * time.Millisecond)
 )
-
-// timed reports whether the time bounds are checked: LRO_TEST_TIMING=1,
-// on a machine that runs nothing else.
-func timed() bool { return os.Getenv("LRO_TEST_TIMING") == "1" }
 
 const (
 	peakRSSBound    = 768 << 20       // the server's peak RSS over the hostile set
@@ -136,7 +133,7 @@ func watch(t *testing.T, c *client.Client, path string) *watcher {
 			// a hostile query had to give up takes a while to start
 			// again on a busy machine (LRO_TEST_TIMING: the pool keeps
 			// up, and only the pile-up may crowd these calls out).
-			w.record("ordinary", w.ordinary, span{start, time.Now()}, err, res, w.allowBusy.Load() || !timed())
+			w.record("ordinary", w.ordinary, span{start, time.Now()}, err, res, w.allowBusy.Load() || !testenv.Timing())
 		}
 	})
 	w.stop = func() {
@@ -183,12 +180,12 @@ func (w *watcher) check(t *testing.T) {
 	defer w.mu.Unlock()
 	for phase, d := range w.other {
 		t.Logf("%-36s slowest answer of another tool %6v, of an ordinary lro_extract %6v", phase, d.Round(time.Millisecond), w.ordinary[phase].Round(time.Millisecond))
-		if timed() {
+		if testenv.Timing() {
 			assert.LessOrEqual(t, d, otherToolBound, "another tool answers within 250 ms throughout (%s)", phase)
 		}
 	}
 	for phase, d := range w.ordinary {
-		if timed() {
+		if testenv.Timing() {
 			assert.LessOrEqual(t, d, ordinaryBound, "ordinary lro_extract calls answer within 1 s (%s)", phase)
 		}
 	}
@@ -262,7 +259,7 @@ func TestExtractAttacksAreBounded(t *testing.T) {
 			text := textOf(t, res, 0)
 			assert.True(t, res.IsError, "%.60s: %.200s", q, text)
 			assert.Regexp(t, `memory|longer than|too complex|stopped|too large|exceed`, text, "%.60s", q)
-			if timed() {
+			if testenv.Timing() {
 				assert.Less(t, took, attackTimeout+hostileOverrun, "%.60s ends by its deadline", q)
 			}
 			if strings.Contains(text, "longer than") {
@@ -297,7 +294,7 @@ func TestExtractAttacksAreBounded(t *testing.T) {
 		start = time.Now()
 		res := extract(t, c, map[string]any{"file_path": path, "query": "select(.id == $p0) | .id", "params": params})
 		assert.False(t, res.IsError, textOf(t, res, 0))
-		if timed() {
+		if testenv.Timing() {
 			assert.Less(t, time.Since(start), ordinaryBound, "the most params allowed compile at once")
 		}
 	})
@@ -366,7 +363,7 @@ func TestExtractAttacksAreBounded(t *testing.T) {
 		wg.Wait()
 		t.Logf("%d calls: %d answered, %d told to retry; the slowest answer took %v", n, ok.Load(), busy.Load(), time.Duration(slowest.Load()))
 		assert.Positive(t, ok.Load())
-		if timed() {
+		if testenv.Timing() {
 			assert.Less(t, time.Duration(slowest.Load()), 2*attackTimeout)
 		}
 	})

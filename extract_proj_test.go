@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,7 +52,7 @@ func TestExtractProjectionDifferential(t *testing.T) {
 		g.WriteString(line + "\n")
 		generic = append(generic, json.RawMessage(line))
 	}
-	files = append(files, file{"generic", g.Bytes(), inferShape(generic).recipes()})
+	files = append(files, file{"generic", g.Bytes(), inferredRecipes(recipes.Infer(generic).Recipes())})
 
 	custom := []struct {
 		q     string
@@ -141,7 +142,7 @@ func TestWarmExtract(t *testing.T) {
 	o, err := New(cfg, WithExtractLimits(ExtractLimits{InProcess: true}))
 	require.NoError(t, err)
 	defer o.Close()
-	o.native.Store(true) // as AddExtractTool does
+	o.Host().ExtractToolDefinition() // as AddExtractTool does
 	var recs []json.RawMessage
 	for _, m := range memstore.Generate(200, 3) {
 		v, err := memstore.Project(&m, string(DetailFull))
@@ -158,32 +159,32 @@ func TestWarmExtract(t *testing.T) {
 	f, err := o.openOffload(name)
 	require.NoError(t, err)
 	f.Close()
-	require.Eventually(t, func() bool { _, ok := o.extractor.records.Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { _, ok := o.extractor.Records().Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond,
 		"the write path warmed it")
-	o.extractor.records.Forget(name + "\x00")
+	o.extractor.Records().Forget(name + "\x00")
 
 	o.warmExtract(name)
-	require.Eventually(t, func() bool { _, ok := o.extractor.records.Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond)
-	cached, _ := o.extractor.records.Get(f.key)
+	require.Eventually(t, func() bool { _, ok := o.extractor.Records().Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond)
+	cached, _ := o.extractor.Records().Get(f.key)
 	require.Equal(t, len(recs), cached.Len())
 	require.True(t, cached.Projection().Whole())
-	require.LessOrEqual(t, o.extractor.records.Used(), int64(DefaultExtractCacheBytes))
-	require.Greater(t, o.extractor.records.Used(), f.size, "counted in decoded bytes, several times the file's")
+	require.LessOrEqual(t, o.extractor.Records().Used(), int64(DefaultExtractCacheBytes))
+	require.Greater(t, o.extractor.Records().Used(), f.size, "counted in decoded bytes, several times the file's")
 
-	o.extractor.records.Forget(name + "\x00")
+	o.extractor.Records().Forget(name + "\x00")
 
 	// A cache too small for the file is left alone.
 	small, err := New(cfg, WithExtractLimits(ExtractLimits{InProcess: true, CacheBytes: 64 << 10}))
 	require.NoError(t, err)
 	defer small.Close()
-	small.native.Store(true)
+	small.Host().ExtractToolDefinition()
 	small.warmExtract(name)
 	time.Sleep(100 * time.Millisecond)
-	require.Zero(t, small.extractor.records.Used())
+	require.Zero(t, small.extractor.Records().Used())
 
 	// The first query is answered from the warmed records.
 	o.warmExtract(name)
-	require.Eventually(t, func() bool { _, ok := o.extractor.records.Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { _, ok := o.extractor.Records().Get(f.key); return ok }, 5*time.Second, 5*time.Millisecond)
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": out.Response.FilePath, "recipe": 4})
 	require.NoError(t, err)
 	require.Contains(t, text, `"id":`)

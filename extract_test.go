@@ -3,6 +3,7 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,7 @@ var noteRE = regexp.MustCompile(`^\[lro_extract: showing (\d+) of (\d+) (results
 // (jq -c), the reference lro_extract must agree with.
 func jqLines(t *testing.T, path string, r lro.Recipe, params map[string]string) []string {
 	t.Helper()
+	testenv.JQ(t)
 	args := []string{"-c"}
 	if r.Raw {
 		args = append(args, "-r")
@@ -298,6 +300,7 @@ var costlyQueries = []string{
 }
 
 func TestExtractSurvivesHostileQueries(t *testing.T) {
+	testenv.SkipUnlessFull(t) // each query runs to its deadline; TestExtractAttacksAreBounded runs the hostile set through stdio
 	c, _ := extractServer(t, nil)
 	desc := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
 	for _, q := range costlyQueries {
@@ -353,6 +356,17 @@ func TestExtractToolAnnotations(t *testing.T) {
 // TestExtractMemFS: files of an FS that is not a directory of this system
 // are queried in workers too, from a local copy.
 func TestExtractMemFS(t *testing.T) {
+	o, c, path := memFSServer(t)
+	res := extract(t, c, map[string]any{"file_path": path, "query": "length", "slurp": true})
+	assert.Equal(t, "100\n", textOf(t, res, 0))
+	res = extract(t, c, map[string]any{"file_path": path, "recipe": 6})
+	assert.False(t, res.IsError, textOf(t, res, 0))
+	assert.NotEmpty(t, lro.ExtractWorkerPIDs(o), "workers for files in memory too")
+}
+
+// memFSServer returns an Offloader on a MemFS serving lro_extract, a
+// client of its server, and the path of a file of 100 memories it wrote.
+func memFSServer(t *testing.T) (*lro.Offloader, *client.Client, string) {
 	// Limits of its own: workers are shared by the Offloaders of a
 	// process that have the same limits.
 	lim := lro.ExtractLimits{Timeout: 3 * time.Second, CacheBytes: 12345 << 10}
@@ -360,12 +374,7 @@ func TestExtractMemFS(t *testing.T) {
 	s := memserver.New(testStore, o)
 	o.AddExtractTool(s)
 	c := connect(t, s)
-	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 100}))
-	res := extract(t, c, map[string]any{"file_path": path, "query": "length", "slurp": true})
-	assert.Equal(t, "100\n", textOf(t, res, 0))
-	res = extract(t, c, map[string]any{"file_path": path, "recipe": 6})
-	assert.False(t, res.IsError, textOf(t, res, 0))
-	assert.NotEmpty(t, lro.ExtractWorkerPIDs(o), "workers for files in memory too")
+	return o, c, offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 100}))
 }
 
 // TestExtractRegexes: searches by regular expression answer alike in

@@ -17,6 +17,7 @@ import (
 
 	"github.com/itchyny/gojq"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
@@ -198,12 +199,12 @@ func TestInferredRecipes(t *testing.T) {
 			require.Equal(t, Offloaded, out.Action)
 			path := out.Response.FilePath
 
-			recipes := inferShape(set.records).recipes()
+			recipes := inferredRecipes(recipes.Infer(set.records).Recipes())
 			require.Len(t, recipes, RecipeCount)
 			require.Len(t, out.Response.JQRecipes, RecipeCount)
 			fromFile, err := recipesOf(o, filepath.Base(path), OffloadHeader{SchemaVersion: GenericSchemaVersion})
 			require.NoError(t, err)
-			require.Equal(t, recipes, fromFile, "lro_extract infers the recipes the descriptor shows")
+			require.Equal(t, internalRecipes(recipes), fromFile, "lro_extract infers the recipes the descriptor shows")
 			assert.Equal(t, "Show the first 10 records", recipes[0].Description)
 			assert.Equal(t, "Count the records", recipes[1].Description)
 
@@ -760,7 +761,7 @@ func matchScalars(re *regexp.Regexp, v any) bool {
 // jq 1.6 and in gojq, for jq's keywords and names that are no identifiers,
 // and the shell form of a recipe that uses them keeps its parameters apart.
 func TestFieldNamesInJQ(t *testing.T) {
-	names := slices.Clone(jqKeywords)
+	names := slices.Clone(recipes.JQKeywords)
 	names = append(names, "a b", "a.b", `q"uote`, "it's", "dash-ed", "1st", "ünï", "$value", "$keyword", "",
 		"count", `back\slash`, `\(x)`, "new\nline", "tab\t", "emoji 😀", " lead", "日本", "x$value", "ok")
 	var kv []any
@@ -769,10 +770,10 @@ func TestFieldNamesInJQ(t *testing.T) {
 	for i, n := range names {
 		kv = append(kv, n, float64(i))
 		want[n] = float64(i)
-		paths = append(paths, jqPath(n))
-		after = append(after, ".[0]"+jqIndex(n))
-		proj = append(proj, objectKey(n))
-		built = append(built, jqKey(n)+": "+jqPath(n))
+		paths = append(paths, recipes.JQPath(n))
+		after = append(after, ".[0]"+recipes.JQIndex(n))
+		proj = append(proj, recipes.ObjectKey(n))
+		built = append(built, recipes.JQKey(n)+": "+recipes.JQPath(n))
 	}
 	rec := obj(kv...)
 	r := Recipe{Filter: fmt.Sprintf("[[%s], ([.] | [%s]), {%s}, {%s}, $value]",
@@ -805,15 +806,6 @@ func TestFieldNamesInJQ(t *testing.T) {
 	var got any
 	require.NoError(t, json.Unmarshal(out, &got))
 	assert.Equal(t, expect, got, "jq 1.6")
-}
-
-func TestIDName(t *testing.T) {
-	for name, want := range map[string]bool{
-		"id": true, "ID": true, "key": true, "uuid": true, "user_id": true, "user-key": true, "userId": true, "userID": true, "apiKey": true,
-		"valid": false, "VALID": false, "paid": false, "monkey": false, "identity": false, "Id2": false,
-	} {
-		assert.Equal(t, want, idName(name), name)
-	}
 }
 
 // auditRecords are n typical generic records: an audit log.
@@ -861,20 +853,15 @@ func TestGenericRecipeTokens(t *testing.T) {
 }
 
 func BenchmarkInferRecipes(b *testing.B) {
-	records := auditRecords(inferSample)
+	records := auditRecords(recipes.Sample)
 	b.ReportAllocs()
 	for b.Loop() {
-		inferShape(records).recipes()
+		recipes.Infer(records).Recipes()
 	}
 }
 
 // recipesOf returns the recipes lro_extract finds for the file name,
 // whose header is h.
-func recipesOf(o *Offloader, name string, h OffloadHeader) ([]Recipe, error) {
-	f, err := o.openOffload(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return o.recipesOfFile(f, h, o.opts.extractLimits.withDefaults(), nil)
+func recipesOf(o *Offloader, name string, h OffloadHeader) ([]recipes.Recipe, error) {
+	return o.extractor.RecipesOfFile(name, h.SchemaVersion, string(h.Detail))
 }

@@ -3,6 +3,7 @@
 package lro_test
 
 import (
+	"github.com/mcplro/lro/internal/testenv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ func cpuTime(t *testing.T) time.Duration {
 // -short it uses 10,000 files.
 func TestJanitorCPUIsBounded(t *testing.T) {
 	n, perFile := 100_000, 100*time.Microsecond
-	if testing.Short() || raceEnabled {
+	if !testenv.Full() || raceEnabled {
 		n, perFile = 10_000, time.Millisecond
 	}
 	const window = 60 * time.Second

@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/oklog/ulid/v2"
@@ -21,16 +23,16 @@ import (
 // holds, whatever the configuration.
 const (
 	// HeaderType is the value of the type field of every header line.
-	HeaderType = "lro_header"
+	HeaderType = extract.HeaderType
 	// GenericSchemaVersion is the schema_version of the header of a file
 	// whose records are not MIF memories; lro_extract then infers its
 	// recipes from the records, as the descriptor did.
-	GenericSchemaVersion = "generic"
+	GenericSchemaVersion = extract.GenericSchemaVersion
 	// RecipeCount is the number of recipes in every descriptor, as the
 	// specification requires: memory or generic.
-	RecipeCount = 10
+	RecipeCount = recipes.Count
 	// ExtractToolName is the name of the native extraction tool.
-	ExtractToolName = "lro_extract"
+	ExtractToolName = extract.ToolName
 )
 
 // OffloadHeader is line 1 of every offloaded file.
@@ -69,7 +71,7 @@ type written struct {
 	name  string // in the FS
 	path  string
 	bytes int64
-	stats *setStats // what writing learned of the records
+	stats *recipes.Stats // what writing learned of the records
 }
 
 // bufPool holds write buffers: a large buffer turns many records into few
@@ -146,9 +148,9 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 	if err != nil {
 		return w, err
 	}
-	w.stats = newSetStats(set.Generic)
+	w.stats = recipes.NewStats(set.Generic)
 	if set.checks.namespaces != nil {
-		w.stats.namespaces = set.checks.namespaces // counted as the records were checked
+		w.stats.Namespaces = set.checks.namespaces // counted as the records were checked
 	}
 	n, err := writeLines(f, header, src, set.Validated, &set.checks, w.stats)
 	if cerr := f.Close(); err == nil {
@@ -173,7 +175,7 @@ func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now t
 	c.Room += handOver(src)
 	o.store.Commit(tmp, final, c, n, ulid.Time(id.Time()), expires)
 	committed = true
-	o.warmExtract(final)
+	o.extractor.WarmExtract(final)
 	w.bytes = n
 	return w, nil
 }
@@ -219,7 +221,7 @@ func handOver(src records.Source) int64 {
 // records' stats in the same pass. Records that checks knows need no
 // other look: the others are checked here, unless valid says they are
 // JSON, and looked at for line breaks.
-func writeLines(f File, header []byte, src records.Source, valid bool, checks *recordChecks, st *setStats) (int64, error) {
+func writeLines(f File, header []byte, src records.Source, valid bool, checks *recordChecks, st *recipes.Stats) (int64, error) {
 	bw := bufPool.Get().(*bufio.Writer)
 	bw.Reset(f)
 	defer func() {
@@ -256,7 +258,7 @@ func writeLines(f File, header []byte, src records.Source, valid bool, checks *r
 			p = compact.Bytes()
 		}
 		line(p)
-		st.add(r, ok && checks.namespaces != nil)
+		st.Add(r, ok && checks.namespaces != nil)
 		return true
 	})
 	if recErr != nil {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 )
@@ -34,7 +36,7 @@ func ParseDetail(s string) (Detail, error) {
 	case DetailLight, DetailMedium, DetailFull:
 		return d, nil
 	}
-	return "", fmt.Errorf("lro: invalid detail %s: want light, medium or full", echoQuoted(s))
+	return "", fmt.Errorf("lro: invalid detail %s: want light, medium or full", extract.EchoQuoted(s))
 }
 
 // A ResultSet is the complete result of one tool call, one record per line
@@ -220,7 +222,7 @@ type JQRecipe struct {
 // none of mcp-go's code.
 type Offloader struct {
 	*engine
-	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_detect.go, middleware_task.go
+	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_adapter.go
 }
 
 // engine is the host-neutral core of an Offloader: everything but the
@@ -229,15 +231,13 @@ type engine struct {
 	cfg       Config
 	opts      options
 	templates *templates
-	native    atomic.Bool // AddExtractTool was called (see nativeGuidance)
-	resources atomic.Bool // ServeResources was called (see ServesResources)
-	warned    sync.Map    // tools whose large inline results were logged
-	ownFS     bool        // the FS was made by New, and is closed by Close
+	warned    sync.Map // tools whose large inline results were logged
+	ownFS     bool     // the FS was made by New, and is closed by Close
 	sessions  sessionBudget
 	metrics   *instruments
-	store     *store.Store // its files in the directory: names, quota, janitor
-	extractor extractState // lro_extract's caches and warmings: extract.go
-	life      lifecycle    // the janitor's and Close's
+	store     *store.Store  // its files in the directory: names, quota, janitor
+	extractor *extract.Tool // lro_extract and resources/read: lro_extract.go
+	life      lifecycle     // the janitor's and Close's
 }
 
 // lifecycle is what starts and stops an engine: the janitor's goroutine
@@ -286,11 +286,6 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	if o.metrics, err = newInstruments(o.opts.meterProvider); err != nil {
 		return nil, fmt.Errorf("lro: creating metric instruments: %w", err)
 	}
-	cache := o.opts.extractLimits.CacheBytes
-	if cache == 0 {
-		cache = DefaultExtractCacheBytes
-	}
-	o.extractor.records = newRecordCache(cache)
 	o.store = store.New(store.Config{
 		FS:           o.opts.fs,
 		Name:         o.opts.dir.name,
@@ -305,6 +300,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 			StoreError: o.metrics.storeError,
 		},
 	})
+	o.extractor = o.newExtractor()
 	o.life.stop = make(chan struct{})
 	o.life.done = make(chan struct{})
 	if o.opts.janitor {
@@ -345,12 +341,7 @@ func (o *engine) Close() error {
 		close(o.life.stop)
 	})
 	<-o.life.done
-	// A warming still reading a file would open the directory again
-	// after the caller has removed it.
-	o.extractor.warmMu.Lock()
-	o.extractor.warmMu.Unlock()
-	o.extractor.warming.Wait()
-	o.extractor.copies.close()
+	o.extractor.Close()
 	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
 		return c.Close()
 	}
@@ -550,14 +541,14 @@ func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w writ
 		EstimatedTokens: tokens,
 		Operation:       set.Operation,
 		TopNamespaces:   []string{},
-		ScoreRange:      w.stats.scoreRange(),
+		ScoreRange:      w.stats.ScoreRange(),
 		Detail:          set.Detail,
 	}
 	schema, recipes := o.schemaAndRecipes(set, w.stats)
 	if set.Generic {
 		sum.generic = true
 	} else {
-		sum.TopNamespaces = w.stats.namespaces.top(5)
+		sum.TopNamespaces = w.stats.Namespaces.Top(5)
 	}
 	stated := sum.stated()
 	if set.Query != nil {
@@ -579,8 +570,8 @@ func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w writ
 // there are, for a result that had several.
 func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
 	var largest int
-	if w.stats != nil && w.stats.largest > 4*o.cfg.ThresholdTokens {
-		largest = w.stats.largest // a record larger than the threshold: say so
+	if w.stats != nil && w.stats.Largest > 4*o.cfg.ThresholdTokens {
+		largest = w.stats.Largest // a record larger than the threshold: say so
 	}
 	return o.templates.guidance(o.nativeGuidance(ctx), guidanceData{
 		Count:    set.count(),
@@ -599,9 +590,9 @@ func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w w
 // schemaAndRecipes returns the line schema and recipes of set: the
 // templates' for memories, inferred from the records otherwise (st
 // holds their shape).
-func (o *engine) schemaAndRecipes(set ResultSet, st *setStats) (json.RawMessage, []Recipe) {
+func (o *engine) schemaAndRecipes(set ResultSet, st *recipes.Stats) (json.RawMessage, []Recipe) {
 	if set.Generic {
-		return st.shape.schema(), st.shape.recipes()
+		return st.Shape.Schema(), inferredRecipes(st.Shape.Recipes())
 	}
 	return slices.Clone(o.templates.schemas[set.Detail]), o.templates.recipes[set.Detail]
 }
@@ -614,10 +605,10 @@ func (o *engine) nativeGuidance(ctx context.Context) bool {
 	if store.IsRemote(o.opts.fs) {
 		return true
 	}
-	if native, ok := ctx.Value(nativeKey{}).(bool); ok {
+	if native, ok := extract.Native(ctx); ok {
 		return native
 	}
-	return o.native.Load()
+	return o.extractor.Served()
 }
 
 func (o *engine) emitOffloaded(ctx context.Context, e OffloadEvent) {

@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcplro/lro/internal/admit"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/adapt"
+	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/outputschema"
 )
 
 // Middleware returns mcp-go tool middleware that offloads large results of
@@ -96,7 +100,7 @@ func (o *Offloader) WidenTool(t mcp.Tool) mcp.Tool {
 	if schema == nil {
 		return t
 	}
-	return withOutputSchema(t, widened(schema))
+	return withOutputSchema(t, outputschema.Widened(schema))
 }
 
 // filterTools is the tool filter of ServerOption: it lists tools with the
@@ -188,7 +192,7 @@ func serveMCPGoAs[R any](o *Offloader, ctx context.Context, req mcp.CallToolRequ
 		}
 		call.NativeExtract = srv.GetTool(ExtractToolName) != nil
 	} else {
-		call.NativeExtract = o.native.Load()
+		call.NativeExtract = o.extractor.Served()
 	}
 	var orig *R
 	run := func(ctx context.Context) (host.Result, error) {
@@ -286,4 +290,83 @@ func toMCPGoContent(content []host.Content) []mcp.Content {
 		}
 	}
 	return out
+}
+
+// AddExtractTool registers the lro_extract tool on s: the model queries an
+// offloaded file with jq through MCP, without a shell. From then on the
+// descriptors' guidance points to lro_extract (the specification's native
+// guidance); jq_recipes stay for clients with a shell.
+//
+// The tool reads only files this Offloader wrote, runs queries with gojq
+// in worker processes that are killed at their deadline and have a memory
+// limit (see [ExtractLimits] for where queries run and what each place
+// guarantees), and caps its own results at the threshold instead of
+// offloading them.
+func (o *Offloader) AddExtractTool(s *server.MCPServer) {
+	def := o.Host().ExtractToolDefinition()
+	tool := mcp.NewToolWithRawSchema(def.Name, def.Description, def.InputSchema)
+	tool.Annotations = mcp.ToolAnnotation{
+		Title:           "Query an offloaded result",
+		ReadOnlyHint:    mcp.ToBoolPtr(true),
+		DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint:  mcp.ToBoolPtr(true),
+		OpenWorldHint:   mcp.ToBoolPtr(false),
+	}
+	s.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		text, err := o.Extract(withSession(ctx), req.GetArguments())
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(text), nil
+	})
+}
+
+// AddResources registers on s the resource templates of offloaded files
+// (see [Host.ServeResources]): clients read a file, or a range of its
+// lines, with resources/read, wherever their disk is, and offloaded
+// results carry a resource link to their file. Registering a template
+// makes s declare the resources capability. With [WithoutResourceLinks] it
+// does nothing.
+func (o *Offloader) AddResources(s *server.MCPServer) {
+	for _, t := range o.Host().ServeResources() {
+		opts := []mcp.ResourceTemplateOption{mcp.WithTemplateDescription(t.Description)}
+		if t.MIMEType != "" {
+			opts = append(opts, mcp.WithTemplateMIMEType(t.MIMEType))
+		}
+		s.AddResourceTemplate(mcp.NewResourceTemplate(t.URITemplate, t.Name, opts...), o.readMCPGo)
+	}
+}
+
+// readMCPGo answers resources/read on an mcp-go server. mcp-go v1.2.1
+// answers every error of a resource handler as an internal error (-32603;
+// server/handler_errors.go): unlike the official SDK's adapter, which
+// answers [ErrResourceTooLarge] as invalid params (-32602) and
+// [ErrResourceNotFound] as resource not found, this one cannot choose the
+// code, and the message alone says which error it is.
+func (o *Offloader) readMCPGo(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	if srv := server.ServerFromContext(ctx); srv != nil {
+		// The too-large error names lro_extract plainly when s has it.
+		ctx = extract.WithNative(ctx, srv.GetTool(ExtractToolName) != nil)
+	}
+	c, err := o.Host().ReadResource(withSession(ctx), req.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}}, nil
+}
+
+// withSession names the request's MCP session in ctx, for the admission
+// of lro_extract calls and resource reads (see internal/admit), which is
+// fair between sessions. A request of protocol 2026-07-28 over HTTP has a
+// session of its own, without an id: its client, as it names itself in
+// _meta, stands for its session (a client that takes another's name
+// shares its turn).
+func withSession(ctx context.Context) context.Context {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil && cs.SessionID() != "" {
+		return admit.WithSession(ctx, cs.SessionID())
+	}
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientInfo != nil {
+		return admit.WithSession(ctx, "client:"+info.ClientInfo.Name+"/"+info.ClientInfo.Version)
+	}
+	return ctx
 }

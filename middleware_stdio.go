@@ -4,14 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/jsonscan"
 )
 
@@ -29,8 +30,11 @@ const MaxStdioRequests = 32
 // stops reading stdin while MaxStdioRequests such requests are unanswered
 // (tools/call has mcp-go's own bounded queue), so such a client is
 // answered as fast as it reads, and holds at most MaxStdioRequests answers.
-// A request whose answer is never written (one cancelled by the client)
-// frees its place when the client cancels it, or after a minute.
+//
+// Requests are counted, not ids: two requests of one id hold two places.
+// A place is freed when an answer is written, and only then: a cancelled
+// request is still answered by mcp-go once its handler returns, and until
+// then its handler and its answer hold memory.
 func ServeStdio(s *server.MCPServer, opts ...server.StdioOption) error {
 	ss := server.NewStdioServer(s)
 	for _, opt := range opts {
@@ -44,68 +48,45 @@ func ServeStdio(s *server.MCPServer, opts ...server.StdioOption) error {
 // listenStdio serves ss on in and out with at most limit requests but
 // tools/call in flight.
 func listenStdio(ctx context.Context, ss *server.StdioServer, in io.Reader, out io.Writer, limit int) error {
-	g := &inflight{limit: limit, held: map[string]time.Time{}, ctx: ctx}
-	g.cond = sync.NewCond(&g.mu)
-	stopWake := context.AfterFunc(ctx, func() { g.mu.Lock(); g.cond.Broadcast(); g.mu.Unlock() })
-	defer stopWake()
+	g := &inflight{ctx: ctx, limit: limit, places: admit.New("requests"), held: map[string][]*admit.Ticket{}}
 	return ss.Listen(ctx, &gatedReader{src: bufio.NewReaderSize(in, 64<<10), g: g}, &answerWriter{dst: out, g: g})
 }
 
-// staleRequest is how long a request holds its place without an answer
-// before it is taken for one that will never come.
-const staleRequest = time.Minute
-
-// inflight counts the requests read whose answers are not written yet, by
-// id.
+// inflight holds the places of the requests read whose answers are not
+// written yet, by id: a list for each, since a client may reuse an id.
 type inflight struct {
-	ctx   context.Context
-	limit int
-	mu    sync.Mutex
-	cond  *sync.Cond
-	held  map[string]time.Time // request id → when it was read
+	ctx    context.Context
+	limit  int
+	places *admit.Admission
+	mu     sync.Mutex
+	held   map[string][]*admit.Ticket // request id (as encoding/json writes it) → the places of its requests
 }
 
-// admit waits for a place for the request id, and takes it. It gives up
-// the place of a request unanswered for staleRequest when it must.
+// admit waits for a place for a request of id, and takes it; it gives up
+// when the server stops.
 func (g *inflight) admit(id string) {
+	t, err := g.places.Enter(g.ctx, admit.Request{Limit: g.limit, Wait: -1})
+	if err != nil {
+		return // the server stops: mcp-go ends with it
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for len(g.held) >= g.limit && g.ctx.Err() == nil {
-		if g.dropStale() {
-			continue
-		}
-		g.waitFor(staleRequest / 4)
-	}
-	g.held[id] = time.Now()
+	g.held[id] = append(g.held[id], t)
 }
 
-// waitFor waits on cond for at most d. The caller holds mu.
-func (g *inflight) waitFor(d time.Duration) {
-	t := time.AfterFunc(d, func() { g.mu.Lock(); g.cond.Broadcast(); g.mu.Unlock() })
-	g.cond.Wait()
-	t.Stop()
-}
-
-// dropStale forgets the requests unanswered for staleRequest, and reports
-// whether there were any. The caller holds mu.
-func (g *inflight) dropStale() bool {
-	dropped := false
-	for id, at := range g.held {
-		if time.Since(at) > staleRequest {
-			delete(g.held, id)
-			dropped = true
-		}
-	}
-	return dropped
-}
-
-// done frees the place of the request id, if it holds one.
+// done frees the place of a request of id, if one holds one.
 func (g *inflight) done(id string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, ok := g.held[id]; ok {
+	ts := g.held[id]
+	if len(ts) == 0 {
+		return
+	}
+	ts[0].Leave()
+	if len(ts) == 1 {
 		delete(g.held, id)
-		g.cond.Broadcast()
+	} else {
+		g.held[id] = ts[1:]
 	}
 }
 
@@ -128,28 +109,13 @@ func (r *gatedReader) Read(p []byte) (int, error) {
 		if len(line) == 0 {
 			return 0, err
 		}
-		r.look(line)
+		if method, id, ok := messageOf(line); ok && method != "" && id != "" && method != "tools/call" {
+			r.g.admit(id)
+		}
 	}
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
 	return n, nil
-}
-
-// look admits a request line, and frees the place of a request the line
-// cancels.
-func (r *gatedReader) look(line []byte) {
-	method, id, ok := messageOf(line)
-	switch {
-	case !ok:
-	case method == "notifications/cancelled":
-		if params, found := jsonscan.Lookup(bytes.TrimSpace(line), "params"); found {
-			if req, found := jsonscan.Lookup(params, "requestId"); found {
-				r.g.done(string(req))
-			}
-		}
-	case method != "" && id != nil && method != "tools/call":
-		r.g.admit(string(id))
-	}
 }
 
 // answerWriter frees the place of each request whose answer it writes.
@@ -161,30 +127,45 @@ type answerWriter struct {
 func (w *answerWriter) Write(p []byte) (int, error) {
 	n, err := w.dst.Write(p)
 	for line := range bytes.SplitSeq(p[:n], []byte("\n")) {
-		if method, id, ok := messageOf(line); ok && method == "" && id != nil {
-			w.g.done(string(id))
+		if method, id, ok := messageOf(line); ok && method == "" && id != "" {
+			w.g.done(id)
 		}
 	}
 	return n, err
 }
 
-// messageOf returns the method and the raw id of a JSON-RPC message line,
-// and whether it is one.
-func messageOf(line []byte) (method string, id []byte, ok bool) {
+// messageOf returns the method and the id of a JSON-RPC message line,
+// and whether it is one: a request has both, an answer an id only. The id
+// is as encoding/json writes the value it decodes to, which is how
+// mcp-go writes it back (7.0 comes back as 7). A line mcp-go cannot parse
+// is answered with no id, so it is no request here; nor is a message
+// with a method and a result (not null), which mcp-go leaves unanswered.
+func messageOf(line []byte) (method, id string, ok bool) {
 	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' {
-		return "", nil, false
+	if len(line) == 0 || line[0] != '{' || !jsonscan.Valid(line) {
+		return "", "", false
 	}
 	if m, found := jsonscan.Lookup(line, "method"); found {
 		s, isString := jsonscan.Unquote(m)
 		if !isString {
-			return "", nil, false
+			return "", "", false
+		}
+		if r, answer := jsonscan.Lookup(line, "result"); answer && string(r) != "null" {
+			return "", "", false
 		}
 		method = s
 	}
-	id, _ = jsonscan.Lookup(line, "id")
-	if bytes.Equal(id, []byte("null")) {
-		id = nil
+	raw, found := jsonscan.Lookup(line, "id")
+	if !found {
+		return method, "", true
 	}
-	return method, id, true
+	var v any
+	if json.Unmarshal(raw, &v) != nil || v == nil {
+		return method, "", true
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return method, "", true
+	}
+	return method, string(b), true
 }

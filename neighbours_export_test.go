@@ -32,3 +32,19 @@ func Reserved(o *Offloader) int64 { return o.store.Reserved() }
 // ListenStdio serves ss on in and out as ServeStdio does, with at most
 // limit requests but tools/call in flight.
 var ListenStdio = listenStdio
+
+// SetSpoolIdle sets how long a spool may wait for a record before it
+// gives its room back, and returns what undoes it.
+func SetSpoolIdle(d time.Duration) (undo func()) {
+	was := spoolIdle
+	spoolIdle = d
+	return func() { spoolIdle = was }
+}
+
+// SetRoomWait sets how long a write waits for room that writes in
+// progress hold, and returns what undoes it.
+func SetRoomWait(d time.Duration) (undo func()) {
+	was := store.RoomWait
+	store.RoomWait = d
+	return func() { store.RoomWait = was }
+}

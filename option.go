@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/internal/textlines"
 	"go.opentelemetry.io/otel/metric"
@@ -77,9 +78,9 @@ func (o *options) resolve() {
 	o.dir.minFree = orDefault(o.minFreeBytes, -1) // -1: the share of the file system, known only from statfs
 	o.resourceMaxBytes = orDefault(o.resourceMaxBytes, DefaultResourceMaxBytes)
 	if o.resourceMaxBytes == 0 {
-		o.resourceMaxBytes = maxResourceRead // none: the hard bound of a read built in memory
+		o.resourceMaxBytes = extract.MaxResourceRead // none: the hard bound of a read built in memory
 	}
-	o.resourceMaxBytes = min(max(o.resourceMaxBytes, textlines.MinBudget), maxResourceRead)
+	o.resourceMaxBytes = min(max(o.resourceMaxBytes, textlines.MinBudget), extract.MaxResourceRead)
 }
 
 // fileCap returns the per-file cap, 0 for none.

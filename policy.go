@@ -1,9 +1,11 @@
 package lro
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/mcplro/lro/internal/jsonscan"
+	"github.com/mcplro/lro/internal/outputschema"
 	"github.com/mcplro/lro/internal/records"
 )
 
@@ -145,4 +147,41 @@ func (o *engine) genericFallback(tool string) string {
 		return p.Operation
 	}
 	return ToolPolicy{}.operationFor(tool)
+}
+
+// WidenOutputSchema returns an output schema that admits both what schema
+// admits and an offload descriptor:
+//
+//	{"type":"object","anyOf":[<schema>, <descriptor schema>]}
+//
+// The $schema, $id, $defs and definitions of schema move to the new root,
+// and its other local references ("#", "#/properties/...") are rewritten
+// to point into the first branch, so that every reference still resolves.
+// A schema whose type is something other than "object" gets no root type,
+// so that its values stay valid. A schema already widened by this function
+// is returned as it is. Property order is not kept, and numbers are kept
+// exactly.
+func WidenOutputSchema(schema json.RawMessage) (json.RawMessage, error) {
+	return outputschema.Widen(schema)
+}
+
+// ListedOutputSchema returns the output schema clients should see for tool,
+// whose own output schema is schema: widened by [WidenOutputSchema] when
+// the Offloader may offload the tool's results (offloading is enabled, and
+// the tool has a policy that does not set SkipOutputSchema; never
+// lro_extract), schema itself otherwise, and also when schema cannot be
+// widened. An adapter calls it when it lists tools; the adapters of this
+// module do. The returned bytes may be shared: do not modify them.
+func (h Host) ListedOutputSchema(tool string, schema json.RawMessage) json.RawMessage {
+	o := h.o
+	if len(schema) == 0 || !o.widens(tool) {
+		return schema
+	}
+	return outputschema.Widened(schema)
+}
+
+// widens reports whether the listed output schema of tool is widened.
+func (o *engine) widens(tool string) bool {
+	p, ok := o.policyFor(tool)
+	return ok && o.cfg.IsEnabled() && !p.SkipOutputSchema
 }

@@ -12,32 +12,42 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReadmeSnippetsCompile compiles every Go snippet of README.md against
-// the package as it is: what a newcomer copies must build. Each snippet
-// becomes the body of a function of its own, after declarations of the
-// names it takes from the reader's server (its tools, handlers, context),
-// in a throwaway package of this module; go vet builds them all.
+// TestReadmeSnippetsCompile compiles every Go snippet of README.md and of
+// the documents in docs/ against the package as it is: what a newcomer
+// copies must build. Each snippet becomes the body of a function of its
+// own, after declarations of the names it takes from the reader's server
+// (its tools, handlers, context), in a throwaway package of this module;
+// go vet builds them all.
 func TestReadmeSnippetsCompile(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go command")
 	}
-	readme, err := os.ReadFile("README.md")
+	docs, err := filepath.Glob("docs/*.md")
 	require.NoError(t, err)
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
-	require.GreaterOrEqual(t, len(blocks), 10, "README's snippets")
-
 	dir, err := os.MkdirTemp(".", "readme-snippets-") // inside the module, for its imports
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	for i, b := range blocks {
-		src, ok := snippetFile(i, b[1])
-		if !ok {
-			continue // an import line: the others show its use
+	n := 0
+	for _, doc := range append([]string{"README.md"}, docs...) {
+		text, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(text), -1)
+		if doc == "README.md" {
+			require.GreaterOrEqual(t, len(blocks), 4, "README's snippets: the wiring on both SDKs, lro_extract, a test")
 		}
-		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("snippet%02d.go", i+1)), []byte(src), 0o600))
+		for _, b := range blocks {
+			src, ok := snippetFile(n, b[1])
+			n++
+			if !ok {
+				continue // an import line: the others show its use
+			}
+			src = "// From " + doc + ".\n\n" + src
+			require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("snippet%02d.go", n)), []byte(src), 0o600))
+		}
 	}
+	require.GreaterOrEqual(t, n, 10, "the snippets of README and docs/")
 	out, err := exec.Command("go", "vet", "./"+dir).CombinedOutput()
-	require.NoError(t, err, "a README snippet does not build:\n%s", out)
+	require.NoError(t, err, "a snippet of README or docs/ does not build (its file says which document):\n%s", out)
 }
 
 // snippetStubs declare, in the function a snippet becomes, what it takes

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/records"
 )
 
@@ -82,7 +83,7 @@ func parseRecipes(text string) ([]Recipe, error) {
 			}
 		case "param":
 			name, def, _ := strings.Cut(value, "=")
-			if !isIdent(name) {
+			if !recipes.IsIdent(name) {
 				return nil, fmt.Errorf("line %d: bad parameter name %q", lineNo, name)
 			}
 			cur.Params = append(cur.Params, RecipeParam{Name: name, Default: def})
@@ -100,10 +101,6 @@ func parseRecipes(text string) ([]Recipe, error) {
 	}
 	return out, nil
 }
-
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func isIdent(s string) bool { return identRE.MatchString(s) }
 
 var varRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
 
@@ -182,4 +179,30 @@ func renderRecipes(t *template.Template) (map[Detail][]Recipe, error) {
 		out[d] = rs
 	}
 	return out, nil
+}
+
+// internalRecipes returns rs as internal/recipes and lro_extract hold them.
+func internalRecipes(rs []Recipe) []recipes.Recipe {
+	out := make([]recipes.Recipe, len(rs))
+	for i, r := range rs {
+		out[i] = recipes.Recipe{Description: r.Description, Filter: r.Filter, Slurp: r.Slurp, Raw: r.Raw}
+		for _, p := range r.Params {
+			out[i].Params = append(out[i].Params, recipes.RecipeParam(p))
+		}
+	}
+	return out
+}
+
+// inferredRecipes returns the recipes internal/recipes inferred, with the
+// shell command each descriptor shows.
+func inferredRecipes(rs []recipes.Recipe) []Recipe {
+	out := make([]Recipe, len(rs))
+	for i, r := range rs {
+		out[i] = Recipe{Description: r.Description, Filter: r.Filter, Slurp: r.Slurp, Raw: r.Raw}
+		for _, p := range r.Params {
+			out[i].Params = append(out[i].Params, RecipeParam(p))
+		}
+		out[i].command = shellSuffix(out[i])
+	}
+	return out
 }

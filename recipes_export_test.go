@@ -3,6 +3,7 @@ package lro
 import (
 	"bytes"
 	"errors"
+	"github.com/mcplro/lro/internal/testenv"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 // written must be the beginning of the whole, and at most 32 KiB.
 func RunCut(t testing.TB, command string) []byte {
 	t.Helper()
+	testenv.JQ(t)
 	run := func(command string, pipefail bool) []byte {
 		args := []string{"-c", command}
 		if pipefail {

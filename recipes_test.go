@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"os/exec"
 	"regexp"
@@ -296,16 +297,18 @@ func firstWord(s string) string {
 // prints more than 32 KiB, whatever the size of the file: on 20,000
 // records they printed up to 3.5 MB into a model's context.
 func TestRecipesPrintAtMost32KiB(t *testing.T) {
-	if _, err := exec.LookPath("jq"); err != nil {
-		t.Skip("needs the jq binary")
+	testenv.JQ(t)
+	n := 2000 // the listing recipes print over 100 KB uncut
+	if testenv.Full() {
+		n = 20000
 	}
 	o := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
-	tickets := make([]json.RawMessage, 20000)
+	tickets := make([]json.RawMessage, n)
 	for i := range tickets {
 		tickets[i] = json.RawMessage(fmt.Sprintf(`{"id":"T-%05d","status":"open","priority":%d,"title":"Ticket %d: the cache is cold","tags":["infra"]}`, i, i%5, i))
 	}
 	sets := map[string]lro.ResultSet{
-		"memories": {Operation: "recall", Detail: lro.DetailFull, Records: memories(t, 20000, lro.DetailFull)},
+		"memories": {Operation: "recall", Detail: lro.DetailFull, Records: memories(t, n, lro.DetailFull)},
 		"generic":  {Operation: "tickets", Generic: true, Records: tickets},
 	}
 	for name, set := range sets {
@@ -314,11 +317,14 @@ func TestRecipesPrintAtMost32KiB(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, lro.Offloaded, out.Action)
 			assert.Contains(t, out.Response.Guidance, "32 KB", "the guidance says so")
+			uncut := 0
 			for _, r := range out.Response.JQRecipes {
 				written, err := exec.Command("bash", "-c", r.Command).Output()
 				require.NoError(t, err, r.Command)
 				assert.LessOrEqual(t, len(written), 32<<10, "%s: %s", r.Description, r.Command)
+				uncut = max(uncut, len(lro.RunCut(t, r.Command)))
 			}
+			assert.Greater(t, uncut, 32<<10, "a recipe's whole output is larger than the cut")
 		})
 	}
 }

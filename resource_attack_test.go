@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"log"
 	"net/http"
@@ -144,11 +145,40 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 		}
 		assert.EqualValues(t, 1000, served.Load())
 	})
-	t.Run("a cancelled request frees its place", func(t *testing.T) {
+	// An answer frees its request's place whatever the spelling of the
+	// request's id, which mcp-go writes back as encoding/json does (7.0
+	// as 7), and whatever ids were repeated.
+	t.Run("ids as the client spells them", func(t *testing.T) {
+		answers, w := io.Pipe()
+		in, clientOut := io.Pipe()
+		ss := server.NewStdioServer(s)
+		ss.SetErrorLogger(log.New(io.Discard, "", 0))
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { lro.ListenStdio(ctx, ss, in, w, 1) })
+		defer func() { cancel(); in.Close(); clientOut.Close(); w.Close(); wg.Wait() }()
+		var b strings.Builder
+		for range 50 {
+			for _, id := range []string{`7.0`, `"\u0041"`, `1e2`, `7`} {
+				fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"method":"ping"}`+"\n", id)
+			}
+		}
+		go io.WriteString(clientOut, b.String())
+		r := bufio.NewReader(answers)
+		for i := range 200 {
+			line, err := r.ReadBytes('\n')
+			require.NoError(t, err, "answer %d", i+1)
+			require.Contains(t, string(line), `"result"`)
+		}
+	})
+	// A cancelled request frees its place when its handler has returned
+	// and its answer is written, not on the cancel: until then the
+	// handler, and its answer, hold memory.
+	t.Run("a cancelled request frees its place once answered", func(t *testing.T) {
 		slow := server.NewMCPServer("slow", "1")
 		release := make(chan struct{})
 		slow.AddResource(mcp.NewResource("test://slow", "slow"), func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			<-release
+			<-release // a handler that does not look at its context
 			return nil, ctx.Err()
 		})
 		in, clientOut := io.Pipe()
@@ -157,30 +187,45 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		answers, w := io.Pipe()
-		go io.Copy(io.Discard, answers)
 		wg.Go(func() { lro.ListenStdio(ctx, ss, in, w, 1) })
+		pinged := make(chan struct{})
+		go func() {
+			r := bufio.NewReader(answers)
+			for {
+				line, err := r.ReadBytes('\n')
+				if err != nil {
+					return
+				}
+				if strings.Contains(string(line), `"id":2`) {
+					close(pinged)
+				}
+			}
+		}()
 		defer func() {
-			close(release)
 			cancel()
 			in.Close()
 			clientOut.Close()
 			w.Close()
 			wg.Wait()
 		}()
-		_, err := io.WriteString(clientOut, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://slow"}}`+"\n")
-		require.NoError(t, err)
-		_, err = io.WriteString(clientOut, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`+"\n")
-		require.NoError(t, err)
-		done := make(chan error, 1)
-		go func() {
-			_, err := io.WriteString(clientOut, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
-			done <- err
-		}()
-		select {
-		case err := <-done:
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://slow"}}`,
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		} {
+			_, err := io.WriteString(clientOut, line+"\n")
 			require.NoError(t, err)
-		case <-time.After(5 * time.Second):
-			t.Fatal("the cancelled request kept its place: the next one was never read")
+		}
+		select {
+		case <-pinged:
+			t.Fatal("the cancel freed the place of a request whose handler still runs")
+		case <-time.After(300 * time.Millisecond):
+		}
+		close(release) // the handler returns; mcp-go writes its answer
+		select {
+		case <-pinged:
+		case <-time.After(time.Minute):
+			t.Fatal("the answered request kept its place: the next one was never served")
 		}
 	})
 }
@@ -192,6 +237,7 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 // file is read into the text it is returned as, in one copy (io.ReadAll
 // and a conversion made three).
 func TestResourceReadsHTTPPeakRSS(t *testing.T) {
+	testenv.SkipUnlessFull(t) // 1,600 reads; TestResourceReadsUnreadStdioPeakRSS bounds the stdio case
 	s, uri := resourceRSSServer(t)
 	url := serveHTTP(t, server.NewStreamableHTTPServer(s))
 	var lastHead string

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/internal/store"
 	"github.com/mcplro/lro/internal/textlines"
@@ -182,9 +183,9 @@ func TestReadResourceTooLarge(t *testing.T) {
 	assert.Contains(t, msg, fmt.Sprintf("is %d bytes, more than the 4096", len(data)))
 	assert.Contains(t, msg, uri+"/lines/{range}")
 	assert.Contains(t, msg, ", or, if the server has the lro_extract tool, query it there (file_path \""+path+"\")", "unknown whether the server has lro_extract")
-	_, err = o.Host().ReadResource(context.WithValue(ctx, nativeKey{}, true), uri)
+	_, err = o.Host().ReadResource(extract.WithNative(ctx, true), uri)
 	assert.Contains(t, err.Error(), ", or query it with the lro_extract tool (file_path \""+path+"\")")
-	_, err = o.Host().ReadResource(context.WithValue(ctx, nativeKey{}, false), uri)
+	_, err = o.Host().ReadResource(extract.WithNative(ctx, false), uri)
 	assert.NotContains(t, err.Error(), "lro_extract", "the server has no lro_extract")
 
 	// A range is bounded by the same limit: whole lines, then a note.
@@ -334,7 +335,7 @@ func TestResourceLink(t *testing.T) {
 }
 
 func TestResourceMaxBytesOption(t *testing.T) {
-	for n, want := range map[int64]int64{0: DefaultResourceMaxBytes, -5: maxResourceRead, 10: textlines.MinBudget, 5000: 5000, 1 << 40: maxResourceRead} {
+	for n, want := range map[int64]int64{0: DefaultResourceMaxBytes, -5: extract.MaxResourceRead, 10: textlines.MinBudget, 5000: 5000, 1 << 40: extract.MaxResourceRead} {
 		o := resourceOffloader(t, WithResourceMaxBytes(n))
 		assert.Equal(t, want, o.resourceMaxBytes(), n)
 	}

@@ -10,10 +10,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/records"
+	"github.com/mcplro/lro/internal/scratch"
 	"github.com/mcplro/lro/internal/store"
 )
 
@@ -46,7 +48,18 @@ type spool struct {
 	claim   store.Claim // what it took of the quota and the disk
 	scratch string      // the private directory of a local spool, removed with it
 	compact bytes.Buffer
+
+	mu   sync.Mutex  // add, finish and discard against the idle timer
+	idle *time.Timer // lapses the spool spoolIdle after its last record
+	last time.Time   // when it got its last record
+	gone error       // why it was discarded, if it was
 }
+
+// spoolIdle bounds how long a spool waits for its next record while it
+// holds room: a stream whose source stopped would hold it, and the disk,
+// for as long as the stall. Past it, the spool is discarded (its call gets
+// the fallback, counting the rest of the records).
+var spoolIdle = 30 * time.Second
 
 // newSpool creates an empty spool. Its first room may wait for writes in
 // progress to end, until ctx ends; it grows without waiting.
@@ -58,7 +71,7 @@ func (o *engine) newSpool(ctx context.Context) (*spool, error) {
 	final := store.FileName(o.cfg.FilePrefix, "spool", id)
 	s := &spool{o: o, fs: o.opts.fs, name: store.TempName(final), path: o.opts.fs.Path(final)}
 	if store.IsRemote(o.opts.fs) {
-		dir, err := os.MkdirTemp("", "lro-spool-")
+		dir, err := scratch.Dir("lro-spool-")
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +84,20 @@ func (o *engine) newSpool(ctx context.Context) (*spool, error) {
 		return nil, err
 	}
 	s.w = bufio.NewWriterSize(s.f, 256<<10)
+	s.last = time.Now()
+	s.idle = time.AfterFunc(spoolIdle, s.lapse)
 	return s, nil
+}
+
+// lapse discards the spool if it got no record for spoolIdle.
+func (s *spool) lapse() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if left := spoolIdle - time.Since(s.last); left > 0 {
+		s.idle.Reset(left) // a record came as the timer fired
+		return
+	}
+	s.discardLocked(fmt.Errorf("the stream sent no record for %s: its spool gave its room back", spoolIdle))
 }
 
 // take grows the spool's room by need bytes. Its first room may wait for
@@ -105,6 +131,12 @@ func (s *spool) take(ctx context.Context, need int64) error {
 // add writes one record, which must be one valid JSON value. A wait for
 // room ends with ctx.
 func (s *spool) add(ctx context.Context, rec []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone != nil {
+		return s.gone
+	}
+	s.last = time.Now()
 	if jsonscan.HasNewline(rec) {
 		s.compact.Reset()
 		if err := json.Compact(&s.compact, rec); err != nil {
@@ -133,6 +165,12 @@ func (s *spool) add(ctx context.Context, rec []byte) error {
 
 // finish flushes and closes the spool, and returns its records.
 func (s *spool) finish() (*spoolRecords, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle.Stop()
+	if s.gone != nil {
+		return nil, s.gone
+	}
 	err := s.w.Flush()
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
@@ -144,8 +182,23 @@ func (s *spool) finish() (*spoolRecords, error) {
 	return &spoolRecords{sp: s, fs: s.fs, name: s.name, n: s.n, bytes: s.bytes}, nil
 }
 
-// discard removes the spool and gives its room back.
+// discard removes the spool and gives its room back; later calls do
+// nothing.
 func (s *spool) discard() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.discardLocked(errors.New("the spool was discarded"))
+}
+
+// discardLocked is discard, for the reason why; s.mu is held.
+func (s *spool) discardLocked(why error) error {
+	if s.gone != nil {
+		return nil
+	}
+	s.gone = why
+	if s.idle != nil {
+		s.idle.Stop()
+	}
 	if s.f != nil {
 		s.f.Close()
 		s.f = nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"os/exec"
 	"runtime"
@@ -40,9 +41,7 @@ func TestStreamedSetPeakRSS(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/status and resets its peak with /proc/self/clear_refs")
 	}
-	if testing.Short() {
-		t.Skip("generates 100,000 memories")
-	}
+	testenv.SkipUnlessFull(t) // generates 100,000 memories
 	if extractRace {
 		t.Skip("the race detector's shadow memory multiplies resident memory; CI runs this test without -race")
 	}

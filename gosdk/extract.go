@@ -34,7 +34,7 @@ func AddExtractTool(s *mcp.Server, off *lro.Offloader) {
 				return toolError(lro.ExtractToolName + ": arguments must be a JSON object"), nil
 			}
 		}
-		text, err := off.Extract(ctx, args)
+		text, err := off.Extract(withSession(ctx, req.Session), args)
 		if err != nil {
 			return toolError(err.Error()), nil
 		}

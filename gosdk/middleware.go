@@ -10,6 +10,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/adapt"
+	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -79,10 +80,7 @@ type adapter struct {
 // time a session is seen while a session budget is set, a goroutine waits
 // for its end to forget it.
 func (a *adapter) session(ss *mcp.ServerSession) string {
-	id := ss.ID()
-	if id == "" {
-		id = fmt.Sprintf("conn-%p", ss)
-	}
+	id := sessionKey(ss)
 	if a.off.Config().SessionBudgetTokens <= 0 {
 		return id
 	}
@@ -306,4 +304,23 @@ func newResult(req *mcp.CallToolRequest) mcp.CallToolResult {
 		_ = json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r)
 	}
 	return r
+}
+
+// sessionKey returns the key of ss: its ID, or, for a connection without
+// one (stdio), the connection itself.
+func sessionKey(ss *mcp.ServerSession) string {
+	if id := ss.ID(); id != "" {
+		return id
+	}
+	return fmt.Sprintf("conn-%p", ss)
+}
+
+// withSession names the session of a request in ctx, for the admission of
+// lro_extract calls and resource reads (see internal/admit), which is fair
+// between sessions.
+func withSession(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return admit.WithSession(ctx, sessionKey(ss))
 }

@@ -34,7 +34,7 @@ func readResource(ctx context.Context, off *lro.Offloader, req *mcp.ReadResource
 	if req.Params != nil {
 		uri = req.Params.URI
 	}
-	c, err := off.Host().ReadResource(ctx, uri)
+	c, err := off.Host().ReadResource(withSession(ctx, req.Session), uri)
 	switch {
 	case errors.Is(err, lro.ErrResourceNotFound):
 		// The SDK's code for a resource not found, with the message

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -28,6 +29,7 @@ const churnListings = 100
 // tool ever listed: +323 MiB after 100 listings (4,859 MiB after 1,522
 // in the review); after, +24 MiB.
 func TestChildToolChurnMemoryBound(t *testing.T) {
+	testenv.SkipUnlessFull(t) // 20 s of churn; TestChildToolListingBounded bounds one listing
 	if raceEnabled {
 		t.Skip("memory is not measured under the race detector")
 	}

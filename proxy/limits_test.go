@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"log/slog"
 	"net/http"
@@ -160,7 +161,7 @@ func TestProxyBoundsRemoteResponses(t *testing.T) {
 			msg := textOf(t, res, 0)
 			assert.Contains(t, msg, tc.limit)
 			assert.Contains(t, msg, "limit of "+tc.size)
-			assert.Less(t, took, 10*time.Second)
+			testenv.Within(t, took, 10*time.Second, "a call over a limit")
 			assert.Less(t, wrote.Load(), int64(64<<20), "the proxy stopped reading (the rest sits in socket buffers at most)")
 			assert.False(t, callTool(t, c, "fine", nil).IsError, "the connection still serves calls")
 		})
@@ -198,7 +199,7 @@ func TestProxySSEManyDataLines(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &got))
 	require.Len(t, got.Items, lines+1)
 	assert.Equal(t, item, got.Items[0])
-	assert.Less(t, took, 10*time.Second, "linear, not quadratic")
+	testenv.Within(t, took, 10*time.Second, "linear, not quadratic")
 	t.Logf("%d KB in %d data lines: %v", len(body)>>10, lines, took)
 }
 
@@ -233,7 +234,7 @@ func TestProxyBoundsRemoteErrors(t *testing.T) {
 			msg := textOf(t, res, 0)
 			assert.LessOrEqual(t, len(msg), 4<<10+200)
 			assert.Contains(t, msg, "cut by the proxy at 4 KiB (MaxErrorBytes)")
-			assert.Less(t, took, 10*time.Second)
+			testenv.Within(t, took, 10*time.Second, "an error body over the limit")
 			assert.Less(t, wrote.Load(), int64(32<<20), "the proxy read the error body no further than the limit")
 		})
 	}
@@ -353,7 +354,7 @@ func TestProxyConfigMistakesFailAtStart(t *testing.T) {
 			_, err := proxy.New(newOffloader(t, nil), proxy.Config{Remote: tc.remote, ProtocolVersion: tc.protocol})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
-			assert.Less(t, time.Since(start), time.Second)
+			testenv.Within(t, time.Since(start), time.Second, "refused")
 		})
 	}
 	_, err := proxy.New(nil, proxy.Config{Remote: srv.URL + "/mcp"})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"log/slog"
 	"net/http"
@@ -243,6 +244,7 @@ func (r *hostileTools) setTools(n, size int) {
 // remote's listings does not grow with time. (Not under -race, which
 // changes what memory is used.)
 func TestProxyChurningRemoteMemoryBound(t *testing.T) {
+	testenv.SkipUnlessFull(t) // TestProxyChurningRemote proves the churn is survived
 	if raceEnabled {
 		t.Skip("memory is not measured under -race")
 	}

@@ -502,7 +502,7 @@ func TestRemoteCancelsItsRequest(t *testing.T) {
 	go func() { done <- callTool(t, c, "ask", nil) }()
 	select {
 	case <-sampler.cancelled:
-	case <-time.After(2 * time.Second):
+	case <-time.After(20 * time.Second): // liveness, not a bound: a loaded machine is slow
 		t.Fatal("the client's sampling request was not cancelled when the remote cancelled its own")
 	}
 	select {

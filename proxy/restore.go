@@ -11,7 +11,7 @@ import (
 
 // A server on this module leaves out, for a proxy, structured content that
 // a result's one text item repeats (see package internal/proxywire and
-// the root's middleware_proxy.go); the proxy puts it back as soon as it has the
+// the root's middleware_adapter.go); the proxy puts it back as soon as it has the
 // result.
 
 // restoreStructured puts back, on the proxy's side, the structured content

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"net"
 	"os"
@@ -246,9 +247,7 @@ func TestJanitorDeletesFileOfRunningServer(t *testing.T) {
 // receive inline (about 150 MB against the Go SDK's 16 MiB stdio frame): with
 // offloading it arrives as a small descriptor and the file holds it all.
 func TestHundredThousandMemories(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates 100,000 memories")
-	}
+	testenv.SkipUnlessFull(t) // generates 100,000 memories; the other cases offload smaller sets
 	out := t.TempDir()
 	args := map[string]any{"query": "database failover", "limit": 100000, "detail": "full"}
 	cs, err := sdkClient().Connect(context.Background(), &mcp.CommandTransport{Command: serverCmd(out, nil, "-corpus", "100000")}, nil)

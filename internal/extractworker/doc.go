@@ -56,10 +56,12 @@
 //     and the records it decoded, to the next query of the file.
 //   - A dead, killed or stuck worker is replaced; the pool keeps
 //     Config.Workers warm and grows to Config.MaxWorkers under load.
-//   - A call waits at most half a second for a worker, then fails with a
-//     *BusyError that says when the first running query ends; it fails at
-//     once when MaxWorkers workers run and every one holds a query that
-//     has run for a quarter of a second (no ordinary one).
+//   - A call waits in line for a place (MaxWorkers of them) at most
+//     LineWait, then fails with a busy error that says when the first
+//     running query ends; one call of a session waits, the session's
+//     others fail at once, and a freed place goes to the session that used
+//     the workers least lately (internal/admit). Past its place, a call
+//     waits at most half a second for a worker (one being replaced).
 //   - Workers run at a lower CPU priority than the server (nice 10), so
 //     that queries that spin do not slow the server's other tools.
 //   - A worker keeps the exact counts of the queries it ran (CountCache):

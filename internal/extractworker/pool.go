@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcplro/lro/internal/admit"
 )
 
 // Config configures a Pool.
@@ -119,12 +121,19 @@ func (e *BusyError) Error() string {
 // so that no query can take more than its worker; a dead worker is
 // replaced, and its caller told why its query stopped.
 //
+// A call first takes a place in the pool's line (LineWait, see
+// internal/admit): at most MaxWorkers calls hold one, one call of a
+// session waits for one, and a freed place goes to the session that used
+// the workers least lately, so that sessions looping on slow queries
+// cannot keep the workers from others.
+//
 // A call goes to a free worker that has its file decoded, else to any
 // free worker. When none is free, it waits in line, and the pool starts
 // another worker (up to MaxWorkers) only once every worker has held its
 // query for slowQuery: ordinary queries end sooner than a new worker
 // starts and decodes the file, and a flood of them must not start
-// processes. A call that gets no worker within queueWait fails with a
+// processes. A call that gets no worker within queueWait (or, while a
+// worker is starting, within that start's bound) fails with a
 // *BusyError, and at once when MaxWorkers workers run and each holds a
 // slow query. A query that holds its worker to its deadline therefore
 // delays others only when it and its like hold MaxWorkers workers, and
@@ -132,7 +141,8 @@ func (e *BusyError) Error() string {
 //
 // A Pool is safe for concurrent use.
 type Pool struct {
-	cfg Config
+	cfg  Config
+	line *admit.Admission // the queries' places, fair between sessions
 
 	mu      sync.Mutex
 	procs   []*proc
@@ -162,7 +172,7 @@ func PoolFor(cfg Config) *Pool {
 	defer poolsMu.Unlock()
 	p, ok := pools[cfg.key()]
 	if !ok {
-		p = &Pool{cfg: cfg}
+		p = &Pool{cfg: cfg, line: admit.New("queries")}
 		pools[cfg.key()] = p
 	}
 	return p
@@ -183,9 +193,14 @@ func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, max
 	if !supported {
 		return nil, ErrUnavailable
 	}
+	place, err := p.enter(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
 	key := req.File.Key()
 	w, err := p.acquire(ctx, key, timeout)
 	if err != nil {
+		place.Leave()
 		return nil, err
 	}
 	type outcome struct {
@@ -196,6 +211,7 @@ func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, max
 	go func() {
 		resp, err := w.exchange(req, timeout, maxResponse)
 		p.release(w, key, resp)
+		place.Leave() // when the worker is free, whether its caller waited or not
 		done <- outcome{resp, err}
 	}()
 	select {
@@ -211,8 +227,26 @@ func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, max
 	}
 }
 
+// LineWait bounds how long a query waits in the pool's line for a place
+// (MaxWorkers places, see [admit]) before it is told to retry.
+var LineWait = 2 * time.Second
+
+// enter takes a place in the pool's line for a query of the session ctx
+// names (see admit.WithSession) that may run for timeout: at most
+// MaxWorkers queries hold one, and a freed one goes to the session that
+// used the workers least, so that callers looping on queries that run to
+// their deadline cannot keep the workers from others.
+func (p *Pool) enter(ctx context.Context, timeout time.Duration) (*admit.Ticket, error) {
+	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: timeout + killGrace})
+}
+
 // retry runs req once more after its worker turned out to be dead.
 func (p *Pool) retry(ctx context.Context, req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
+	place, err := p.enter(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer place.Leave()
 	w, err := p.acquire(ctx, req.File.Key(), timeout)
 	if err != nil {
 		return nil, err
@@ -227,7 +261,7 @@ func (p *Pool) retry(ctx context.Context, req *Request, timeout time.Duration, m
 
 // acquire hands the caller a worker for a query of the file key that
 // may run for timeout: a free one, else a new one if the pool may grow,
-// else the first to come free within queueWait.
+// else the first to come free within queueWait, or the one starting.
 func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (*proc, error) {
 	giveUp := time.Now().Add(queueWait)
 	pos := -1 // where the call stood in line, to keep its place
@@ -264,7 +298,7 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 			at = min(pos, at)
 		}
 		p.waiting = slices.Insert(p.waiting, at, wt)
-		wake := giveUp
+		wake := later(giveUp, p.startedBy())
 		if at := p.slowAt(); at.After(time.Now()) && at.Before(wake) {
 			wake = at // the pool may grow then
 		}
@@ -301,7 +335,9 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		}
 		p.waiting = slices.Delete(p.waiting, i, i+1)
 		pos = i
-		if err == nil && !time.Now().Before(giveUp) {
+		// A worker still starting is not taken: the call waits for it up
+		// to the start's own bound, however long a loaded machine takes.
+		if err == nil && !time.Now().Before(later(giveUp, p.startedBy())) {
 			err = p.busy()
 		}
 		if err != nil {
@@ -331,13 +367,23 @@ func (p *Pool) mayGrow() bool {
 // counts as one that comes free when its start ends at the latest (two
 // tries of helloWait): the call it will be handed to should wait for it.
 func (p *Pool) slowAt() time.Time {
+	at := p.startedBy()
+	for _, w := range p.procs {
+		if w.cmd != nil && w.busy {
+			at = later(at, w.started.Add(slowQuery))
+		}
+	}
+	return at
+}
+
+// startedBy returns when the workers still starting will have started or
+// failed at the latest (two tries of helloWait), the zero time when none
+// is starting; p.mu is held.
+func (p *Pool) startedBy() time.Time {
 	var at time.Time
 	for _, w := range p.procs {
-		switch {
-		case w.cmd == nil:
+		if w.cmd == nil {
 			at = later(at, w.started.Add(2*helloWait))
-		case w.busy:
-			at = later(at, w.started.Add(slowQuery))
 		}
 	}
 	return at

@@ -5,7 +5,9 @@ package extractworker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -142,7 +145,7 @@ func TestPoolKillsAtTheDeadline(t *testing.T) {
 	require.NotNil(t, resp.Failure)
 	require.Len(t, before, 1)
 	assert.Equal(t, "query took longer than 3s and was stopped; narrow it", resp.Failure.Message)
-	assert.Less(t, took, 3*time.Second+killGrace+time.Second, "killed half a second after its deadline")
+	testenv.Within(t, took, 3*time.Second+killGrace+time.Second, "killed half a second after its deadline")
 	after := p.Stats().PIDs
 	assert.NotEqual(t, before, after, "took %v, %+v", took, resp)
 
@@ -160,9 +163,10 @@ func TestPoolHardMemoryLimit(t *testing.T) {
 	}
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1, MemoryBytes: 96 << 20})
 	path, id := jsonlFile(t, 1)
-	req := request(path, id, `[range(1e8)] | length`, 20*time.Second)
+	// A deadline no busy machine reaches: the worker runs at nice 10.
+	req := request(path, id, `[range(1e8)] | length`, 10*time.Minute)
 	req.Limits.MaxHeapBytes = 8 << 30
-	resp, err := p.Run(context.Background(), req, 20*time.Second, 1<<20)
+	resp, err := p.Run(context.Background(), req, 10*time.Minute, 1<<20)
 	require.NoError(t, err)
 	require.NotNil(t, resp.Failure)
 	assert.Equal(t, MemoryFailure(), resp.Failure)
@@ -190,29 +194,29 @@ func TestPoolHostileQueryCostsOnlyItself(t *testing.T) {
 		resp, err := p.Run(context.Background(), request(path, id, `select(.id == 7) | .title`, 5*time.Second), 5*time.Second, 1<<20)
 		require.NoError(t, err)
 		require.Nil(t, resp.Failure)
-		assert.Less(t, time.Since(start), time.Second)
+		testenv.Within(t, time.Since(start), time.Second, "a query beside the held one")
 		time.Sleep(50 * time.Millisecond)
 	}
 	wg.Wait()
 }
 
-// TestPoolBusy: when every worker is held, a call waits half a second at
-// most, then is told when to retry.
+// TestPoolBusy: when every worker is held, a call waits in line LineWait
+// at most, then is told when to retry.
 func TestPoolBusy(t *testing.T) {
+	defer func(d time.Duration) { LineWait = d }(LineWait)
+	LineWait = 300 * time.Millisecond
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
 	path, id := jsonlFile(t, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
+		p.Run(admit.WithSession(context.Background(), "holder"), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
 	}()
-	time.Sleep(300 * time.Millisecond)
-	start := time.Now()
+	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, 10*time.Millisecond)
 	_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
-	var be *BusyError
+	var be *admit.BusyError
 	require.ErrorAs(t, err, &be)
-	assert.Less(t, time.Since(start), time.Second)
-	assert.Regexp(t, `^busy: 1 queries are running and 0 waiting; retry in [1-4] s$`, be.Error())
+	assert.Regexp(t, `^busy: 1 queries are running or waiting; retry in [1-4] s$`, be.Error())
 	<-done
 }
 
@@ -246,6 +250,12 @@ func TestFrames(t *testing.T) {
 // so will not kill it) ends itself soon after its query's deadline, even
 // in a builtin that nothing interrupts.
 func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
+	if !testenv.Timing() {
+		// The worker runs at nice 10: beside a loaded machine it got no
+		// CPU to end itself for over two minutes. What it proves is a
+		// bound in time.
+		t.Skip("a bound in time: LRO_TEST_TIMING=1 runs it (CI does)")
+	}
 	w, err := startProc("", workerConfig{})
 	require.NoError(t, err)
 	defer w.close()
@@ -282,32 +292,52 @@ func TestPoolGrowsForSlowQueries(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"3"}, values(resp))
 	assert.GreaterOrEqual(t, took, slowQuery-100*time.Millisecond, "waited for the held query to prove slow")
-	assert.Less(t, took, queueWait+time.Second)
+	testenv.Within(t, took, queueWait+time.Second, "a call while the pool grows")
 	assert.Len(t, p.Stats().PIDs, 2)
 	<-done
 }
 
-// TestPoolBusyAtOnce: when every worker the pool may run holds a slow
-// query, a call is told to retry at once instead of waiting half a
-// second in line (16 such waits filled a server's handlers).
-func TestPoolBusyAtOnce(t *testing.T) {
+// TestPoolOneWaiterASession: when every worker is held, one call of a
+// session waits in line; the session's other calls are told to retry at
+// once instead of waiting (16 such waits filled a server's handlers), and
+// the worker that comes free goes to the session that used the workers
+// least, not to the one that holds them.
+func TestPoolOneWaiterASession(t *testing.T) {
+	defer func(d time.Duration) { LineWait = d }(LineWait)
+	LineWait = time.Minute // the waits end with the held query
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
 	path, id := jsonlFile(t, 1)
+	hostile := admit.WithSession(context.Background(), "hostile")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Run(context.Background(), request(path, id, classHold, 3*time.Second), 3*time.Second, 1<<20)
+		p.Run(hostile, request(path, id, classHold, 2*time.Second), 2*time.Second, 1<<20)
 	}()
 	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, 10*time.Millisecond)
-	time.Sleep(slowQuery + 50*time.Millisecond)
+	hostileNext := make(chan error, 1)
+	go func() {
+		_, err := p.Run(hostile, request(path, id, classHold, 2*time.Second), 2*time.Second, 1<<20)
+		hostileNext <- err
+	}()
+	require.Eventually(t, func() bool { _, waiting := p.line.Held(); return waiting == 1 }, 5*time.Second, 10*time.Millisecond)
 	for range 5 {
-		start := time.Now()
-		_, err := p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
-		var be *BusyError
-		require.ErrorAs(t, err, &be)
-		assert.Less(t, time.Since(start), 100*time.Millisecond, "busy at once")
+		_, err := p.Run(hostile, request(path, id, `.`, time.Second), time.Second, 1<<20)
+		require.ErrorAs(t, err, new(*admit.BusyError), "the session waits in line already")
 	}
+	ordinary := make(chan error, 1)
+	go func() {
+		_, err := p.Run(admit.WithSession(context.Background(), "ordinary"), request(path, id, `.`, time.Second), time.Second, 1<<20)
+		ordinary <- err
+	}()
+	require.Eventually(t, func() bool { _, waiting := p.line.Held(); return waiting == 2 }, 5*time.Second, 10*time.Millisecond)
 	<-done
+	select {
+	case err := <-ordinary:
+		require.NoError(t, err, "the ordinary session is served first")
+	case err := <-hostileNext:
+		t.Fatalf("the looping session took the freed worker first (%v)", err)
+	}
+	<-hostileNext
 }
 
 // TestPoolStartFailure: a worker program that does not start is tried
@@ -330,7 +360,7 @@ func TestPoolStartFailure(t *testing.T) {
 	_, err = p.Run(context.Background(), request(path, id, `.`, time.Second), time.Second, 1<<20)
 	require.ErrorIs(t, err, ErrUnavailable)
 	assert.Contains(t, err.Error(), "no such worker")
-	assert.Less(t, time.Since(start), 100*time.Millisecond, "at once while broken")
+	testenv.Within(t, time.Since(start), 100*time.Millisecond, "at once while broken")
 	b, _ = os.ReadFile(count)
 	assert.Equal(t, 2, strings.Count(string(b), "started"))
 }
@@ -376,4 +406,10 @@ func TestPoolKeepsWhatASelectOfALargeFileRead(t *testing.T) {
 	opened := values(run(`select(.id == 3)`))
 	require.Len(t, opened, 1)
 	assert.Contains(t, opened[0], `"title":"record 3"`)
+}
+
+// isBusy reports whether err tells the caller to retry: the pool's line
+// (one call a session waits) or the pool itself.
+func isBusy(err error) bool {
+	return errors.As(err, new(*admit.BusyError)) || errors.As(err, new(*BusyError))
 }

@@ -166,7 +166,9 @@ func (s *Store) checkFree(x *fileIndex, d diskReading, need int64) error {
 // published as path, evicting the files of this Offloader's name that
 // expire first while the quota would be passed. While the room or disk
 // space it lacks is held by files being written or deleted, it waits for
-// them, until ctx ends. On success the caller must call Commit or
+// them, until ctx ends or RoomWait has passed (a stream whose source
+// stopped may hold its room a long time: the caller gets its bounded
+// fallback instead). On success the caller must call Commit or
 // Release. The events are for the caller to emit once it holds no lock.
 func (s *Store) Reserve(ctx context.Context, tmp, path string, need int64) ([]FileEvictedEvent, []FileExpiredEvent, error) {
 	return s.take(ctx, tmp, "", path, need, need)
@@ -204,6 +206,7 @@ func (s *Store) take(ctx context.Context, tmp, of, path string, need, write int6
 		x.tickets++
 		ticket = x.tickets
 	}
+	giveUp := time.Now().Add(RoomWait)
 room:
 	for {
 		x.mu.Unlock()
@@ -213,8 +216,8 @@ room:
 			if !x.mayWait(ticket, holds) {
 				return evicted, expired, err
 			}
-			if werr := x.waitFreed(ctx); werr != nil {
-				return evicted, expired, fmt.Errorf("%w; the call ended while it waited for the writes in progress: %w", err, werr)
+			if werr := x.waitFreed(ctx, giveUp); werr != nil {
+				return evicted, expired, fmt.Errorf("%w; it waited for the writes in progress: %w", err, werr)
 			}
 			continue
 		}
@@ -228,8 +231,8 @@ room:
 				if !x.mayWait(ticket, holds) {
 					return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised, none of them evictable now", ErrOverQuota, x.used+x.reserved)
 				}
-				if err := x.waitFreed(ctx); err != nil {
-					return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised by writes in progress, and the call ended while it waited for them: %w",
+				if err := x.waitFreed(ctx, giveUp); err != nil {
+					return evicted, expired, fmt.Errorf("%w: %d bytes in use or promised by writes in progress; it waited for them: %w",
 						ErrOverQuota, x.used+x.reserved, err)
 				}
 				continue room // the disk may have changed too
@@ -314,16 +317,32 @@ func (x *fileIndex) mayWait(t uint64, holds bool) bool {
 	return others || x.expiring > 0
 }
 
-// waitFreed waits until bytes are given back or ctx ends, and returns the
-// cause if ctx ended. The caller holds x.mu, which waitFreed lets go while
-// it waits.
-func (x *fileIndex) waitFreed(ctx context.Context) error {
+// RoomWait bounds how long a write waits for room or disk space that
+// writes in progress hold, before it fails (and its call gets the bounded
+// fallback).
+var RoomWait = 2 * time.Second
+
+// errRoomWait ends a wait for room at RoomWait.
+var errRoomWait = errors.New("no room came free in time")
+
+// waitFreed waits until bytes are given back, ctx ends or giveUp has
+// passed, and returns why it stopped waiting if not for bytes. The caller
+// holds x.mu, which waitFreed lets go while it waits.
+func (x *fileIndex) waitFreed(ctx context.Context, giveUp time.Time) error {
+	left := time.Until(giveUp)
+	if left <= 0 {
+		return fmt.Errorf("%w (waited %s)", errRoomWait, RoomWait)
+	}
 	freed := x.freed
 	x.mu.Unlock()
 	defer x.mu.Lock()
+	t := time.NewTimer(left)
+	defer t.Stop()
 	select {
 	case <-freed:
 		return nil
+	case <-t.C:
+		return fmt.Errorf("%w (waited %s)", errRoomWait, RoomWait)
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}

@@ -1,0 +1,194 @@
+package lro
+
+import (
+	"context"
+
+	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/extract"
+	"github.com/mcplro/lro/internal/recipes"
+)
+
+// The lro_extract tool and resources/read of offloaded files: the face of
+// internal/extract, which does the work.
+
+// ExtractLimits bounds lro_extract's queries and says where they run.
+// Zero fields take their defaults.
+//
+// # Where queries run
+//
+// By default, on Unix, each query (a recipe, a jq filter, a grep or a
+// range of lines) runs in a worker process: the program
+// lro-worker (cmd/lro-worker: go install
+// github.com/mcplro/lro/cmd/lro-worker@VERSION, the version of lro your
+// program links), found through WorkerPath, the LRO_WORKER_PATH
+// environment variable, beside this executable, or on PATH; else this
+// very executable, started again with an environment variable that makes
+// an init function of this module serve queries before the program's
+// main runs. Your main needs no change either way, but this executable
+// run again runs every init function of its packages (Go runs those of
+// packages whose import paths sort first before lro's) in each worker, at
+// every start: a package that writes a PID file or truncates a log in its
+// init does so again. lro-worker runs no code of yours; without it, the
+// first use of lro_extract logs this at Info. Files of an FS that is not a
+// directory of this system (an object store, an lrotest.MemFS) are copied first
+// to a private local file, once, which the workers read. A small pool of
+// workers is kept warm; a file's decoded records live in the worker that
+// read it, and later queries of the file go there. This guarantees, whatever the query:
+//   - the server's memory is not touched by it: the server holds the
+//     call's arguments, the file's header and the query's results, all
+//     bounded;
+//   - it ends by Timeout: the worker's own deadline stops what gojq can
+//     interrupt, and a worker still busy half a second later (in a
+//     builtin, a regular expression over a huge string) is killed and
+//     replaced; the call says the query took too long;
+//   - it uses at most WorkerMemoryBytes: on Linux a hard limit on the
+//     memory the worker maps for data (RLIMIT_DATA: heap and stacks,
+//     touched or not), past which the worker dies and is replaced and the
+//     call says the query needed too much memory; elsewhere (and in
+//     builds with the race detector) the limit steers Go's collector, and
+//     the heap watchdog below stops the query;
+//   - all queries together use at most MemoryBudget (1 GiB by default):
+//     no more than MaxWorkers workers run, and each may use only its
+//     share of the budget;
+//   - it holds one worker: other calls run on the others, and when every
+//     worker is held by a query running for a quarter of a second already,
+//     the pool grows, up to MaxWorkers. A call that finds no worker free
+//     waits in line two seconds at most, then fails with "busy, retry in
+//     N s"; one call of a session waits, its others are refused at once,
+//     and a worker that comes free goes to the session that used the
+//     workers least lately, or is kept a few seconds for the one refused:
+//     callers looping on queries that run to their deadline cannot keep
+//     the workers from a caller that asks now and then;
+//   - it does not slow the server's other tools: workers run at a lower
+//     CPU priority (nice 10) than the server.
+//
+// What it costs: a worker's start (tens of milliseconds, once), a copy of
+// the results through a pipe (tens of microseconds for a screenful), the
+// workers' memory (each keeps up to CacheBytes of decoded records), and a
+// file decoded once per worker that queries it rather than once per
+// process.
+//
+// Queries run in this process only when InProcess is set. Where workers
+// cannot run (other systems; no worker starts, twice in a row) a query
+// fails with an error that says why, is counted
+// (lro.extract.unisolated), and logged at Warn, through slog.Default when
+// no logger is set. In process, queries are bounded by
+// jqsandbox's guards and watchdog: runs are serialized; the heap growth is
+// measured and a query is stopped past MaxHeapBytes; each builtin that
+// could allocate or recurse without bound in a single call is checked
+// before it runs; the deadline cancels the rest. That holds for the
+// queries the guards know. A builtin that runs long without allocating
+// (a regular expression over a long string) cannot be interrupted: it
+// keeps the single run slot past its deadline, and other calls fail as
+// busy meanwhile; and Go's out-of-memory is fatal to the whole server.
+type ExtractLimits = extract.Limits
+
+// ExtractToolDefinition returns the definition of lro_extract, whose calls
+// [Offloader.Extract] answers, for a host adapter that registers the tool.
+// The tool only reads: hosts should annotate it read-only,
+// non-destructive, idempotent and closed-world. From this call on, the
+// Offloader takes the tool as served (descriptors' guidance points to it)
+// and starts its worker processes, so that a first query does not wait
+// for one; every host gets both by registering the tool with it.
+func (h Host) ExtractToolDefinition() host.ToolDefinition {
+	return h.o.extractor.ExtractToolDefinition()
+}
+
+// Extract answers one lro_extract call, given its arguments decoded from
+// JSON: file_path, and recipe (with params), query (with params and
+// slurp), grep (with context and ignore_case) or lines. It returns the results as text, at most the threshold's worth,
+// or an error whose message is for the model: what was wrong with the
+// call, or why the file or the query was refused or stopped. Messages are
+// capped, and repeat at most a few hundred bytes of an argument.
+//
+// Where the query runs, and what that guarantees, is told at
+// [ExtractLimits]. Whatever the query, the call is admitted first, fairly
+// between MCP sessions (one call a session waits, a second at most): when
+// the process already runs ExtractLimits.MaxCalls of them, or they hold
+// ExtractLimits.MaxCallBytes, it fails with "busy, retry in N s", and the
+// place that comes free meanwhile is kept a while for its session.
+func (o *engine) Extract(ctx context.Context, args map[string]any) (string, error) {
+	return o.extractor.Extract(ctx, args)
+}
+
+// Offloaded files as MCP resources. A file is named by a URI that does not
+// assume the client shares the server's disk:
+//
+//	lro://files/{name}              the whole file, up to the read limit
+//	lro://files/{name}/lines/{range} lines of it, as sed -n prints them
+//
+// where {name} is the file's name ({prefix}-{operation}-{ULID}.jsonl) and
+// {range} is 100-200, 5 or 100-. The server answers resources/read for
+// these URIs with [Host.ReadResource], through the resource
+// templates of [Host.ServeResources], and offloaded results carry a
+// resource_link to their file.
+
+// ServeResources is for host adapters: it returns the resource templates
+// to register, whose reads [Host.ReadResource] answers, and marks the
+// Offloader as serving them, so that offloaded results carry a resource
+// link to their file from then on. It returns nil, and links stay off,
+// when [WithoutResourceLinks] was given.
+//
+// The templates' URIs hold the file prefix: Offloaders with different
+// prefixes can serve resources on one server without their templates
+// overlapping.
+func (h Host) ServeResources() []host.ResourceTemplate {
+	return h.o.extractor.ServeResources()
+}
+
+// ReadResource answers resources/read for uri, a URI of
+// lro://files/{name} or lro://files/{name}/lines/{range}: the whole file
+// when it is at most the read limit (see [WithResourceMaxBytes]), or the
+// lines in the range, as sed -n prints them, up to the limit (a longer
+// line is cut, with a note).
+//
+// Only files of this Offloader are read, opened as lro_extract opens
+// them: names of its prefix and pattern, regular files with a single link
+// (not a hard link to a file elsewhere), never through a symbolic link,
+// never blocking. A read is admitted, bounded and timed as an lro_extract
+// call (see [ExtractLimits]): it counts against MaxCalls and
+// MaxCallBytes, fairly between sessions, and when they are spent it fails
+// (after a second in line at most), wrapping [ErrResourceBusy] ("busy,
+// retry in N s"); it ends by Timeout; and no
+// file larger than MaxFileBytes is read, whole or by lines.
+//
+// Errors are for the model and wrap [ErrResourceNotFound],
+// [ErrResourceTooLarge] or [ErrResourceBusy], or say why the file could
+// not be read.
+func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceContents, error) {
+	return h.o.extractor.ReadResource(ctx, uri)
+}
+
+// ServesResources reports whether resource links go out: ServeResources
+// was called (by [Offloader.AddResources], [Offloader.ServerOption] or the
+// gosdk adapter) and WithoutResourceLinks was not given. Adapters set
+// Call.Resources from it.
+func (h Host) ServesResources() bool { return h.o.extractor.ServesResources() }
+
+// newExtractor returns the lro_extract tool of o, once o's templates,
+// store and instruments are made.
+func (o *engine) newExtractor() *extract.Tool {
+	memory := make(map[string][]recipes.Recipe, len(o.templates.recipes))
+	for d, rs := range o.templates.recipes {
+		memory[string(d)] = internalRecipes(rs)
+	}
+	return extract.New(extract.Env{
+		ThresholdTokens:   o.cfg.ThresholdTokens,
+		TTL:               o.cfg.TTL(),
+		FilePrefix:        o.cfg.FilePrefix,
+		FS:                o.opts.fs,
+		Store:             o.store,
+		Limits:            o.opts.extractLimits,
+		ResourceMaxBytes:  o.opts.resourceMaxBytes,
+		ResourcesOff:      o.opts.resourcesOff,
+		EstimateTokens:    o.EstimateTokens,
+		Logger:            o.logger,
+		Extracted:         o.metrics.extracted,
+		Unisolated:        o.metrics.unisolated,
+		OutcomeStoreError: outcomeStoreError,
+		Recipes: func(detail string) ([]recipes.Recipe, bool) {
+			rs, ok := memory[detail]
+			return rs, ok
+		},
+	})
+}
