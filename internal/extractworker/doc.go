@@ -64,6 +64,9 @@
 //     waits at most half a second for a worker (one being replaced).
 //   - Workers run at a lower CPU priority than the server (nice 10), so
 //     that queries that spin do not slow the server's other tools.
+//   - A worker keeps the exact counts of the queries it ran (CountCache):
+//     the same query of a file again stops once its output is full, and
+//     the pool sends it to that worker.
 //
 // What it costs: a process start (tens of milliseconds) per worker, a
 // round trip through pipes per query, and memory per worker for its own
