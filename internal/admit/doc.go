@@ -32,9 +32,11 @@
 //
 // # Where it is used
 //
-//   - lro.ServeStdio: every request but tools/call (which mcp-go queues
-//     itself, and whose sampling answers must still be read) holds a place
-//     from the line it was read on to the line of its answer.
+//   - stdio ([Stdio]): lro.ServeStdio and the proxy's stdio loop (in front
+//     of a -remote server): every request but tools/call (which mcp-go
+//     queues itself, and whose sampling answers must still be read) holds
+//     a place from the line it was read on to the line of its answer;
+//     mcp-go cannot serve a line the reader has not handed it.
 //   - lro_extract calls and resources/read of offloaded files, on every
 //     host (mcp-go, the official SDK, the proxy): Host.Extract and
 //     Host.ReadResource enter the process's admission before they open a
