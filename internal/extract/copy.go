@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -124,13 +125,16 @@ func (c *localCopies) checked(e *localCopy) {
 }
 
 // fresh returns the copy of the file name, held (give it back with
-// release), when the file was found in its FS less than within ago; nil
-// otherwise.
+// release), when the file was found in its FS less than within ago and
+// has not expired; nil otherwise. A file's modification time is the
+// expiry its writer recorded (see store.FS's Chtimes): past it, another
+// replica's janitor may have removed the file, so the FS is asked again
+// rather than a copy answering for a file whose TTL has passed.
 func (c *localCopies) fresh(name string, within time.Duration) *localCopy {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byName[name]
-	if !ok || c.closed || e.elem == nil || time.Since(e.checked) >= within {
+	if !ok || c.closed || e.elem == nil || time.Since(e.checked) >= within || !time.Now().Before(expiryOfKey(e.key)) {
 		return nil
 	}
 	e.refs++
@@ -166,6 +170,18 @@ func (c *localCopies) forgetLocked(e *localCopy) {
 func fileOfKey(key string) string {
 	name, _, _ := strings.Cut(key, "\x00")
 	return name
+}
+
+// expiryOfKey returns the modification time in the content key key (see
+// contentKey): the expiry its file records.
+func expiryOfKey(key string) time.Time {
+	_, meta, _ := strings.Cut(key, "\x00")
+	_, mod, _ := strings.Cut(meta, ":")
+	n, err := strconv.ParseInt(mod, 16, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 // dirLocked returns the directory of the copies, made on first use; c.mu
