@@ -1,17 +1,15 @@
 package lro_test
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcplro/lro/internal/testenv"
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
@@ -68,29 +66,12 @@ func streamedSetChild(t *testing.T) {
 	c := connect(t, memserver.New(store, o))
 	runtime.GC()
 	debug.FreeOSMemory()
-	baseline := procStatus(t, "VmRSS")
+	baseline := testenv.ProcStatus(t, "VmRSS")
 	// Peak resident memory from here on: 5 resets VmHWM to VmRSS.
 	require.NoError(t, os.WriteFile("/proc/self/clear_refs", []byte("5"), 0))
 	d := descriptor(t, callTool(t, c, "list_memories", map[string]any{"detail": "full", "limit": 100}))
-	peak := procStatus(t, "VmHWM")
+	peak := testenv.ProcStatus(t, "VmHWM")
 	info, err := os.Stat(d.FilePath)
 	require.NoError(t, err)
 	fmt.Printf("rss baseline=%d peak=%d records=%d file=%d\n", baseline, peak, d.Summary.Count, info.Size())
-}
-
-// procStatus reads a size field of /proc/self/status, in bytes.
-func procStatus(t *testing.T, field string) int64 {
-	t.Helper()
-	data, err := os.ReadFile("/proc/self/status")
-	require.NoError(t, err)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no %s in /proc/self/status", field)
-	return 0
 }

@@ -1,11 +1,8 @@
 package proxy
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -13,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,13 +50,13 @@ func TestChildToolChurnMemoryBound(t *testing.T) {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	idle := statusBytes(t, "VmRSS")
+	idle := testenv.ProcStatus(t, "VmRSS")
 	require.NoError(t, os.WriteFile("/proc/self/clear_refs", []byte("5"), 0), "reset the peak RSS")
 	for id := 100; id < 100+churnListings; id++ {
 		assert.Equal(t, 200, list(id))
 		c.notes = c.notes[:0]
 	}
-	peak := statusBytes(t, "VmHWM")
+	peak := testenv.ProcStatus(t, "VmHWM")
 	t.Logf("%d listings of 200 renamed tools of 4 KiB: idle %d MiB, peak %d MiB (+%d MiB)", churnListings, idle>>20, peak>>20, (peak-idle)>>20)
 	assert.LessOrEqual(t, peak-idle, int64(100<<20), "the proxy's peak RSS over its idle RSS under tool churn")
 }
@@ -90,21 +89,4 @@ func TestChildToolsListChangedPaced(t *testing.T) {
 	t.Logf("list_changed notifications the client got of 1,000: %d", n)
 	assert.GreaterOrEqual(t, n, 1, "the client is told of the change")
 	assert.LessOrEqual(t, n, 2, "a burst is told at once, then at most once a second")
-}
-
-// statusBytes reads a size field of /proc/self/status, in bytes.
-func statusBytes(t *testing.T, field string) int64 {
-	t.Helper()
-	data, err := os.ReadFile("/proc/self/status")
-	require.NoError(t, err)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no %s in /proc/self/status", field)
-	return 0
 }

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,4 +65,25 @@ func Fuzzing() bool {
 // counted only while Fuzzing or with Timing.
 func Hung(took, bound time.Duration) bool {
 	return took > bound && (Fuzzing() || Timing())
+}
+
+// ProcStatus returns a size field of /proc/self/status ("VmRSS",
+// "VmHWM"), in bytes, for the tests that bound resident memory.
+func ProcStatus(t testing.TB, field string) int64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatalf("reading /proc/self/status: %v", err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("%s in /proc/self/status: %v", field, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("no %s in /proc/self/status", field)
+	return 0
 }
