@@ -83,7 +83,7 @@ func TestDownStoreCostsNothing(t *testing.T) {
 // once.
 func TestStoreBackIsReachedAgain(t *testing.T) {
 	s3 := startS3(t)
-	u := s3.url("lro") + "&probe_interval=100ms"
+	u := s3.url("lro") + "&probe_interval=100ms" + tryOnce()
 	mp, reader := meter(t)
 	var logs bytes.Buffer
 	o := offloader(t, u, 3600, nil, lro.WithoutJanitor(), mp, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
@@ -113,7 +113,7 @@ func TestStoreBackIsReachedAgain(t *testing.T) {
 // answers with an error (access denied) is not down.
 func TestFSFailsFastWhileDown(t *testing.T) {
 	s3 := startS3(t)
-	f, err := blobfs.Open(context.Background(), s3.url("lro")+"&probe_interval=1h")
+	f, err := blobfs.Open(context.Background(), s3.url("lro")+"&probe_interval=1h"+tryOnce())
 	require.NoError(t, err)
 	defer f.Close()
 	var changes []bool

@@ -81,7 +81,7 @@ func TestStoreErrorWarningIsPlain(t *testing.T) {
 	var ev events
 	var logs bytes.Buffer
 	mp, reader := meter(t)
-	o := offloader(t, s3.url("lro"), 3600, &ev, lro.WithoutJanitor(), mp, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	o := offloader(t, s3.url("lro")+tryOnce(), 3600, &ev, lro.WithoutJanitor(), mp, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	s3.down.Store(true) // connections closed unanswered
 	out := offload(t, o, 300)
 	require.Equal(t, lro.Truncated, out.Action)
@@ -94,7 +94,8 @@ func TestStoreErrorWarningIsPlain(t *testing.T) {
 	assert.Contains(t, logs.String(), host, "and so does the log")
 	// The outage is counted once, by the request that met it; its kind is
 	// the SDK's: the closed connection, or, when the SDK's retries of it
-	// outlast the request's deadline, a timeout. The calls after it fail
+	// (LRO_TEST_FULL: see tryOnce) outlast the request's deadline, a
+	// timeout. The calls after it fail
 	// at once, uncounted.
 	c := counts(t, reader)
 	var outage int64
@@ -120,7 +121,7 @@ func TestStoreErrorWarningIsPlain(t *testing.T) {
 // and log once per burst.
 func TestStoreReadErrorsArePlainCountedAndLogged(t *testing.T) {
 	s3 := startS3(t)
-	u := s3.url("lro")
+	u := s3.url("lro") + tryOnce()
 	a := offloader(t, u, 3600, nil, lro.WithoutJanitor())
 	mp, reader := meter(t)
 	var logs bytes.Buffer
@@ -234,7 +235,6 @@ func TestStoreHangDefaultBound(t *testing.T) {
 			}()
 		}
 	}()
-	awsEnv(t)
 	o := offloader(t, "s3://replicas/lro?region=us-east-1&use_path_style=true&endpoint=http://"+l.Addr().String(), 3600, nil, lro.WithoutJanitor())
 	start := time.Now()
 	out := offload(t, o, 300)
