@@ -60,17 +60,7 @@ func main() {}
 // interface once text/template (which lro's guidance uses) is linked: so
 // nothing the engine holds or hands out may refer to the Offloader.
 func TestOfficialServerLinksNoMCPGo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds two programs; skipped with -short")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH")
-	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	goTool, root := linkCheckTools(t)
 	dir := t.TempDir()
 	server := buildInModule(t, goTool, root, dir, "server", officialServer)
 	floor := buildInModule(t, goTool, root, dir, "floor", importOnly)
