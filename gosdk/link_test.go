@@ -57,7 +57,8 @@ func main() {}
 // code of mcp-go: nothing beyond what merely importing mcp-go links (its
 // packages' init). The mcp-go adapter's methods sit on lro.Offloader, and
 // the linker keeps every exported method of a type that reaches an
-// interface once text/template (which lro's guidance uses) is linked: so
+// interface once reflect.Value.MethodByName is linked (text/template's executor
+// calls it; lro's templates run on internal/tmpl, which does not): so
 // nothing the engine holds or hands out may refer to the Offloader.
 func TestOfficialServerLinksNoMCPGo(t *testing.T) {
 	goTool, root := linkCheckTools(t)
