@@ -17,7 +17,7 @@
 //	off, err := lro.New(lro.DefaultConfig())
 //	if err != nil { ... }
 //	defer off.Close()
-//	s := server.NewMCPServer("memory", "1.0.0", off.ServerOption())
+//	s := server.NewMCPServer("memory", "1.0.0", mcpgo.ServerOption(off))
 //
 // Only tools with a [ToolPolicy] are offloaded; the others pass through
 // untouched. The specification's memory tools (recall_memories,
@@ -47,7 +47,7 @@
 // [Offloader.TaskHandler], or [Offloader.WrapTask] to give it a policy of
 // its own, as [Offloader.Wrap] does for an ordinary tool:
 //
-//	s.AddTaskTool(exportTool, off.TaskHandler(export))
+//	s.AddTaskTool(exportTool, mcpgo.TaskHandler(off, export))
 //
 // A task tool left unwrapped whose result goes out over the threshold is
 // logged once, with this fix, by the hooks of [Offloader.ServerOption].
