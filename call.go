@@ -18,7 +18,7 @@ import (
 // [host.Call] and [host.Result] of package host and back, and registers the
 // tools and resources (package gosdk, package proxy, or an adapter of
 // another SDK). A server author needs none of it:
-// [Offloader.ServerOption], gosdk.Install and the proxy call it.
+// mcpgo.ServerOption, gosdk.Install and the proxy call it.
 //
 // Its methods are safe for concurrent use, as the Offloader's are.
 type Host struct{ o *engine }
@@ -46,7 +46,7 @@ func (h Host) AdapterState(key any, init func() any) any {
 }
 
 // Serve runs next, the tool's handler, with offloading: the host-neutral
-// core of every adapter ([Offloader.Middleware] for mcp-go, package gosdk
+// core of every adapter (mcpgo.Middleware for mcp-go, package gosdk
 // for the official SDK). next must pass on the context it is given, which
 // carries the collector of [Collect].
 //

@@ -160,7 +160,7 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 }
 
 // ServesResources reports whether resource links go out: ServeResources
-// was called (by [Offloader.AddResources], [Offloader.ServerOption] or the
+// was called (by mcpgo.AddResources, mcpgo.ServerOption or the
 // gosdk adapter) and WithoutResourceLinks was not given. Adapters set
 // Call.Resources from it.
 func (h Host) ServesResources() bool { return h.o.extractor.ServesResources() }

@@ -65,7 +65,7 @@ func resourceRSSServer(t *testing.T) (*server.MCPServer, string) {
 // stdio server (v1.2.1) serves every request but tools/call on a
 // goroutine of its own, and each reply, encoded, waits there for the
 // blocked write; the handler never learns whether its reply was written,
-// so no admission in it can bound them. lro.ServeStdio reads no more of
+// so no admission in it can bound them. mcpgo.ServeStdio reads no more of
 // stdin while MaxStdioRequests such requests are unanswered.
 func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 	s, uri := resourceRSSServer(t)

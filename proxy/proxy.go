@@ -47,7 +47,7 @@ type Config struct {
 	// stdio must not log to stdout.
 	Logger *slog.Logger
 	// Extract serves the lro_extract tool locally (see
-	// [lro.Offloader.AddExtractTool]), hiding a remote tool of that name.
+	// [mcpgo.AddExtractTool]), hiding a remote tool of that name.
 	Extract bool
 	// MemoryToolsOnly judges the results of only the remote tools that
 	// the Offloader has a policy for ([lro.Host.HasPolicy]: its

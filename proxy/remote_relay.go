@@ -131,7 +131,7 @@ func (p *Proxy) serveRemote(ctx context.Context, in io.Reader, out io.Writer) er
 	ss := server.NewStdioServer(p.front)
 	server.WithWorkerPoolSize(16)(ss)
 	// The requests the local server answers (lro:// reads, ping, ...)
-	// take places of the admission that bounds lro.ServeStdio: a client
+	// take places of the admission that bounds mcpgo.ServeStdio: a client
 	// that never reads holds at most mcpgo.MaxStdioRequests answers.
 	gr, gw := admit.Stdio(ctx, pr, rr.out, mcpgo.MaxStdioRequests)
 	err := ss.Listen(ctx, gr, gw)

@@ -184,7 +184,7 @@ func TestServeRelaysRemoteRequestsAsTheyCame(t *testing.T) {
 
 // TestServeBoundsUnreadAnswers: through Serve in front of a remote, the
 // requests the proxy answers itself (ping here; lro:// reads alike) hold
-// places of the admission lro.ServeStdio has: a client that sends many
+// places of the admission mcpgo.ServeStdio has: a client that sends many
 // and reads none is read from no further once mcpgo.MaxStdioRequests
 // answers wait to be written. Before, every request was read and each
 // held its answer (500 of 500 taken).

@@ -20,8 +20,8 @@ import (
 // stops handing lines over while limit requests are unanswered, so a
 // client that never reads its answers holds at most limit of them; the
 // returned writer frees the places. Both are for one server's Listen:
-// mcpgo.ServeStdio (through [Listen]) and the proxy's stdio loop use it, so that no stdio
-// server of this module goes around the bound.
+// mcpgo.ServeStdio (through [Listen]) and the proxy's stdio loop use it,
+// so that no stdio server of this module goes around the bound.
 func Stdio(ctx context.Context, in io.Reader, out io.Writer, limit int) (io.Reader, io.Writer) {
 	g := &inflight{ctx: ctx, limit: limit, places: New("requests"), held: map[string][]*Ticket{}}
 	return &gatedReader{src: bufio.NewReaderSize(in, 64<<10), g: g}, &answerWriter{dst: out, g: g}
