@@ -174,7 +174,7 @@ func WithoutJanitor() Option {
 	return func(o *options) { o.janitor = false }
 }
 
-// WithTool sets the policy of the tool named name for [Offloader.Middleware],
+// WithTool sets the policy of the tool named name for mcpgo.Middleware,
 // replacing any built-in one.
 func WithTool(name string, p ToolPolicy) Option {
 	return func(o *options) { o.tools[name] = p }
@@ -194,7 +194,7 @@ func WithoutBuiltinTools() Option {
 }
 
 // WithExtractLimits bounds the queries of the lro_extract tool (see
-// [Offloader.AddExtractTool]). By default a query may run 10 seconds and
+// mcpgo.AddExtractTool). By default a query may run 10 seconds and
 // grow the heap by 512 MiB.
 func WithExtractLimits(l ExtractLimits) Option {
 	return func(o *options) { o.extractLimits = l }
@@ -270,7 +270,7 @@ func WithMaxResultBytes(n int64) Option {
 
 // WithoutResourceLinks turns the MCP-native pointer off: offloaded results
 // carry no resource link, and [Host.ServeResources] (and so
-// [Offloader.AddResources] and the go-sdk adapter's AddResources)
+// mcpgo.AddResources and the go-sdk adapter's AddResources)
 // registers nothing. By default a server that registers the resource
 // templates answers resources/read for offloaded files and links every
 // offloaded result to its file.
