@@ -65,7 +65,7 @@ func (t *Template) unsupported(loc, construct string) error {
 	}
 	slices.Sort(names)
 	return fmt.Errorf("template: %s: %s is not supported: lro runs a subset of Go's text/template "+
-		"(it leaves text/template's executor out, which costs 3.5 MiB of binary): "+
+		"(it leaves text/template's executor out, which costs 3 MiB of binary): "+
 		"fields (.X, .X.Y, $.X), if/else if/else, with/else, pipelines with |, string, number and bool constants, "+
 		"and the functions and, or, not, eq, ne, lt, le, gt, ge, len, print, printf, println, %s",
 		loc, construct, strings.Join(names, ", "))
