@@ -56,7 +56,10 @@ type guidanceData struct {
 	Largest int
 }
 
-// fields returns d as the guidance templates read it.
+// fields returns d as the guidance templates read it. Detail goes as a
+// string, which tmpl knows (it prints and compares as the Detail did
+// under text/template); the differential test in
+// templates_internal_test.go holds the output to text/template's.
 func (d guidanceData) fields() tmpl.Fields {
 	return tmpl.Fields{
 		"Count": d.Count, "Tokens": d.Tokens, "Path": d.Path, "Detail": string(d.Detail),
