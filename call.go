@@ -18,7 +18,7 @@ import (
 // [host.Call] and [host.Result] of package host and back, and registers the
 // tools and resources (package gosdk, package proxy, or an adapter of
 // another SDK). A server author needs none of it:
-// [Offloader.ServerOption], gosdk.Install and the proxy call it.
+// mcpgo.ServerOption, gosdk.Install and the proxy call it.
 //
 // Its methods are safe for concurrent use, as the Offloader's are.
 type Host struct{ o *engine }
@@ -26,8 +26,27 @@ type Host struct{ o *engine }
 // Host returns o's face for host adapters.
 func (o *engine) Host() Host { return Host{o} }
 
+// AdapterState returns the value the host adapter named by key keeps for
+// this Offloader, made by init the first time it is asked for (when two
+// first calls race, both get the one value kept). key is a value of a
+// type of the adapter's own, as a context key is.
+//
+// An adapter made of functions that take the Offloader, as package mcpgo
+// is, keeps here what separate calls share: the proxy sessions its hooks
+// learn of, the task tools its wrappers serve. The engine cannot hold it
+// typed without importing the adapter's SDK, which every program using
+// lro would then link, and a package-level map keyed by Offloader would
+// keep every Offloader alive; a slot lives and dies with its Offloader.
+func (h Host) AdapterState(key any, init func() any) any {
+	if v, ok := h.o.adapters.Load(key); ok {
+		return v
+	}
+	v, _ := h.o.adapters.LoadOrStore(key, init())
+	return v
+}
+
 // Serve runs next, the tool's handler, with offloading: the host-neutral
-// core of every adapter ([Offloader.Middleware] for mcp-go, package gosdk
+// core of every adapter (mcpgo.Middleware for mcp-go, package gosdk
 // for the official SDK). next must pass on the context it is given, which
 // carries the collector of [Collect].
 //
@@ -60,6 +79,13 @@ func (h Host) Serve(ctx context.Context, call host.Call, next func(context.Conte
 		return res, false, err
 	}
 	return o.serveWith(ctx, call, policy, next)
+}
+
+// ServeWith is [Host.Serve] under policy, whatever the Offloader's
+// configured tools: for an adapter that wraps handlers one by one under a
+// policy of its own (mcpgo.Wrap, the proxy's remote tools).
+func (h Host) ServeWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (res host.Result, replaced bool, err error) {
+	return h.o.serveWith(ctx, call, policy, next)
 }
 
 // serveWith is Serve under policy, whatever the tools configured.
@@ -453,6 +479,16 @@ func (o *engine) warnIfLarge(ctx context.Context, tool string, res host.Result, 
 		return
 	}
 	o.warnOnce(ctx, tool, why)
+}
+
+// WarnIfLarge logs, once per tool and reason, that res, a result of tool
+// that the adapter sent inline without offering it to [Host.Serve], is
+// over the threshold, and why ("is a task tool whose handler is not
+// wrapped: ..."). Errors, results that ask for input and lro_extract's
+// results are never logged. It is for what an adapter sees pass beside
+// Serve: mcp-go's task tools whose handlers are not wrapped.
+func (h Host) WarnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
+	h.o.warnIfLarge(ctx, tool, res, why)
 }
 
 // warnOnce logs, once per tool and reason, that a result over the

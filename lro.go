@@ -215,23 +215,22 @@ type JQRecipe struct {
 // deletes its files when their TTL has passed. It is safe for concurrent
 // use. Close it to stop the janitor.
 //
-// It is the host-neutral engine, whose methods it offers, and the mcp-go
-// adapter (the middleware*.go files), which keeps its own state apart:
-// nothing the engine holds or hands out refers to the Offloader, so a
-// program that uses only another host's adapter (package gosdk) links
-// none of mcp-go's code.
+// It is the host-neutral engine alone: the adapters of the MCP SDKs are
+// packages of their own (mcpgo for github.com/mark3labs/mcp-go, gosdk for
+// the official SDK) that reach it through [Host], so that a program links
+// the SDK it uses and no other.
 type Offloader struct {
 	*engine
-	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_adapter.go
 }
 
-// engine is the host-neutral core of an Offloader: everything but the
-// mcp-go adapter. Host adapters reach it through [Host].
+// engine is the host-neutral core of an Offloader. Host adapters reach it
+// through [Host].
 type engine struct {
 	cfg       Config
 	opts      options
 	templates *templates
 	warned    sync.Map // tools whose large inline results were logged
+	adapters  sync.Map // each host adapter's own state: Host.AdapterState
 	ownFS     bool     // the FS was made by New, and is closed by Close
 	sessions  sessionBudget
 	metrics   *instruments
@@ -312,7 +311,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	} else {
 		close(o.life.done)
 	}
-	return &Offloader{engine: o, mcpgo: &mcpGo{}}, nil
+	return &Offloader{engine: o}, nil
 }
 
 // Config returns the configuration the Offloader was built with, after

@@ -160,10 +160,15 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 }
 
 // ServesResources reports whether resource links go out: ServeResources
-// was called (by [Offloader.AddResources], [Offloader.ServerOption] or the
+// was called (by mcpgo.AddResources, mcpgo.ServerOption or the
 // gosdk adapter) and WithoutResourceLinks was not given. Adapters set
 // Call.Resources from it.
 func (h Host) ServesResources() bool { return h.o.extractor.ServesResources() }
+
+// ServesExtract reports whether lro_extract is served:
+// [Host.ExtractToolDefinition] was called. An adapter that cannot ask its
+// server whether it lists the tool sets Call.NativeExtract from it.
+func (h Host) ServesExtract() bool { return h.o.extractor.Served() }
 
 // newExtractor returns the lro_extract tool of o, once o's templates,
 // store and instruments are made.

@@ -106,8 +106,8 @@ func (o *engine) policyFor(tool string) (ToolPolicy, bool) {
 // HasPolicy reports whether the Offloader judges the results of tool
 // under a policy of its own: one given with [WithTool], a built-in one, or
 // the [WithAnyTool] policy. It is for host adapters that judge the tools
-// without one under a policy of theirs (with [Offloader.Wrap] and
-// [Offloader.WidenTool]), as the proxy package does for every remote tool.
+// without one under a policy of theirs (with mcpgo.Wrap and
+// mcpgo.WidenTool), as the proxy package does for every remote tool.
 func (h Host) HasPolicy(tool string) bool {
 	o := h.o
 	_, ok := o.policyFor(tool)
