@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,6 +18,7 @@ import (
 // TestWorkersRunAtLowerPriority: every thread of a worker, those created
 // while it ran a query included, has nice value 10, below the server's.
 func TestWorkersRunAtLowerPriority(t *testing.T) {
+	testenv.Parallel(t)
 	p := testPool(t, Config{Workers: 1})
 	path, id := jsonlFile(t, 1)
 	// A query that allocates, so that the worker's collector runs on

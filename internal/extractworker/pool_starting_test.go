@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,6 +20,7 @@ import (
 // it rather than being told busy while nothing runs. lro-proxy's end-to-end
 // test met "busy: 0 queries are running and 0 waiting" on a loaded machine.
 func TestPoolWaitsForAWorkerStarting(t *testing.T) {
+	testenv.Parallel(t)
 	self, err := os.Executable()
 	require.NoError(t, err)
 	slow := filepath.Join(t.TempDir(), "slow-worker")

@@ -12,7 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,10 +44,14 @@ func request(path string, id FileID, query string, timeout time.Duration) *Reque
 	return &Request{Path: path, File: id, Query: query, Limits: jqsandbox.Limits{Timeout: timeout}}
 }
 
-// testPool returns a pool of its own (a Config no other test uses).
+// testPools counts the pools of testPool.
+var testPools atomic.Int64
+
+// testPool returns a pool of its own (a Config no other test uses), so
+// that tests may run in parallel.
 func testPool(t *testing.T, cfg Config) *Pool {
 	t.Helper()
-	cfg.CacheBytes += int64(len(t.Name())) // a pool per test
+	cfg.CacheBytes += testPools.Add(1) // a pool per test
 	p := PoolFor(cfg)
 	t.Cleanup(func() {
 		p.mu.Lock()
@@ -58,6 +63,20 @@ func testPool(t *testing.T, cfg Config) *Pool {
 		}
 	})
 	return p
+}
+
+// endHeld kills p's busy workers from outside: a query held only to keep
+// a worker busy has served its test once the test saw what it waited
+// for, and need not run to its deadline (its caller is told the worker
+// was killed).
+func endHeld(p *Pool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.procs {
+		if w.cmd != nil && w.busy {
+			syscall.Kill(w.pid, syscall.SIGKILL)
+		}
+	}
 }
 
 func values(resp *Response) []string {
@@ -131,6 +150,7 @@ var classHold = func() string {
 // its worker soon after its deadline, and the next query gets a fresh
 // worker.
 func TestPoolKillsAtTheDeadline(t *testing.T) {
+	testenv.Parallel(t)
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
 	path, id := jsonlFile(t, 1)
 	_, err := p.Run(context.Background(), request(path, id, `.id`, 5*time.Second), 5*time.Second, 1<<20)
@@ -158,6 +178,7 @@ func TestPoolKillsAtTheDeadline(t *testing.T) {
 // (its MaxHeapBytes is larger than the worker's limit) is stopped by the
 // worker's hard limit, and reported as too large.
 func TestPoolHardMemoryLimit(t *testing.T) {
+	testenv.Parallel(t)
 	if !hardLimit {
 		t.Skip("no hard memory limit on this platform or in this build")
 	}
@@ -172,23 +193,29 @@ func TestPoolHardMemoryLimit(t *testing.T) {
 	assert.Equal(t, MemoryFailure(), resp.Failure)
 }
 
-// TestPoolHostileQueryCostsOnlyItself: while a query holds one worker up
-// to its deadline, queries of the same file run on another one at once.
+// TestPoolHostileQueryCostsOnlyItself: while a query holds one worker
+// (here until the test ends it), queries of the same file run on another
+// one at once.
 func TestPoolHostileQueryCostsOnlyItself(t *testing.T) {
+	testenv.Parallel(t)
 	p := testPool(t, Config{Workers: 2, CacheBytes: 1 << 20})
 	path, id := jsonlFile(t, 50)
 	_, err := p.Run(context.Background(), request(path, id, `.id`, 5*time.Second), 5*time.Second, 1<<20)
 	require.NoError(t, err)
 
-	var wg sync.WaitGroup
-	wg.Add(1)
+	// A deadline no busy machine reaches: the query is held throughout.
+	const hold = 10 * time.Minute
+	type outcome struct {
+		resp *Response
+		err  error
+	}
+	held := make(chan outcome, 1)
 	go func() {
-		defer wg.Done()
-		resp, err := p.Run(context.Background(), request(path, id, classHold, 2*time.Second), 2*time.Second, 1<<20)
-		assert.NoError(t, err)
-		assert.Equal(t, TimeoutFailure(2*time.Second), resp.Failure)
+		resp, err := p.Run(context.Background(), request(path, id, classHold, hold), hold, 1<<20)
+		held <- outcome{resp, err}
 	}()
-	time.Sleep(100 * time.Millisecond)
+	t.Cleanup(func() { endHeld(p) })
+	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, time.Millisecond)
 	for range 10 {
 		start := time.Now()
 		resp, err := p.Run(context.Background(), request(path, id, `select(.id == 7) | .title`, 5*time.Second), 5*time.Second, 1<<20)
@@ -197,12 +224,18 @@ func TestPoolHostileQueryCostsOnlyItself(t *testing.T) {
 		testenv.Within(t, time.Since(start), time.Second, "a query beside the held one")
 		time.Sleep(50 * time.Millisecond)
 	}
-	wg.Wait()
+	assert.Equal(t, 1, p.Stats().Busy, "the held query still runs")
+	endHeld(p)
+	o := <-held
+	require.NoError(t, o.err)
+	require.NotNil(t, o.resp.Failure, "the held query was stopped")
+	assert.NotEqual(t, TimeoutFailure(hold), o.resp.Failure)
 }
 
 // TestPoolBusy: when every worker is held, a call waits in line LineWait
 // at most, then is told when to retry.
 func TestPoolBusy(t *testing.T) {
+	// Not parallel: it sets LineWait, which every pool reads.
 	defer func(d time.Duration) { LineWait = d }(LineWait)
 	LineWait = 300 * time.Millisecond
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
@@ -217,6 +250,7 @@ func TestPoolBusy(t *testing.T) {
 	var be *admit.BusyError
 	require.ErrorAs(t, err, &be)
 	assert.Regexp(t, `^busy: 1 queries are running or waiting; retry in [1-4] s$`, be.Error())
+	endHeld(p)
 	<-done
 }
 
@@ -276,6 +310,7 @@ func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
 // query, the pool starts another for the next call (but not while the
 // query held might still be an ordinary one).
 func TestPoolGrowsForSlowQueries(t *testing.T) {
+	testenv.Parallel(t)
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 2})
 	path, id := jsonlFile(t, 10)
 	_, err := p.Run(context.Background(), request(path, id, `.id`, 5*time.Second), 5*time.Second, 1<<20)
@@ -294,6 +329,7 @@ func TestPoolGrowsForSlowQueries(t *testing.T) {
 	assert.GreaterOrEqual(t, took, slowQuery-100*time.Millisecond, "waited for the held query to prove slow")
 	testenv.Within(t, took, queueWait+time.Second, "a call while the pool grows")
 	assert.Len(t, p.Stats().PIDs, 2)
+	endHeld(p)
 	<-done
 }
 
@@ -303,6 +339,7 @@ func TestPoolGrowsForSlowQueries(t *testing.T) {
 // the worker that comes free goes to the session that used the workers
 // least, not to the one that holds them.
 func TestPoolOneWaiterASession(t *testing.T) {
+	// Not parallel: it sets LineWait, which every pool reads.
 	defer func(d time.Duration) { LineWait = d }(LineWait)
 	LineWait = time.Minute // the waits end with the held query
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
@@ -316,7 +353,9 @@ func TestPoolOneWaiterASession(t *testing.T) {
 	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, 10*time.Millisecond)
 	hostileNext := make(chan error, 1)
 	go func() {
-		_, err := p.Run(hostile, request(path, id, classHold, 2*time.Second), 2*time.Second, 1<<20)
+		// Held too, for less: served before the ordinary call, it would
+		// end first.
+		_, err := p.Run(hostile, request(path, id, classHold, 250*time.Millisecond), 250*time.Millisecond, 1<<20)
 		hostileNext <- err
 	}()
 	require.Eventually(t, func() bool { _, waiting := p.line.Held(); return waiting == 1 }, 5*time.Second, 10*time.Millisecond)
@@ -330,6 +369,7 @@ func TestPoolOneWaiterASession(t *testing.T) {
 		ordinary <- err
 	}()
 	require.Eventually(t, func() bool { _, waiting := p.line.Held(); return waiting == 2 }, 5*time.Second, 10*time.Millisecond)
+	endHeld(p) // the worker comes free
 	<-done
 	select {
 	case err := <-ordinary:

@@ -60,6 +60,7 @@ func TestPoolReplacesStoppedWorker(t *testing.T) {
 // query is killed soon, not at the query's deadline, and the query runs
 // again on a fresh worker.
 func TestPoolReplacesWorkerStoppedMidQuery(t *testing.T) {
+	testenv.Parallel(t)
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1})
 	path, id := jsonlFile(t, 1)
 	_, err := p.Run(context.Background(), request(path, id, `.id`, 10*time.Second), 10*time.Second, 1<<20)
@@ -102,6 +103,7 @@ func processExists(pid int) bool {
 // much memory, after a query stopped by the heap watchdog); a worker of
 // small queries is kept.
 func TestPoolReplacesSpentWorker(t *testing.T) {
+	testenv.Parallel(t)
 	if !hardLimit {
 		t.Skip("no hard memory limit in this build")
 	}

@@ -42,6 +42,18 @@ func Within(t testing.TB, took, bound time.Duration, what string) bool {
 	return true
 }
 
+// Parallel runs t beside the package's other parallel tests (see
+// testing.T.Parallel) unless Timing: a test that mostly waits, for a
+// deadline or another process, then costs the default suite less, and
+// runs alone where bounds in time are asserted, which the load of its
+// neighbours would break.
+func Parallel(t *testing.T) {
+	t.Helper()
+	if !Timing() {
+		t.Parallel()
+	}
+}
+
 // JQ returns the path of the jq binary, and skips t, saying so, when
 // there is none on PATH.
 func JQ(t testing.TB) string {

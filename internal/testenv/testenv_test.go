@@ -29,3 +29,10 @@ func TestJQSkipsWithoutIt(t *testing.T) {
 		t.Error("skipped is not failed")
 	}
 }
+
+// TestParallelNotWhenTiming: with LRO_TEST_TIMING=1 a test runs alone. It
+// would panic otherwise: t.Parallel after t.Setenv.
+func TestParallelNotWhenTiming(t *testing.T) {
+	t.Setenv("LRO_TEST_TIMING", "1")
+	Parallel(t)
+}
