@@ -85,7 +85,7 @@ func (p ToolPolicy) operationFor(tool string) string {
 }
 
 // policyFor returns the policy of tool, if it has one.
-func (o *engine) policyFor(tool string) (ToolPolicy, bool) {
+func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
 	if tool == ExtractToolName {
 		return ToolPolicy{}, false // no references to references
 	}
@@ -142,7 +142,7 @@ func looksLikeMemories(src records.Source) bool {
 // genericFallback returns the operation of a detecting policy's records
 // when they are not memories: the WithAnyTool policy's operation if it
 // names one, else the tool's own name.
-func (o *engine) genericFallback(tool string) string {
+func (o *Offloader) genericFallback(tool string) string {
 	if p := o.opts.anyTool; p != nil && p.Operation != "" {
 		return p.Operation
 	}
@@ -181,7 +181,7 @@ func (h Host) ListedOutputSchema(tool string, schema json.RawMessage) json.RawMe
 }
 
 // widens reports whether the listed output schema of tool is widened.
-func (o *engine) widens(tool string) bool {
+func (o *Offloader) widens(tool string) bool {
 	p, ok := o.policyFor(tool)
 	return ok && o.cfg.IsEnabled() && !p.SkipOutputSchema
 }

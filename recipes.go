@@ -44,7 +44,7 @@ type RecipeParam struct {
 
 // Recipes returns the recipes of memory descriptors at detail d, numbered
 // from 1 in the order returned.
-func (o *engine) Recipes(d Detail) []Recipe { return slices.Clone(o.templates.recipes[d]) }
+func (o *Offloader) Recipes(d Detail) []Recipe { return slices.Clone(o.templates.recipes[d]) }
 
 // parseRecipes reads the blocks of a rendered recipes template.
 func parseRecipes(text string) ([]Recipe, error) {
