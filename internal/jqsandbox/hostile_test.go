@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/mcplro/lro/internal/testenv"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -88,6 +89,21 @@ var hostile = []struct {
 	{`"a" | test("[a-z]{1000}" * 1000)`, []error{ErrMemory}},
 }
 
+// toDeadline are the hostile queries that run to their deadline, no other
+// bound stopping them first: a short deadline proves that the VM stops
+// there as well as a long one, which the others keep so that their own
+// bound, not the deadline, stops them on a loaded machine too.
+var toDeadline = map[string]bool{
+	`[limit(1e8; repeat("aaaaaaaaaa"))]`:     true, // the watchdog, late: up to a second
+	`reduce range(1e9) as $i ([]; . + [$i])`: true,
+	`last(range(1e12))`:                      true,
+}
+
+// runawayHeap is the heap budget of the runaway queries (those the
+// deadline may stop): the watchdog stops them at a quarter of the
+// others' budget as surely, and four times sooner.
+const runawayHeap = 16 << 20
+
 // Every hostile query ends with the expected error class within a few
 // seconds, the next query works, and the heap goes back to its baseline.
 func TestHostile(t *testing.T) {
@@ -96,6 +112,13 @@ func TestHostile(t *testing.T) {
 	runtime.GC()
 	base := heapBytes()
 	for _, tt := range hostile {
+		lim := lim
+		if slices.Contains(tt.want, ErrTimeout) {
+			lim.MaxHeapBytes = runawayHeap
+		}
+		if toDeadline[tt.query] {
+			lim.Timeout = 300 * time.Millisecond
+		}
 		start := time.Now()
 		res, err := run(t, tt.query, `null`, Stream, lim, nil)
 		elapsed := time.Since(start)

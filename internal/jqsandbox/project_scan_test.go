@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/jsonvalue"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,7 +39,8 @@ func checkProjectedLine(t *testing.T, line []byte) {
 }
 
 // TestProjectedDecoderValidates mutates valid lines (a byte changed,
-// removed, inserted; the line cut) and checks each.
+// removed, inserted; the line cut) and checks each: 100 mutations of each
+// line by default, 300 with LRO_TEST_FULL.
 func TestProjectedDecoderValidates(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(projInput+sampleJSONL), "\n")
 	lines = append(lines,
@@ -52,6 +54,10 @@ func TestProjectedDecoderValidates(t *testing.T) {
 	for _, b := range bad {
 		checkProjectedLine(t, []byte(b))
 	}
+	mutations := 100
+	if testenv.Full() {
+		mutations = 300
+	}
 	r := rand.New(rand.NewPCG(3, 4))
 	chars := []byte(`{}[]":,\ 0123456789-+.eEtrufalsn` + "\x00\x1f\x7f\xff")
 	for _, l := range lines {
@@ -59,7 +65,7 @@ func TestProjectedDecoderValidates(t *testing.T) {
 		if l == "" {
 			continue
 		}
-		for range 300 {
+		for range mutations {
 			b := []byte(l)
 			switch i := r.IntN(len(b)); r.IntN(4) {
 			case 0:

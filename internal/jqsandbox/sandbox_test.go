@@ -284,6 +284,8 @@ func (b blockingReader) Read([]byte) (int, error) {
 // does not block Run past its deadline, but keeps the sandbox busy until it
 // ends instead of letting work pile up.
 func TestStuckEvaluation(t *testing.T) {
+	defer func(d time.Duration) { abandonAfter = d }(abandonAfter)
+	abandonAfter = 200 * time.Millisecond
 	lim := testLimits()
 	lim.Timeout = 100 * time.Millisecond
 	q, err := Compile(`.`, nil, lim)
