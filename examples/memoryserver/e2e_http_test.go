@@ -86,10 +86,13 @@ func postPadded(t *testing.T, url string, pad int) int {
 // TestHTTPIdleSessionsEnd: a session whose client went away without ending
 // it is ended after -session-idle (20,000 idle sessions held 328 MiB
 // for good). The official SDK then refuses the session; mcp-go drops its
-// state and logs it (and takes the id again as a new session).
+// state and logs it (and takes the id again as a new session). The two
+// servers wait side by side.
 func TestHTTPIdleSessionsEnd(t *testing.T) {
+	t.Parallel() // it mostly waits
 	for _, sdk := range sdks {
 		t.Run("server="+sdk, func(t *testing.T) {
+			t.Parallel()
 			var log testmcp.SyncBuffer
 			url := startHTTPLogging(t, &log, t.TempDir(), "-sdk", sdk, "-session-idle", "1s")
 			post := func(session, body string) (*http.Response, error) {
@@ -119,16 +122,22 @@ func TestHTTPIdleSessionsEnd(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, resp.StatusCode, "the session serves while it is used")
 
+			// Idle from here: a request would keep the session.
+			swept := "Sweeping expired session session=" + session
+			if sdk == "mcp-go" { // its sweeper, every second, logs the end
+				require.Eventually(t, func() bool { return strings.Contains(log.String(), swept) },
+					15*time.Second, 50*time.Millisecond, "the idle session was never ended")
+				return
+			}
 			deadline := time.Now().Add(15 * time.Second)
 			for {
-				time.Sleep(500 * time.Millisecond)
+				time.Sleep(1500 * time.Millisecond) // idle for longer than -session-idle
 				resp, err = post(session, list)
 				require.NoError(t, err)
-				if resp.StatusCode == http.StatusNotFound || strings.Contains(log.String(), "Sweeping expired session session="+session) {
+				if resp.StatusCode == http.StatusNotFound {
 					return // ended
 				}
 				require.True(t, time.Now().Before(deadline), "the idle session was never ended (status %d)", resp.StatusCode)
-				time.Sleep(2 * time.Second) // idle for longer than -session-idle
 			}
 		})
 	}

@@ -180,6 +180,7 @@ func readOffloaded(t *testing.T, path, dir string, count int) []json.RawMessage 
 }
 
 func TestShapes(t *testing.T) {
+	t.Parallel() // beside the tests that wait
 	for _, sdk := range sdks {
 		for _, client := range goClients {
 			t.Run("server="+sdk+"/client="+client, func(t *testing.T) { testShapes(t, sdk, client) })

@@ -227,6 +227,7 @@ func testStdioWithMCPGoClient(t *testing.T, sdk string) {
 }
 
 func TestJanitorDeletesFileOfRunningServer(t *testing.T) {
+	t.Parallel() // it mostly waits for the TTL
 	out := t.TempDir()
 	cs, err := sdkClient().Connect(context.Background(),
 		&mcp.CommandTransport{Command: serverCmd(out, []string{"ATLATL_PROMPT__OFFLOAD__TTL_SECONDS=1"})}, nil)
