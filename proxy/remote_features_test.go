@@ -483,20 +483,24 @@ func (s waitingSampler) CreateMessage(ctx context.Context, _ mcp.CreateMessageRe
 // context of its sampling call ends), the proxy's request to the client is
 // cancelled too.
 func TestRemoteCancelsItsRequest(t *testing.T) {
+	sampler := waitingSampler{cancelled: make(chan struct{})}
 	s := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "asking", Version: "1"}, nil)
 	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "ask"}, func(ctx context.Context, req *sdkmcp.CallToolRequest, _ struct{}) (*sdkmcp.CallToolResult, any, error) {
 		ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		_, err := req.Session.CreateMessage(ctx, &sdkmcp.CreateMessageParams{MaxTokens: 5, Messages: []*sdkmcp.SamplingMessage{{Role: "user", Content: &sdkmcp.TextContent{Text: "hi"}}}})
-		// The call goes on: only the notification can tell the proxy, not
-		// the end of the call's stream.
-		time.Sleep(3 * time.Second)
+		// The call goes on until the client's request is cancelled: only
+		// the notification can tell the proxy, not the end of the call's
+		// stream.
+		select {
+		case <-sampler.cancelled:
+		case <-time.After(20 * time.Second):
+		}
 		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: fmt.Sprint("sampling: ", err)}}}, nil, nil
 	})
 	h := httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s }, nil))
 	t.Cleanup(h.Close)
 	p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: "2025-11-25"})
-	sampler := waitingSampler{cancelled: make(chan struct{})}
 	c := connect(t, p.Server(), client.WithProtocolVersion("2025-11-25"), client.WithSamplingHandler(sampler))
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() { done <- callTool(t, c, "ask", nil) }()
