@@ -253,6 +253,7 @@ func (l *bodyLog) has(s string) bool {
 // out, is cancelled on the remote too (protocol 2025-11-25, where the end
 // of the HTTP request does not say so).
 func TestRemoteCancellation(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	stopped := make(chan string, 4)
 	s := server.NewMCPServer("cancel", "1.0.0")
 	s.AddTool(mcp.NewTool("wait"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
