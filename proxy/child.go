@@ -243,7 +243,7 @@ func (r *relay) start() error {
 	c := r.p.child
 	r.cmd = exec.Command(c.path, c.args...)
 	r.cmd.Stderr = c.stderr
-	r.cmd.WaitDelay = max(r.p.stopGrace(), time.Millisecond) // a descendant holding stderr open does not hold Wait (zero would wait for it)
+	r.cmd.WaitDelay = DefaultStopGrace // a descendant holding stderr open does not hold Wait
 	childAttr(r.cmd)
 	// The proxy's own pipes, not StdinPipe and StdoutPipe: Wait must not
 	// close stdout under the reader while the server's last answers are
@@ -310,10 +310,11 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 		r.stop()
 		r.failAll(errChildStopping)
 	case <-r.exited:
-		// Its last answers may still be in the pipe.
+		// Its last answers may still be in the pipe (a descendant holding
+		// it open holds this wait, whatever the grace of the signals).
 		select {
 		case <-r.eof:
-		case <-time.After(r.p.stopGrace()):
+		case <-time.After(DefaultStopGrace):
 		}
 		err = &ServerExitError{Command: r.p.child.name, Err: r.exitErr}
 		r.failAll(err)
