@@ -3,11 +3,13 @@ package jqsandbox
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,6 +20,14 @@ const jqPath = "/usr/bin/jq"
 // runJQ runs the jq binary and returns its parsed outputs.
 func runJQ(t *testing.T, file string, mode Mode, filter string, args ...string) []any {
 	t.Helper()
+	vs, err := jqOutputs(file, mode, filter, args...)
+	require.NoError(t, err)
+	return vs
+}
+
+// jqOutputs runs the jq binary and returns its parsed outputs, or what
+// went wrong.
+func jqOutputs(file string, mode Mode, filter string, args ...string) ([]any, error) {
 	argv := []string{"-c"}
 	if mode == Slurp {
 		argv = append(argv, "-s")
@@ -27,14 +37,18 @@ func runJQ(t *testing.T, file string, mode Mode, filter string, args ...string) 
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "jq %v: %s", argv, stderr.String())
+	if err != nil {
+		return nil, fmt.Errorf("jq %v: %w: %s", argv, err, stderr.String())
+	}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	vs := []any{}
 	for {
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			require.ErrorIs(t, err, io.EOF, "jq output")
-			return vs
+			if err != io.EOF {
+				return nil, fmt.Errorf("jq %v output: %w", argv, err)
+			}
+			return vs, nil
 		}
 		vs = append(vs, v)
 	}
@@ -104,10 +118,26 @@ func TestMatchesJQ(t *testing.T) {
 		{`[.[] | select(.tags | index("caching"))] | map(.id)`, Slurp},
 		{`.provenance.confidence | . * 3 | . - 1 | . / 4`, Stream},
 	}
+	// jq takes its time to start (it compiles its builtins each run): its
+	// answers are fetched side by side, then compared one by one.
+	type answer struct {
+		values []any
+		err    error
+	}
+	answers := make([]answer, len(tests))
+	var wg sync.WaitGroup
+	for i, tt := range tests {
+		wg.Go(func() {
+			vs, err := jqOutputs(file, tt.mode, tt.filter)
+			answers[i] = answer{vs, err}
+		})
+	}
+	wg.Wait()
 	lim := testLimits()
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.mode.String()+" "+tt.filter, func(t *testing.T) {
-			want := runJQ(t, file, tt.mode, tt.filter)
+			want, err := answers[i].values, answers[i].err
+			require.NoError(t, err)
 			res, err := run(t, tt.filter, sampleJSONL, tt.mode, lim, nil)
 			require.NoError(t, err)
 			require.False(t, res.Truncated)
