@@ -29,6 +29,11 @@ func testLimits() Limits {
 	return Limits{Timeout: 2 * time.Second, MaxHeapBytes: 64 << 20}
 }
 
+// runawayHeap is the heap budget of runaway queries (those the deadline
+// may stop): the watchdog stops them at a quarter of testLimits' budget as
+// surely, and four times sooner.
+const runawayHeap = 16 << 20
+
 // run compiles and runs query over input.
 func run(t testing.TB, query, input string, mode Mode, lim Limits, names []string, vars ...any) (Result, error) {
 	t.Helper()

@@ -99,11 +99,6 @@ var toDeadline = map[string]bool{
 	`last(range(1e12))`:                      true,
 }
 
-// runawayHeap is the heap budget of the runaway queries (those the
-// deadline may stop): the watchdog stops them at a quarter of the
-// others' budget as surely, and four times sooner.
-const runawayHeap = 16 << 20
-
 // Every hostile query ends with the expected error class within a few
 // seconds (asserted with LRO_TEST_TIMING), the next query works, and the
 // heap goes back to its baseline. A query that a bound of its own must
