@@ -482,6 +482,7 @@ func TestBoundMatrix(t *testing.T) {
 		for _, mode := range []lro.Delivery{lro.DeliveryDescriptor, lro.DeliveryCompact, lro.DeliveryTruncate} {
 			for _, f := range boundFaults {
 				t.Run(h.name+"/"+string(mode)+"/"+f.name, func(t *testing.T) {
+					t.Parallel() // each cell has its Offloader, store and servers
 					mem := lrotest.NewMemFS("/lro")
 					o := boundOffloaderOn(t, mem, mode, f.fault)
 					call := h.open(t, o)
