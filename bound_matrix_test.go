@@ -389,6 +389,7 @@ func TestObjectsCutMemberByMember(t *testing.T) {
 	for _, h := range boundHosts {
 		for fname, fault := range faults {
 			t.Run(h.name+"/"+fname, func(t *testing.T) {
+				t.Parallel()
 				o := boundOffloader(t, lro.DeliveryDescriptor, fault)
 				call := h.open(t, o)
 				for oname, obj := range objects {

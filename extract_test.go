@@ -124,6 +124,7 @@ func checkAgainstJQ(t *testing.T, got string, want []string, raw bool) {
 }
 
 func TestExtractEveryRecipeMatchesJQ(t *testing.T) {
+	t.Parallel()
 	t.Run("workers", func(t *testing.T) { everyRecipeMatchesJQ(t) })
 	t.Run("in process", func(t *testing.T) {
 		everyRecipeMatchesJQ(t, lro.WithExtractLimits(lro.ExtractLimits{Timeout: 3 * time.Second, MaxHeapBytes: 256 << 20, InProcess: true}))
@@ -316,6 +317,7 @@ func TestExtractSurvivesHostileQueries(t *testing.T) {
 }
 
 func TestExtractExpiredAfterJanitor(t *testing.T) {
+	t.Parallel()
 	c, _ := extractServer(t, func(c *lro.Config) { c.TTLSeconds = 1 })
 	desc := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
 	require.Eventually(t, func() bool {

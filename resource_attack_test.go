@@ -98,6 +98,7 @@ func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 // most limit requests but tools/call whose answers are not written, and
 // answers every one of a thousand to a client that reads them.
 func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
+	t.Parallel()
 	s := server.NewMCPServer("res", "1")
 	var served atomic.Int64
 	s.AddResource(mcp.NewResource("test://r", "r"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

@@ -43,6 +43,7 @@ func dirTree(width int) ([]any, int) {
 // as an embedded resource), a tree under a field, and one root node. Each
 // came out as one or two records of megabytes.
 func TestTreeShapes(t *testing.T) {
+	t.Parallel()
 	roots, nodes := dirTree(12) // 12 + 144 + 1,728 nodes
 	indented, err := json.MarshalIndent(roots, "", "  ")
 	require.NoError(t, err)
