@@ -383,6 +383,7 @@ func memFSServer(t *testing.T) (*lro.Offloader, *client.Client, string) {
 // workers and in process, as jq does for words, and fail with gojq's own
 // words for an expression or a flag it refuses.
 func TestExtractRegexes(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		opts []lro.Option

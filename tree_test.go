@@ -134,6 +134,7 @@ func nestedChain(n int) string {
 // nodes, whose walk is quicker: the file grew as the square). The file
 // stays within four times the result; a long path keeps its end.
 func TestDeepTreeFileStaysSmall(t *testing.T) {
+	t.Parallel()
 	o := genericOffloader(t)
 	tree := nestedChain(2000)
 	d, _ := descriptorIn(t, serve(t, o, "tree", nil, host.Result{Content: []host.Content{host.TextContent(tree)}}), 0)
