@@ -12,7 +12,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplro/lro/mcpgo"
+
+	mcpgomcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/gosdk"
@@ -156,27 +158,27 @@ func (r boundResult) collect(ctx context.Context) boundResult {
 }
 
 func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
-	s := server.NewMCPServer("bound", "1", o.ServerOption())
-	s.AddTool(mcpgo.NewTool("t"), mcpgoBoundHandler(r))
+	s := server.NewMCPServer("bound", "1", mcpgo.ServerOption(o))
+	s.AddTool(mcpgomcp.NewTool("t"), mcpgoBoundHandler(r))
 	return mcpgoBound(testmcp.CallTool(t, testmcp.Connect(t, s), "t", nil))
 }
 
 // mcpgoBoundHandler is the mcp-go handler that returns r.
 func mcpgoBoundHandler(r boundResult) server.ToolHandlerFunc {
-	return func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	return func(ctx context.Context, _ mcpgomcp.CallToolRequest) (*mcpgomcp.CallToolResult, error) {
 		r := r.collect(ctx)
 		if r.goErr != "" {
 			return nil, errors.New(r.goErr)
 		}
-		res := &mcpgo.CallToolResult{IsError: r.isError, Content: []mcpgo.Content{}}
+		res := &mcpgomcp.CallToolResult{IsError: r.isError, Content: []mcpgomcp.Content{}}
 		if r.image {
-			res.Content = append(res.Content, mcpgo.NewImageContent("aW1hZ2U=", "image/png"))
+			res.Content = append(res.Content, mcpgomcp.NewImageContent("aW1hZ2U=", "image/png"))
 		}
 		for _, s := range r.texts {
-			res.Content = append(res.Content, mcpgo.NewTextContent(s))
+			res.Content = append(res.Content, mcpgomcp.NewTextContent(s))
 		}
 		if r.resource != "" {
-			res.Content = append(res.Content, mcpgo.NewEmbeddedResource(mcpgo.TextResourceContents{URI: "file:///r.json", MIMEType: "application/json", Text: r.resource}))
+			res.Content = append(res.Content, mcpgomcp.NewEmbeddedResource(mcpgomcp.TextResourceContents{URI: "file:///r.json", MIMEType: "application/json", Text: r.resource}))
 		}
 		if r.noContent {
 			res.Content = nil
@@ -185,24 +187,24 @@ func mcpgoBoundHandler(r boundResult) server.ToolHandlerFunc {
 			res.StructuredContent = r.structured
 		}
 		if r.needsInput {
-			res.ResultType = mcpgo.ResultTypeInputRequired
+			res.ResultType = mcpgomcp.ResultTypeInputRequired
 		}
 		return res, nil
 	}
 }
 
 // mcpgoBound is what a client reads of res, an mcp-go result.
-func mcpgoBound(res *mcpgo.CallToolResult) boundAnswer {
+func mcpgoBound(res *mcpgomcp.CallToolResult) boundAnswer {
 	a := boundAnswer{isError: res.IsError}
 	for _, c := range res.Content {
 		switch c := c.(type) {
-		case mcpgo.TextContent:
+		case mcpgomcp.TextContent:
 			a.texts = append(a.texts, c.Text)
-		case mcpgo.EmbeddedResource:
-			if tr, ok := c.Resource.(mcpgo.TextResourceContents); ok {
+		case mcpgomcp.EmbeddedResource:
+			if tr, ok := c.Resource.(mcpgomcp.TextResourceContents); ok {
 				a.texts = append(a.texts, tr.Text)
 			}
-		case mcpgo.ResourceLink:
+		case mcpgomcp.ResourceLink:
 			a.links = append(a.links, c.URI+c.Name+c.Description+c.MIMEType)
 		}
 	}

@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplro/lro/mcpgo"
+
+	mcpgomcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/testmcp"
@@ -97,7 +99,7 @@ func boundWire(t *testing.T, r boundResult) []byte {
 	if r.wire != "" {
 		return []byte(`"result":` + r.wire)
 	}
-	res, err := mcpgoBoundHandler(r)(context.Background(), mcpgo.CallToolRequest{})
+	res, err := mcpgoBoundHandler(r)(context.Background(), mcpgomcp.CallToolRequest{})
 	if err != nil {
 		msg, _ := json.Marshal(err.Error())
 		return []byte(`"error":{"code":-32603,"message":` + string(msg) + `}`)
@@ -265,7 +267,7 @@ func remoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswe
 // announcement tells to send its results whole: only the proxy offloads.
 func lroRemoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
 	own := newOffloader(t, nil, lro.WithoutBuiltinTools(), lro.WithTool("t", lro.ToolPolicy{Generic: true}))
-	a := proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1", own.ServerOption()), nil)
+	a := proxiedBoundAnswer(t, o, r, server.NewMCPServer("bound", "1", mcpgo.ServerOption(own)), nil)
 	written, err := os.ReadDir(own.Config().OutputDir)
 	require.NoError(t, err)
 	assert.Empty(t, written, "the remote offloaded nothing on its side")
@@ -301,7 +303,7 @@ func rawRemoteBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAn
 // when not nil), behind the proxy of o, and calls "t" from an in-process
 // client of the proxy's server.
 func proxiedBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult, s *server.MCPServer, wrap func(http.Handler) http.Handler) boundAnswer {
-	s.AddTool(mcpgo.NewTool("t"), mcpgoBoundHandler(r))
+	s.AddTool(mcpgomcp.NewTool("t"), mcpgoBoundHandler(r))
 	var h http.Handler = server.NewStreamableHTTPServer(s)
 	if wrap != nil {
 		h = wrap(h)

@@ -18,16 +18,35 @@ import (
 // [host.Call] and [host.Result] of package host and back, and registers the
 // tools and resources (package gosdk, package proxy, or an adapter of
 // another SDK). A server author needs none of it:
-// [Offloader.ServerOption], gosdk.Install and the proxy call it.
+// mcpgo.ServerOption, gosdk.Install and the proxy call it.
 //
 // Its methods are safe for concurrent use, as the Offloader's are.
-type Host struct{ o *engine }
+type Host struct{ o *Offloader }
 
 // Host returns o's face for host adapters.
-func (o *engine) Host() Host { return Host{o} }
+func (o *Offloader) Host() Host { return Host{o} }
+
+// AdapterState returns the value the host adapter named by key keeps for
+// this Offloader, made by init the first time it is asked for (when two
+// first calls race, both get the one value kept). key is a value of a
+// type of the adapter's own, as a context key is.
+//
+// An adapter made of functions that take the Offloader, as package mcpgo
+// is, keeps here what separate calls share: the proxy sessions its hooks
+// learn of, the task tools its wrappers serve. The engine cannot hold it
+// typed without importing the adapter's SDK, which every program using
+// lro would then link, and a package-level map keyed by Offloader would
+// keep every Offloader alive; a slot lives and dies with its Offloader.
+func (h Host) AdapterState(key any, init func() any) any {
+	if v, ok := h.o.adapters.Load(key); ok {
+		return v
+	}
+	v, _ := h.o.adapters.LoadOrStore(key, init())
+	return v
+}
 
 // Serve runs next, the tool's handler, with offloading: the host-neutral
-// core of every adapter ([Offloader.Middleware] for mcp-go, package gosdk
+// core of every adapter (mcpgo.Middleware for mcp-go, package gosdk
 // for the official SDK). next must pass on the context it is given, which
 // carries the collector of [Collect].
 //
@@ -62,8 +81,15 @@ func (h Host) Serve(ctx context.Context, call host.Call, next func(context.Conte
 	return o.serveWith(ctx, call, policy, next)
 }
 
+// ServeWith is [Host.Serve] under policy, whatever the Offloader's
+// configured tools: for an adapter that wraps handlers one by one under a
+// policy of its own (mcpgo.Wrap, the proxy's remote tools).
+func (h Host) ServeWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (res host.Result, replaced bool, err error) {
+	return h.o.serveWith(ctx, call, policy, next)
+}
+
 // serveWith is Serve under policy, whatever the tools configured.
-func (o *engine) serveWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
+func (o *Offloader) serveWith(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	if !o.cfg.IsEnabled() {
 		res, err := next(ctx)
 		return res, false, err
@@ -102,7 +128,7 @@ type verdict struct {
 	unjudged bool
 }
 
-func (o *engine) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error), v *verdict) (host.Result, bool, error) {
+func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error), v *verdict) (host.Result, bool, error) {
 	detail := policy.DefaultDetail
 	if detail == "" {
 		detail = DetailLight
@@ -184,7 +210,7 @@ type subject struct {
 // resultSubject finds the records of a handler's result, or returns nil
 // when the result goes out as it is: small, not records, or a page under
 // the threshold that the session budget would offload.
-func (o *engine) resultSubject(ctx context.Context, call host.Call, policy ToolPolicy, res host.Result, set ResultSet, d *callDelivery) *subject {
+func (o *Offloader) resultSubject(ctx context.Context, call host.Call, policy ToolPolicy, res host.Result, set ResultSet, d *callDelivery) *subject {
 	// Under a session budget every result is measured: one under the
 	// threshold may still have to be offloaded.
 	if o.surelySmall(res) && !o.sessionBudgeted(call) {
@@ -218,7 +244,7 @@ func (o *engine) resultSubject(ctx context.Context, call host.Call, policy ToolP
 // collectedSubject is the set a handler handed to Collect: the handler's
 // own result is a rendering of it, or a placeholder, and all of it is
 // replaced.
-func (o *engine) collectedSubject(call host.Call, res host.Result, set ResultSet, col *collection, d *callDelivery) *subject {
+func (o *Offloader) collectedSubject(call host.Call, res host.Result, set ResultSet, col *collection, d *callDelivery) *subject {
 	set.src, set.Tokens, set.Validated = col.records, col.tokens, true
 	doc := document{replace: make([]int, len(res.Content))}
 	for i := range doc.replace {
@@ -244,7 +270,7 @@ func (o *engine) collectedSubject(call host.Call, res host.Result, set ResultSet
 // outcomeOf judges s under the call's delivery mode: a page with a
 // cursor is cut whatever the mode, since offloading it would hide the
 // other pages.
-func (o *engine) outcomeOf(ctx context.Context, s *subject, mode deliveryMode) (Outcome, error) {
+func (o *Offloader) outcomeOf(ctx context.Context, s *subject, mode deliveryMode) (Outcome, error) {
 	if s.cursor != "" {
 		return o.truncateInline(s.sets, s.l, s.beside), nil
 	}
@@ -254,7 +280,7 @@ func (o *engine) outcomeOf(ctx context.Context, s *subject, mode deliveryMode) (
 // writeOut is the outcome of the modes that write a file: the file, or
 // the fallback when the records cannot all be had (a stream whose spool
 // failed) or the result is over the cap on results.
-func (o *engine) writeOut(ctx context.Context, s *subject) (Outcome, error) {
+func (o *Offloader) writeOut(ctx context.Context, s *subject) (Outcome, error) {
 	if s.lost != nil {
 		return o.truncated(ctx, s.sets, nil, 0, "", s.lost, 0), nil
 	}
@@ -294,7 +320,7 @@ func (s *subject) answer() host.Result {
 // threshold to Collect, the full set in place of the handler's rendering
 // of it (a budgeted text, one page), so that the proxy judges and offloads
 // what a direct client would have had offloaded.
-func (o *engine) serveProxy(ctx context.Context, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
+func (o *Offloader) serveProxy(ctx context.Context, next func(context.Context) (host.Result, error)) (host.Result, bool, error) {
 	c := &collector{o: o, threshold: o.cfg.ThresholdTokens}
 	defer c.discard()
 	res, err := next(context.WithValue(ctx, collectorKey{}, c))
@@ -322,13 +348,13 @@ func (o *engine) serveProxy(ctx context.Context, next func(context.Context) (hos
 }
 
 // sessionBudgeted reports whether call counts against a session budget.
-func (o *engine) sessionBudgeted(call host.Call) bool {
+func (o *Offloader) sessionBudgeted(call host.Call) bool {
 	return o.cfg.SessionBudgetTokens > 0 && call.Session != ""
 }
 
 // keptTokens estimates the items that stay beside the document: small
 // texts next to the data. Images and other items are not counted.
-func (o *engine) keptTokens(res host.Result, doc document) int {
+func (o *Offloader) keptTokens(res host.Result, doc document) int {
 	t := 0
 	idx, _ := textItems(res)
 	for _, i := range idx {
@@ -356,7 +382,7 @@ type reply struct {
 // the structured content, when they were part of it, followed by a
 // resource link to each file and the preview the delivery asks for. Items
 // that were not part of the document stay where they were.
-func (o *engine) respond(rp reply, out Outcome) host.Result {
+func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 	var body []byte
 	var r host.Result
 	var after []host.Content
@@ -427,7 +453,7 @@ func (o *engine) respond(rp reply, out Outcome) host.Result {
 // what fits the threshold beside a notice of notice tokens, and says so:
 // what a truncated result shows when its first record alone is larger
 // than the threshold.
-func (o *engine) cutFirst(set ResultSet, notice int) string {
+func (o *Offloader) cutFirst(set ResultSet, notice int) string {
 	budget := max(o.cfg.ThresholdTokens-o.overhead(set)-notice-40, 16) // and this note
 	var out string
 	_ = set.source().Each(func(_ int, r *records.Record) bool {
@@ -445,7 +471,7 @@ func (o *engine) cutFirst(set ResultSet, notice int) string {
 // warnIfLarge logs, once per tool, that a result over the threshold went
 // out inline, and why. A silent pass-through of 300 KB is the surprise
 // that costs a newcomer an hour.
-func (o *engine) warnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
+func (o *Offloader) warnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
 	if res.IsError || res.NeedsInput || tool == ExtractToolName {
 		return
 	}
@@ -455,9 +481,19 @@ func (o *engine) warnIfLarge(ctx context.Context, tool string, res host.Result, 
 	o.warnOnce(ctx, tool, why)
 }
 
+// WarnIfLarge logs, once per tool and reason, that res, a result of tool
+// that the adapter sent inline without offering it to [Host.Serve], is
+// over the threshold, and why ("is a task tool whose handler is not
+// wrapped: ..."). Errors, results that ask for input and lro_extract's
+// results are never logged. It is for what an adapter sees pass beside
+// Serve: mcp-go's task tools whose handlers are not wrapped.
+func (h Host) WarnIfLarge(ctx context.Context, tool string, res host.Result, why string) {
+	h.o.warnIfLarge(ctx, tool, res, why)
+}
+
 // warnOnce logs, once per tool and reason, that a result over the
 // threshold of tool was sent inline because it: why.
-func (o *engine) warnOnce(ctx context.Context, tool, why string) {
+func (o *Offloader) warnOnce(ctx context.Context, tool, why string) {
 	if _, loaded := o.warned.LoadOrStore(tool+"\x00"+why, true); loaded {
 		return
 	}
@@ -466,7 +502,7 @@ func (o *engine) warnOnce(ctx context.Context, tool, why string) {
 }
 
 // resultTokens estimates a result as Serve would judge it.
-func (o *engine) resultTokens(res host.Result) int {
+func (o *Offloader) resultTokens(res host.Result) int {
 	if o.surelySmall(res) {
 		return 0
 	}
@@ -477,14 +513,14 @@ func (o *engine) resultTokens(res host.Result) int {
 // logger returns the configured logger, or slog's default one: for the
 // notices that are never silent (see [WithLogger]), and only for them;
 // events go to the configured logger alone.
-func (o *engine) logger() *slog.Logger {
+func (o *Offloader) logger() *slog.Logger {
 	if o.opts.logger != nil {
 		return o.opts.logger
 	}
 	return slog.Default()
 }
 
-func (o *engine) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {
+func (o *Offloader) logf(ctx context.Context, level slog.Level, msg, tool string, err error) {
 	if l := o.opts.logger; l != nil {
 		l.LogAttrs(ctx, level, msg, slog.String("tool", tool), slog.Any("error", err))
 	}

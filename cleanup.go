@@ -17,11 +17,11 @@ import (
 //
 // The janitor calls Sweep's parts for you; call it yourself only when the
 // Offloader was made [WithoutJanitor].
-func (o *engine) Sweep(ctx context.Context) (int, error) {
+func (o *Offloader) Sweep(ctx context.Context) (int, error) {
 	return o.store.Sweep(ctx)
 }
 
-func (o *engine) emitExpired(ctx context.Context, e FileExpiredEvent) {
+func (o *Offloader) emitExpired(ctx context.Context, e FileExpiredEvent) {
 	o.metrics.removed(ctx, "expired")
 	if h := o.opts.hooks.OnFileExpired; h != nil {
 		h(e)

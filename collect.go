@@ -17,7 +17,7 @@ type collectorKey struct{}
 
 // collector holds the result set a handler hands over with Collect.
 type collector struct {
-	o         *engine
+	o         *Offloader
 	threshold int
 
 	mu      sync.Mutex

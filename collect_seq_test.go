@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/lrotest"
@@ -58,7 +60,7 @@ func callStreaming(t *testing.T, o *lro.Offloader, n, fail int) *mcp.CallToolRes
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "rows"
-	out, err := o.Middleware()(streamingTool(t, n, fail))(context.Background(), req)
+	out, err := mcpgo.Middleware(o)(streamingTool(t, n, fail))(context.Background(), req)
 	require.NoError(t, err)
 	return out
 }
@@ -218,7 +220,7 @@ func TestCollectSeqLostWithALargeFirstRecord(t *testing.T) {
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "rows"
-	out, err := o.Middleware()(func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	out, err := mcpgo.Middleware(o)(func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		_, offloaded, err := lro.CollectSeq(ctx, rows)
 		require.NoError(t, err)
 		require.True(t, offloaded, "past the threshold, the set is the Offloader's")

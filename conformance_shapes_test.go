@@ -5,15 +5,17 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
+
 	mcpclient "github.com/mark3labs/mcp-go/client"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgomcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/gosdk"
@@ -227,18 +229,18 @@ func checkFiles(t *testing.T, d lro.OffloadResponse, total int) {
 }
 
 func shapeServerMCPGo(t *testing.T, off *lro.Offloader) string {
-	s := server.NewMCPServer("shapes", "1", off.ServerOption())
+	s := server.NewMCPServer("shapes", "1", mcpgo.ServerOption(off))
 	for _, st := range shapeTools {
-		s.AddTool(mcpgo.NewTool(st.name), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			r := &mcpgo.CallToolResult{Content: []mcpgo.Content{}, StructuredContent: st.structured}
+		s.AddTool(mcpgomcp.NewTool(st.name), func(context.Context, mcpgomcp.CallToolRequest) (*mcpgomcp.CallToolResult, error) {
+			r := &mcpgomcp.CallToolResult{Content: []mcpgomcp.Content{}, StructuredContent: st.structured}
 			for _, it := range st.items {
 				switch {
 				case it.image != nil:
-					r.Content = append(r.Content, mcpgo.NewImageContent(base64.StdEncoding.EncodeToString(it.image), "image/png"))
+					r.Content = append(r.Content, mcpgomcp.NewImageContent(base64.StdEncoding.EncodeToString(it.image), "image/png"))
 				case it.uri != "":
-					r.Content = append(r.Content, mcpgo.NewEmbeddedResource(mcpgo.TextResourceContents{URI: it.uri, MIMEType: "application/json", Text: it.text}))
+					r.Content = append(r.Content, mcpgomcp.NewEmbeddedResource(mcpgomcp.TextResourceContents{URI: it.uri, MIMEType: "application/json", Text: it.text}))
 				default:
-					r.Content = append(r.Content, mcpgo.NewTextContent(it.text))
+					r.Content = append(r.Content, mcpgomcp.NewTextContent(it.text))
 				}
 			}
 			return r, nil
@@ -296,13 +298,13 @@ var rawCallers = []struct {
 		require.NoError(t, err)
 		require.NoError(t, c.Start(context.Background()))
 		t.Cleanup(func() { c.Close() })
-		init := mcpgo.InitializeRequest{}
-		init.Params.ClientInfo = mcpgo.Implementation{Name: "shapes", Version: "1"}
-		init.Params.ProtocolVersion = mcpgo.ProtocolVersion20251125
+		init := mcpgomcp.InitializeRequest{}
+		init.Params.ClientInfo = mcpgomcp.Implementation{Name: "shapes", Version: "1"}
+		init.Params.ProtocolVersion = mcpgomcp.ProtocolVersion20251125
 		_, err = c.Initialize(context.Background(), init)
 		require.NoError(t, err)
 		return func(tool string) rawResult {
-			req := mcpgo.CallToolRequest{}
+			req := mcpgomcp.CallToolRequest{}
 			req.Params.Name = tool
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	mcpclient "github.com/mark3labs/mcp-go/client"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgomcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
@@ -43,12 +45,12 @@ var confHosts = []confHost{
 	{"mcp-go", func(t *testing.T, off *lro.Offloader, extract bool) string {
 		s := memserver.New(testStore, off)
 		for _, g := range genericTools {
-			s.AddTool(mcpgo.NewTool(g.name), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-				return mcpgo.NewToolResultText(g.text), nil
+			s.AddTool(mcpgomcp.NewTool(g.name), func(context.Context, mcpgomcp.CallToolRequest) (*mcpgomcp.CallToolResult, error) {
+				return mcpgomcp.NewToolResultText(g.text), nil
 			})
 		}
 		if extract && off != nil {
-			off.AddExtractTool(s)
+			mcpgo.AddExtractTool(s, off)
 		}
 		return serveHTTP(t, server.NewStreamableHTTPServer(s))
 	}},
@@ -177,17 +179,17 @@ var confClients = []confClient{
 		require.NoError(t, err)
 		require.NoError(t, c.Start(context.Background()))
 		t.Cleanup(func() { c.Close() })
-		init := mcpgo.InitializeRequest{}
-		init.Params.ClientInfo = mcpgo.Implementation{Name: name, Version: "1"}
+		init := mcpgomcp.InitializeRequest{}
+		init.Params.ClientInfo = mcpgomcp.Implementation{Name: name, Version: "1"}
 		// The session protocol: the go-sdk client covers 2026-07-28.
-		init.Params.ProtocolVersion = mcpgo.ProtocolVersion20251125
+		init.Params.ProtocolVersion = mcpgomcp.ProtocolVersion20251125
 		if proxy != nil {
 			init.Params.Capabilities.Experimental = map[string]any{host.ProxyCapability: proxy}
 		}
 		_, err = c.Initialize(context.Background(), init)
 		require.NoError(t, err)
 		return func(tool string, args map[string]any) confResult {
-			req := mcpgo.CallToolRequest{}
+			req := mcpgomcp.CallToolRequest{}
 			req.Params.Name, req.Params.Arguments = tool, args
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -196,9 +198,9 @@ var confClients = []confClient{
 			r := confResult{IsError: res.IsError}
 			for _, c := range res.Content {
 				switch c := c.(type) {
-				case mcpgo.TextContent:
+				case mcpgomcp.TextContent:
 					r.Texts = append(r.Texts, c.Text)
-				case mcpgo.ResourceLink:
+				case mcpgomcp.ResourceLink:
 					r.Links = append(r.Links, confLink{c.URI, c.Name, c.MIMEType, *c.Size})
 				default:
 					t.Fatalf("unexpected content %T", c)

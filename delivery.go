@@ -37,15 +37,15 @@ const (
 type deliveryMode interface {
 	// outcome judges the result s: a file and its descriptor, records cut
 	// inline, or Inline.
-	outcome(ctx context.Context, o *engine, s *subject) (Outcome, error)
+	outcome(ctx context.Context, o *Offloader, s *subject) (Outcome, error)
 	// pointer is what the answer carries in place of the records of an
 	// offloaded result, whose descriptor is r; linked says resource links
 	// go with it.
-	pointer(o *engine, r *OffloadResponse, rp reply, linked bool) any
+	pointer(o *Offloader, r *OffloadResponse, rp reply, linked bool) any
 	// pointerTokens is about the size of that pointer: a result no larger
 	// stays inline under the session budget, since offloading it would
 	// save nothing.
-	pointerTokens(o *engine) int
+	pointerTokens(o *Offloader) int
 	// previewTokens is the preview budget when the choice leaves it 0.
 	previewTokens() int
 }
@@ -126,7 +126,7 @@ type delivery struct {
 // a call, and only for a result over the threshold or the session budget
 // (the budget may ask before the result is judged).
 type callDelivery struct {
-	o    *engine
+	o    *Offloader
 	call host.Call
 	once sync.Once
 	d    delivery
@@ -139,7 +139,7 @@ func (c *callDelivery) get() delivery {
 }
 
 // deliveryFor chooses the delivery of an offloaded result of call.
-func (o *engine) deliveryFor(call host.Call) delivery {
+func (o *Offloader) deliveryFor(call host.Call) delivery {
 	c := DeliveryChoice{Mode: o.cfg.Delivery}
 	if choose := o.opts.delivery; choose != nil {
 		got := choose(DeliveryRequest{Tool: call.Tool, Client: call.Client, NativeExtract: call.NativeExtract, Resources: call.Resources, Default: o.cfg.Delivery})
@@ -162,19 +162,19 @@ func (o *engine) deliveryFor(call host.Call) delivery {
 // specification's descriptor, every field and ten recipes.
 type descriptorMode struct{}
 
-func (descriptorMode) outcome(ctx context.Context, o *engine, s *subject) (Outcome, error) {
+func (descriptorMode) outcome(ctx context.Context, o *Offloader, s *subject) (Outcome, error) {
 	return o.writeOut(ctx, s)
 }
 
-func (descriptorMode) pointer(_ *engine, r *OffloadResponse, _ reply, _ bool) any { return r }
+func (descriptorMode) pointer(_ *Offloader, r *OffloadResponse, _ reply, _ bool) any { return r }
 
-func (descriptorMode) pointerTokens(*engine) int { return descriptorBudgetTokens }
+func (descriptorMode) pointerTokens(*Offloader) int { return descriptorBudgetTokens }
 
 func (descriptorMode) previewTokens() int { return 0 }
 
 // linkFor returns the resource link of an offloaded file, or nil when
 // the server handling call does not answer resources/read.
-func (o *engine) linkFor(call host.Call, f offloadedFile) *host.ResourceLink {
+func (o *Offloader) linkFor(call host.Call, f offloadedFile) *host.ResourceLink {
 	if !call.Resources {
 		return nil
 	}
@@ -205,7 +205,7 @@ type CompactSummary struct {
 
 // compact returns the compact form of a descriptor. linked says the
 // result carries a resource link the client can read.
-func (o *engine) compact(r *OffloadResponse, native, linked, lines bool) *CompactResponse {
+func (o *Offloader) compact(r *OffloadResponse, native, linked, lines bool) *CompactResponse {
 	c := &CompactResponse{
 		Offloaded: true,
 		FilePath:  r.FilePath,
@@ -246,7 +246,7 @@ func compactGuidance(native, linked, lines bool) string {
 // records, as many as fit budget tokens, and how many there are. A first
 // record larger than the whole budget is shown cut, so that the model
 // still sees what a record looks like.
-func (o *engine) preview(set ResultSet, budget int) string {
+func (o *Offloader) preview(set ResultSet, budget int) string {
 	src := set.source()
 	if budget <= 0 || src.Count() == 0 {
 		return ""
@@ -288,15 +288,15 @@ func isLines(set ResultSet) bool {
 // and a preview of the first records.
 type compactMode struct{}
 
-func (compactMode) outcome(ctx context.Context, o *engine, s *subject) (Outcome, error) {
+func (compactMode) outcome(ctx context.Context, o *Offloader, s *subject) (Outcome, error) {
 	return o.writeOut(ctx, s)
 }
 
-func (compactMode) pointer(o *engine, r *OffloadResponse, rp reply, linked bool) any {
+func (compactMode) pointer(o *Offloader, r *OffloadResponse, rp reply, linked bool) any {
 	return o.compact(r, rp.call.NativeExtract, linked, isLines(rp.first))
 }
 
-func (compactMode) pointerTokens(*engine) int { return compactBudgetTokens }
+func (compactMode) pointerTokens(*Offloader) int { return compactBudgetTokens }
 
 func (compactMode) previewTokens() int { return DefaultPreviewTokens }
 
@@ -306,7 +306,7 @@ type truncateMode struct{}
 
 // outcome cuts a result over the threshold; one under it (a collected set
 // the session budget let through) is judged as the other modes judge it.
-func (truncateMode) outcome(ctx context.Context, o *engine, s *subject) (Outcome, error) {
+func (truncateMode) outcome(ctx context.Context, o *Offloader, s *subject) (Outcome, error) {
 	if !s.over {
 		return o.writeOut(ctx, s)
 	}
@@ -314,18 +314,18 @@ func (truncateMode) outcome(ctx context.Context, o *engine, s *subject) (Outcome
 }
 
 // pointer is never asked for: truncate points to no file.
-func (truncateMode) pointer(_ *engine, r *OffloadResponse, _ reply, _ bool) any { return r }
+func (truncateMode) pointer(_ *Offloader, r *OffloadResponse, _ reply, _ bool) any { return r }
 
 // pointerTokens: truncation cannot make a result smaller than the
 // threshold.
-func (truncateMode) pointerTokens(o *engine) int { return o.cfg.ThresholdTokens }
+func (truncateMode) pointerTokens(o *Offloader) int { return o.cfg.ThresholdTokens }
 
 func (truncateMode) previewTokens() int { return 0 }
 
 // truncateInline is the response of DeliveryTruncate: as many leading
 // records as fit the threshold, of each section, and a notice. No file
 // is written.
-func (o *engine) truncateInline(sets []ResultSet, l *records.Layout, beside int) Outcome {
+func (o *Offloader) truncateInline(sets []ResultSet, l *records.Layout, beside int) Outcome {
 	count, tokens := 0, 0
 	for _, s := range sets {
 		count += s.count()

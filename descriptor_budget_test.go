@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
@@ -59,7 +61,7 @@ func TestDescriptorBudget(t *testing.T) {
 		for _, native := range []bool{false, true} {
 			o := newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS(dirFor("recall"))))
 			if native {
-				o.AddExtractTool(server.NewMCPServer("budget", "1"))
+				mcpgo.AddExtractTool(server.NewMCPServer("budget", "1"), o)
 			}
 			out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Detail: d, Records: memories(t, 200, d), Scores: []float64{0.31, 1}})
 			require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +35,7 @@ func logsTool(n int, count any) server.ToolHandlerFunc {
 // and a count that says something else, are.
 func TestExtraDoesNotRepeatTheSummary(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
-	s := server.NewMCPServer("logs", "1", o.ServerOption())
+	s := server.NewMCPServer("logs", "1", mcpgo.ServerOption(o))
 	s.AddTool(mcp.NewTool("get_logs"), logsTool(300, 300))
 	s.AddTool(mcp.NewTool("page_of_logs"), logsTool(300, 5000))
 	c := connect(t, s)
@@ -85,7 +86,7 @@ func TestPlaceholdersHaveOneSpelling(t *testing.T) {
 	assert.Contains(t, strings.Join(commands, "\n"), `index("TAG")`)
 
 	g := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
-	s := server.NewMCPServer("generic", "1", g.ServerOption())
+	s := server.NewMCPServer("generic", "1", mcpgo.ServerOption(g))
 	s.AddTool(mcp.NewTool("tickets"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		rows := make([]map[string]any, 400)
 		for i := range rows {

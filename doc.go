@@ -1,5 +1,7 @@
-// Package lro implements Large Result Offloading for MCP servers built on
-// github.com/mark3labs/mcp-go.
+// Package lro implements Large Result Offloading for Go MCP servers: the
+// host-neutral engine, which adapters put in front of an SDK's tools
+// (package github.com/mcplro/lro/mcpgo for github.com/mark3labs/mcp-go,
+// package github.com/mcplro/lro/gosdk for the official SDK).
 //
 // A tool result too large for a model's context (hundreds of memories,
 // thousands of rows) is written, complete, to a JSONL file: one header
@@ -12,12 +14,13 @@
 //
 // # Wiring
 //
-// Most servers wrap their tool handlers with the middleware:
+// Most servers wrap their tool handlers with an adapter's middleware, here
+// mcp-go's (package mcpgo):
 //
 //	off, err := lro.New(lro.DefaultConfig())
 //	if err != nil { ... }
 //	defer off.Close()
-//	s := server.NewMCPServer("memory", "1.0.0", off.ServerOption())
+//	s := server.NewMCPServer("memory", "1.0.0", mcpgo.ServerOption(off))
 //
 // Only tools with a [ToolPolicy] are offloaded; the others pass through
 // untouched. The specification's memory tools (recall_memories,
@@ -44,13 +47,13 @@
 // descriptor. An ordinary tool that supports tasks needs nothing more:
 // mcp-go runs it through the middleware. A task tool, registered with
 // AddTaskTool, is not reached by tool middleware: wrap its handler with
-// [Offloader.TaskHandler], or [Offloader.WrapTask] to give it a policy of
-// its own, as [Offloader.Wrap] does for an ordinary tool:
+// mcpgo.TaskHandler, or mcpgo.WrapTask to give it a policy of its own, as
+// mcpgo.Wrap does for an ordinary tool:
 //
-//	s.AddTaskTool(exportTool, off.TaskHandler(export))
+//	s.AddTaskTool(exportTool, mcpgo.TaskHandler(off, export))
 //
 // A task tool left unwrapped whose result goes out over the threshold is
-// logged once, with this fix, by the hooks of [Offloader.ServerOption].
+// logged once, with this fix, by the hooks of mcpgo.ServerOption.
 //
 // Servers on the official Go SDK (github.com/modelcontextprotocol/go-sdk)
 // use package github.com/mcplro/lro/gosdk, a thin adapter over the same
@@ -98,15 +101,16 @@
 //
 // # Native extraction and the proxy
 //
-// [Offloader.AddExtractTool] registers lro_extract, which runs the recipes,
-// a jq filter, a grep or a range of lines over an offloaded file for models
-// without a shell: in worker processes bounded in time and memory (the
-// lro-worker program when installed, see [ExtractLimits]), never in the
-// server unless [ExtractLimits].InProcess says so. Package github.com/mcplro/lro/proxy (and the lro-proxy
-// command) puts a local stdio server in front of a remote streamable-HTTP
-// server and offloads on the local disk; servers using this package return
-// full results to such a proxy, which they recognize by
-// [Offloader.IsProxyClient].
+// mcpgo.AddExtractTool (gosdk.AddExtractTool) registers lro_extract, which
+// runs the recipes, a jq filter, a grep or a range of lines over an
+// offloaded file for models without a shell: in worker processes bounded in
+// time and memory (the lro-worker program when installed, see
+// [ExtractLimits]), never in the server unless [ExtractLimits].InProcess
+// says so. Package github.com/mcplro/lro/proxy (and the lro-proxy command)
+// puts a local stdio server in front of a remote streamable-HTTP server and
+// offloads on the local disk; servers using this package return full
+// results to such a proxy, which they recognize by mcpgo.IsProxyClient
+// (gosdk.IsProxyClient).
 //
 // # Events
 //

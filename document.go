@@ -86,7 +86,7 @@ func textItems(res host.Result) (idx []int, size int) {
 // threshold: with the heuristic estimator no rune costs more than a token
 // per three bytes, and no byte of invalid UTF-8 (which it checks for)
 // more than half a token.
-func (o *engine) surelySmall(res host.Result) bool {
+func (o *Offloader) surelySmall(res host.Result) bool {
 	if !o.heuristic() {
 		return false
 	}
@@ -112,7 +112,7 @@ func (o *engine) surelySmall(res host.Result) bool {
 
 // heuristic reports whether the estimator is the library's own, whose
 // bounds the fast paths rely on.
-func (o *engine) heuristic() bool {
+func (o *Offloader) heuristic() bool {
 	_, ok := o.opts.estimator.(HeuristicEstimator)
 	return ok
 }
@@ -122,7 +122,7 @@ func (o *engine) heuristic() bool {
 // more than half a token, and no rune more than a token per three bytes
 // (see [HeuristicEstimator]). valid, when not nil, says whether the bytes
 // are valid UTF-8; it is asked only when that decides.
-func (o *engine) surelyUnder(size int, valid func() bool) bool {
+func (o *Offloader) surelyUnder(size int, valid func() bool) bool {
 	t := o.cfg.ThresholdTokens
 	return o.heuristic() && (size <= 2*t || size <= 3*t && valid != nil && valid())
 }
@@ -134,7 +134,7 @@ func (o *engine) surelyUnder(size int, valid func() bool) bool {
 // Without structured content, a single large text is the document (small
 // ones beside it stay), and several texts of similar weight are records
 // one each.
-func (o *engine) documentOf(res host.Result) (document, bool) {
+func (o *Offloader) documentOf(res host.Result) (document, bool) {
 	idx, _ := textItems(res)
 	if res.Structured != nil {
 		return o.structuredDocument(res, idx)
@@ -208,7 +208,7 @@ func repeats(res host.Result, large []int) bool {
 	return true
 }
 
-func (o *engine) textDocument(text string, replace []int) document {
+func (o *Offloader) textDocument(text string, replace []int) document {
 	d := document{data: records.BytesOf(text), replace: replace}
 	if records.LooksJSON(text) {
 		d.index, d.isJSON = validIndex(d.data)
@@ -221,7 +221,7 @@ func (o *engine) textDocument(text string, replace []int) document {
 	return d
 }
 
-func (o *engine) structuredDocument(res host.Result, idx []int) (document, bool) {
+func (o *Offloader) structuredDocument(res host.Result, idx []int) (document, bool) {
 	d := document{structured: true}
 	serialized := false
 	for _, i := range idx {
@@ -266,7 +266,7 @@ func (o *engine) structuredDocument(res host.Result, idx []int) (document, bool)
 // pass that validated it found every byte ASCII, gives the heuristic's
 // estimate from the length alone (a quarter token a byte), sparing a
 // pass over the text.
-func (o *engine) estimateText(data []byte, ascii bool) int {
+func (o *Offloader) estimateText(data []byte, ascii bool) int {
 	if o.heuristic() && ascii {
 		return (len(data) + 3) / 4
 	}

@@ -57,7 +57,7 @@ type WriteFailedEvent struct {
 	Duration time.Duration
 }
 
-func (o *engine) emitEvicted(ctx context.Context, e FileEvictedEvent) {
+func (o *Offloader) emitEvicted(ctx context.Context, e FileEvictedEvent) {
 	o.metrics.removed(ctx, "evicted")
 	if h := o.opts.hooks.OnFileEvicted; h != nil {
 		h(e)

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/lrotest"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // A tool that does not return memories, here get_logs, is offloaded only
@@ -33,7 +34,7 @@ func ExampleWithTool() {
 		if err != nil {
 			panic(err)
 		}
-		res, _ := off.Middleware()(getLogs)(context.Background(), req)
+		res, _ := mcpgo.Middleware(off)(getLogs)(context.Background(), req)
 		var d lro.OffloadResponse
 		_ = json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &d)
 		fmt.Println(d.Offloaded, d.Summary.Count, len(d.JQRecipes), "recipes")

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/lrotest"
@@ -33,7 +35,7 @@ func ExampleToolPolicy_sections() {
 
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "memory_graph"
-	res, _ := off.Middleware()(memoryGraph)(context.Background(), req)
+	res, _ := mcpgo.Middleware(off)(memoryGraph)(context.Background(), req)
 	var d lro.OffloadResponse
 	_ = json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &d)
 	fmt.Println(d.Section, d.Summary.Count, string(d.Summary.Extra["generated"]))

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/lrotest"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // rows returns n small JSON records.
@@ -50,72 +48,6 @@ func ExampleOffloader_Offload() {
 	// Count by namespace
 }
 
-// A server adds offloading with one option; the specification's memory
-// tools have their policies built in.
-func ExampleOffloader_ServerOption() {
-	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lrotest.NewMemFS("/tmp/lro")))
-	if err != nil {
-		panic(err)
-	}
-	defer off.Close()
-	s := server.NewMCPServer("memory", "1.0.0", off.ServerOption())
-	s.AddTool(mcp.NewTool("list_memories"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultJSON(rows(300))
-	})
-
-	c, _ := client.NewInProcessClient(s)
-	defer c.Close()
-	_ = c.Start(context.Background())
-	_, _ = c.Initialize(context.Background(), mcp.InitializeRequest{})
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "list_memories"
-	res, _ := c.CallTool(context.Background(), req)
-
-	var d lro.OffloadResponse
-	_ = json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &d)
-	fmt.Println(d.Offloaded, d.Summary.Operation, d.Summary.Count, filepath.Dir(d.FilePath))
-	// Output: true list 300 /tmp/lro
-}
-
-// A server built by a constructor you do not own (a library's
-// NewServer) gets offloading after the fact: a server.ServerOption is a
-// func(*server.MCPServer), and everything it installs (the tool
-// middleware, the tool filter that widens output schemas, the lro://files/
-// resources and the hooks that detect proxy clients) may be added to a
-// built server, before it serves. Nothing needs the constructor; only a
-// later server.WithHooks would replace the hooks it adds.
-func ExampleOffloader_ServerOption_builtServer() {
-	off, err := lro.New(lro.DefaultConfig(), lro.WithFS(lrotest.NewMemFS("/tmp/lro")), lro.WithTool("search_files", lro.ToolPolicy{Generic: true}))
-	if err != nil {
-		panic(err)
-	}
-	defer off.Close()
-	s := newFilesServer() // someone else's constructor, tools registered
-
-	off.ServerOption()(s) // attach
-
-	c, _ := client.NewInProcessClient(s)
-	defer c.Close()
-	_ = c.Start(context.Background())
-	_, _ = c.Initialize(context.Background(), mcp.InitializeRequest{})
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "search_files"
-	res, _ := c.CallTool(context.Background(), req)
-	var d lro.OffloadResponse
-	_ = json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &d)
-	fmt.Println(d.Offloaded, d.Summary.Count)
-	// Output: true 300
-}
-
-// newFilesServer stands for a constructor the user does not own.
-func newFilesServer() *server.MCPServer {
-	s := server.NewMCPServer("files", "1.0.0")
-	s.AddTool(mcp.NewTool("search_files"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultJSON(rows(300))
-	})
-	return s
-}
-
 // A handler whose result is not the set to judge hands the set over with
 // Collect, here a paginated tool that must not create a cursor when its
 // whole set is offloaded.
@@ -129,7 +61,7 @@ func ExampleCollect() {
 		}
 		return mcp.NewToolResultJSON(map[string]any{"memories": all[:20], "next_cursor": "20"})
 	}
-	h := off.Wrap(lro.ToolPolicy{Operation: "list"}, handler)
+	h := mcpgo.Wrap(off, lro.ToolPolicy{Operation: "list"}, handler)
 	res, _ := h(context.Background(), mcp.CallToolRequest{})
 	text := res.Content[0].(mcp.TextContent).Text
 	fmt.Println(strings.Contains(text, `"offloaded":true`), strings.Contains(text, "next_cursor"))

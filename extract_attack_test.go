@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"log"
 	"os"
@@ -17,6 +16,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -242,7 +244,7 @@ var fewHostileQueries = []string{`"x" * 100000000`, `"x" * 1e12`, `last(range(1e
 func TestExtractAttacksAreBounded(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout}))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := stdioClient(t, s)
 	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 	// A larger file for the pile-up: 5,000 full memories, 3.7 MB. Decoded
@@ -395,7 +397,7 @@ func TestExtractKeywordRegexCacheIsBounded(t *testing.T) {
 	}
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout, Workers: 1}))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
 	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 	extract(t, c, map[string]any{"file_path": path, "recipe": 3, "params": map[string]any{"keyword": "x"}})
@@ -482,7 +484,7 @@ func statusKB(t *testing.T, file, field string) int64 {
 func TestExtractPileUpInProcess(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout, InProcess: true}))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
 	big, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: memories(t, 5000, lro.DetailFull)})
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // BenchmarkExtract compares lro_extract, called through an MCP client in
@@ -155,6 +156,6 @@ func warmWorkers(b *testing.B, c *client.Client, o *lro.Offloader, path string) 
 
 func newMemoryServer(o *lro.Offloader) *server.MCPServer {
 	s := memserver.New(memstore.New(nil), o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	return s
 }

@@ -34,14 +34,14 @@ type openedFile struct {
 
 func (openedFile) Close() error { return nil }
 
-func (o *engine) openOffload(name string) (openedFile, error) {
+func (o *Offloader) openOffload(name string) (openedFile, error) {
 	key, size, err := o.extractor.OpenFile(name)
 	return openedFile{key: key, size: size}, err
 }
 
-func (o *engine) ownFile(path string) (string, error) { return o.extractor.OwnFile(path) }
+func (o *Offloader) ownFile(path string) (string, error) { return o.extractor.OwnFile(path) }
 
-func (o *engine) warmExtract(name string) { o.extractor.WarmExtract(name) }
+func (o *Offloader) warmExtract(name string) { o.extractor.WarmExtract(name) }
 
 // extractCalls is the process's admission of lro_extract calls and
 // resource reads.
@@ -59,15 +59,15 @@ const (
 	resourceLines = extract.ResourceLines
 )
 
-func (o *engine) parseResourceURI(uri string) (string, textlines.Range, bool, error) {
+func (o *Offloader) parseResourceURI(uri string) (string, textlines.Range, bool, error) {
 	return o.extractor.ParseResourceURI(uri)
 }
 
-func (o *engine) resourceLink(path string, size int64, text bool) *host.ResourceLink {
+func (o *Offloader) resourceLink(path string, size int64, text bool) *host.ResourceLink {
 	return o.extractor.ResourceLink(path, size, text)
 }
 
-func (o *engine) resourceMaxBytes() int64 { return o.extractor.ResourceMaxBytes() }
+func (o *Offloader) resourceMaxBytes() int64 { return o.extractor.ResourceMaxBytes() }
 
 // SetCopyFreshFor sets how long a local copy is used without asking the
 // FS, until the test ends.

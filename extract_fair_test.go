@@ -14,6 +14,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -35,7 +36,7 @@ func TestExtractFairBesideLoopingCallers(t *testing.T) {
 			testenv.SkipUnlessFull(t)
 			o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Second}))
 			s := memserver.New(testStore, o)
-			o.AddExtractTool(s)
+			mcpgo.AddExtractTool(s, o)
 			c := connect(t, s)
 			path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 			extract(t, c, map[string]any{"file_path": path, "recipe": 6}) // start the workers

@@ -2,9 +2,11 @@ package lro_test
 
 import (
 	"encoding/json"
-	"github.com/mcplro/lro/internal/testenv"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
@@ -55,7 +57,7 @@ func FuzzExtract(f *testing.F) {
 	}
 	defer o.Close()
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	var path string
 	f.Fuzz(func(t *testing.T, query, params string, slurp bool, recipe float64) {
 		c := connect(t, s)

@@ -3,7 +3,6 @@ package lro_test
 import (
 	"context"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"runtime"
 	"slices"
@@ -12,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mcplro/lro"
@@ -81,7 +83,7 @@ func TestExtractHostileCallersMemoryBound(t *testing.T) {
 	}
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{}))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
 	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 	extract(t, c, map[string]any{"file_path": path, "recipe": 6}) // start the workers
@@ -147,7 +149,7 @@ func TestExtractHostileCallersLeaveOtherTools(t *testing.T) {
 	testenv.SkipUnlessFull(t) // 8 s of hostile load; TestExtractAttacksAreBounded proves it by order
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout}))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := stdioClient(t, s)
 	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 	extract(t, c, map[string]any{"file_path": path, "recipe": 6}) // start the workers

@@ -14,6 +14,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/lrotest"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -61,7 +62,7 @@ func TestExtractStoreFilesRunInWorkers(t *testing.T) {
 	lim := lro.WithExtractLimits(lro.ExtractLimits{Timeout: 3 * time.Second, CacheBytes: 12346 << 10})
 	o := newOffloader(t, nil, lro.WithFS(fsys), lim, lro.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
 	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 	size := int64(len(must(fsys.ReadFile(filepath.Base(path)))))
@@ -110,7 +111,7 @@ func TestExtractFailsClosedWithoutWorkers(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{WorkerPath: exe}), lro.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
 	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 	for range 2 {
@@ -129,7 +130,7 @@ func TestExtractInProcessIsReported(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{InProcess: true}), lro.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
 	path := offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 	res := extract(t, c, map[string]any{"file_path": path, "recipe": 6})

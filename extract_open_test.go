@@ -3,7 +3,6 @@
 package lro_test
 
 import (
-	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mcplro/lro"
@@ -102,7 +104,7 @@ func offloadedForExtract(t *testing.T, inProcess bool) (*client.Client, string) 
 	t.Helper()
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout, InProcess: inProcess}))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
 	return c, offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
 }

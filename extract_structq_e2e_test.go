@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
@@ -20,13 +22,13 @@ import (
 // questionServer serves structqtest's tools, each result offloaded as
 // generic records, and lro_extract.
 func questionServer(t testing.TB, o *lro.Offloader) *server.MCPServer {
-	s := server.NewMCPServer("servers", "1", o.ServerOption())
+	s := server.NewMCPServer("servers", "1", mcpgo.ServerOption(o))
 	for name, text := range structqtest.Tools() {
 		s.AddTool(mcp.NewTool(name), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(text), nil
 		})
 	}
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	return s
 }
 

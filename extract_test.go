@@ -3,7 +3,6 @@ package lro_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -28,7 +30,7 @@ var fastExtract = lro.WithExtractLimits(lro.ExtractLimits{Timeout: 3 * time.Seco
 func extractServer(t *testing.T, mutate func(*lro.Config), opts ...lro.Option) (*client.Client, *lro.Offloader) {
 	o := newOffloader(t, mutate, append([]lro.Option{fastExtract}, opts...)...)
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	return connect(t, s), o
 }
 
@@ -212,7 +214,7 @@ func TestExtractGenericFile(t *testing.T) {
 	_ = s
 	gs := memserver.New(testStore, o)
 	gs.AddTool(mcp.NewTool("audit_log"), auditLog(600))
-	o.AddExtractTool(gs)
+	mcpgo.AddExtractTool(gs, o)
 	c := connect(t, gs)
 	desc := descriptor(t, callTool(t, c, "audit_log", nil))
 	assert.Contains(t, desc.Guidance, "lro_extract", "generic guidance names the tool too")
@@ -374,7 +376,7 @@ func memFSServer(t *testing.T) (*lro.Offloader, *client.Client, string) {
 	lim := lro.ExtractLimits{Timeout: 3 * time.Second, CacheBytes: 12345 << 10}
 	o := newOffloader(t, nil, lro.WithExtractLimits(lim), lro.WithFS(lrotest.NewMemFS("/mem/lro")))
 	s := memserver.New(testStore, o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
 	return o, c, offloadedPath(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 100}))
 }

@@ -31,7 +31,7 @@ const NoticeTokens = 128
 // becomes a tool error, so that a client that validates structured
 // content against the tool's output schema still accepts it. It reports
 // whether it changed res.
-func (o *engine) gate(res host.Result) (host.Result, bool) {
+func (o *Offloader) gate(res host.Result) (host.Result, bool) {
 	s := structuredJSON(res.Structured)
 	if o.surelyWithin(res, s) {
 		return res, false
@@ -47,7 +47,7 @@ func (o *engine) gate(res host.Result) (host.Result, bool) {
 // surelyWithin reports, without estimating, that an answer whose
 // structured content is s is within the threshold: its bytes together
 // are few enough for the heuristic estimator's bound.
-func (o *engine) surelyWithin(res host.Result, s []byte) bool {
+func (o *Offloader) surelyWithin(res host.Result, s []byte) bool {
 	size := len(s)
 	for _, c := range res.Content {
 		switch {
@@ -72,7 +72,7 @@ func (o *engine) surelyWithin(res host.Result, s []byte) bool {
 // its serialization, as the threshold counts a result set once when it is
 // sent twice; otherwise it counts on its own (structured is then its
 // part).
-func (o *engine) answerTokens(res host.Result, s []byte) (texts, structured int) {
+func (o *Offloader) answerTokens(res host.Result, s []byte) (texts, structured int) {
 	repeated := false
 	for _, c := range res.Content {
 		switch {
@@ -90,7 +90,7 @@ func (o *engine) answerTokens(res host.Result, s []byte) (texts, structured int)
 }
 
 // linkTokens estimates a resource link as a client receives it.
-func (o *engine) linkTokens(l *host.ResourceLink) int {
+func (o *Offloader) linkTokens(l *host.ResourceLink) int {
 	return o.EstimateTokens(records.BytesOf(l.URI+l.Name+l.Description+l.MIMEType)) + 16 // and its field names
 }
 
@@ -119,7 +119,7 @@ func structuredJSON(v any) []byte {
 // content as JSON, which is left out; hadStructured says it counted on
 // its own (no text item repeats it): s then takes its place as a text
 // item, cut like the others.
-func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) host.Result {
+func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured bool) host.Result {
 	// Structured content is left out: a result without it would fail a
 	// client's check against the tool's output schema, so it becomes a
 	// tool error, which clients do not check.
@@ -168,7 +168,7 @@ func (o *engine) cut(res host.Result, s []byte, tokens int, hadStructured bool) 
 // (or near it: the estimate is searched, not inverted). No rune costs
 // less than an eighth of a token a byte, so the search starts at most
 // eight bytes a token in.
-func (o *engine) prefixWithin(text string, budget int) int {
+func (o *Offloader) prefixWithin(text string, budget int) int {
 	n := min(len(text), 8*budget+8)
 	for n > 0 {
 		for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {

@@ -11,6 +11,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/testmcp"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ import (
 func TestGateCutsAToolErrorOverTheThreshold(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithTool("fails", lro.ToolPolicy{Generic: true}))
 	msg := "error: " + strings.Repeat("stack frame at /srv/app/handler.go:42\n", 5000) // 190 KB
-	s := server.NewMCPServer("gate", "1", o.ServerOption())
+	s := server.NewMCPServer("gate", "1", mcpgo.ServerOption(o))
 	s.AddTool(mcp.NewTool("fails"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultError(msg), nil
 	})

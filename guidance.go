@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/mcplro/lro/internal/records"
+	"github.com/mcplro/lro/internal/tmpl"
 )
 
 //go:embed templates/*.tmpl
@@ -56,8 +56,20 @@ type guidanceData struct {
 	Largest int
 }
 
-// templateFuncs are the functions the guidance templates may call.
-var templateFuncs = template.FuncMap{"duration": humanDuration, "bytes": humanBytes}
+// fields returns d as the guidance templates read it. Detail goes as a
+// string, which tmpl knows (it prints and compares as the Detail did
+// under text/template); the differential test in
+// templates_internal_test.go holds the output to text/template's.
+func (d guidanceData) fields() tmpl.Fields {
+	return tmpl.Fields{
+		"Count": d.Count, "Tokens": d.Tokens, "Path": d.Path, "Detail": string(d.Detail),
+		"Memories": d.Memories, "Lines": d.Lines, "Section": d.Section, "Sections": d.Sections,
+		"TTL": d.TTL, "Largest": d.Largest,
+	}
+}
+
+// templateFuncs are the functions the templates may call.
+var templateFuncs = map[string]tmpl.Func{"duration": tmpl.Unary(humanDuration), "bytes": tmpl.Unary(humanBytes)}
 
 // humanBytes writes n for a model to read: "812 bytes", "14 KB", "1.4 MB".
 func humanBytes(n int) string {
@@ -106,18 +118,18 @@ func humanDuration(d time.Duration) string {
 
 type templates struct {
 	recipes map[Detail][]Recipe
-	shell   *template.Template
-	native  *template.Template
+	shell   *tmpl.Template
+	native  *tmpl.Template
 	schemas map[Detail]json.RawMessage
 }
 
 func loadTemplates(override fs.FS) (*templates, error) {
-	parse := func(name string) (*template.Template, error) {
+	parse := func(name string) (*tmpl.Template, error) {
 		text, err := readTemplate(override, name)
 		if err != nil {
 			return nil, err
 		}
-		t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
+		t, err := tmpl.Parse(name, text, templateFuncs)
 		if err != nil {
 			return nil, fmt.Errorf("lro: template %s: %w", name, err)
 		}
@@ -138,8 +150,8 @@ func loadTemplates(override fs.FS) (*templates, error) {
 		return nil, err
 	}
 	// Render once now, so that a broken override fails New, not a tool call.
-	for _, tt := range []*template.Template{t.shell, t.native} {
-		if err := tt.Execute(new(strings.Builder), guidanceData{Detail: DetailLight, Memories: true, TTL: time.Hour}); err != nil {
+	for _, tt := range []*tmpl.Template{t.shell, t.native} {
+		if _, err := tt.Render(guidanceData{Detail: DetailLight, Memories: true, TTL: time.Hour}.fields()); err != nil {
 			return nil, fmt.Errorf("lro: template %s: %w", tt.Name(), err)
 		}
 	}
@@ -177,13 +189,13 @@ func (t *templates) guidance(native bool, d guidanceData) string {
 	if native {
 		tt = t.native
 	}
-	var b strings.Builder
-	if err := tt.Execute(&b, d); err != nil {
+	out, err := tt.Render(d.fields())
+	if err != nil {
 		text := fmt.Sprintf("Results offloaded to JSONL (%d records, ~%d tokens saved).\nFile: %s\nDetail level: %s", d.Count, d.Tokens, d.Path, d.Detail)
 		if d.TTL > 0 {
 			text += "\nThe file is deleted about " + humanDuration(d.TTL) + " after it was written."
 		}
 		return text
 	}
-	return strings.TrimSpace(b.String())
+	return strings.TrimSpace(out)
 }

@@ -85,7 +85,7 @@ var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<1
 //
 // The file's expiry is recorded as its modification time before it is
 // published, and its name carries this Offloader's tag (see neighbours.go).
-func (o *engine) writeFile(ctx context.Context, set ResultSet, tokens int, now time.Time) (written, error) {
+func (o *Offloader) writeFile(ctx context.Context, set ResultSet, tokens int, now time.Time) (written, error) {
 	id, err := o.store.NewID(now)
 	if err != nil {
 		return written{}, err
@@ -193,7 +193,7 @@ type roomHolder interface {
 // which grows it by the difference, and waits for room only as the
 // oldest write in progress may (see mayWait). Others wait for room until
 // ctx ends.
-func (o *engine) roomFor(ctx context.Context, src records.Source, tmp, path string, need int64) (store.Claim, []FileEvictedEvent, []FileExpiredEvent, error) {
+func (o *Offloader) roomFor(ctx context.Context, src records.Source, tmp, path string, need int64) (store.Claim, []FileEvictedEvent, []FileExpiredEvent, error) {
 	if h, ok := src.(roomHolder); ok {
 		if held := h.room(); held > 0 {
 			extra := max(need-held, 0)

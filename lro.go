@@ -215,24 +215,16 @@ type JQRecipe struct {
 // deletes its files when their TTL has passed. It is safe for concurrent
 // use. Close it to stop the janitor.
 //
-// It is the host-neutral engine, whose methods it offers, and the mcp-go
-// adapter (the middleware*.go files), which keeps its own state apart:
-// nothing the engine holds or hands out refers to the Offloader, so a
-// program that uses only another host's adapter (package gosdk) links
-// none of mcp-go's code.
+// It is the host-neutral engine alone: the adapters of the MCP SDKs are
+// packages of their own (mcpgo for github.com/mark3labs/mcp-go, gosdk for
+// the official SDK) that reach it through [Host], so that a program links
+// the SDK it uses and no other.
 type Offloader struct {
-	*engine
-	mcpgo *mcpGo // the mcp-go adapter's own state: middleware_adapter.go
-}
-
-// engine is the host-neutral core of an Offloader: everything but the
-// mcp-go adapter. Host adapters reach it through [Host].
-type engine struct {
 	cfg       Config
 	opts      options
 	templates *templates
 	warned    sync.Map // tools whose large inline results were logged
-	ownFS     bool     // the FS was made by New, and is closed by Close
+	adapters  sync.Map // each host adapter's own state: Host.AdapterState
 	sessions  sessionBudget
 	metrics   *instruments
 	store     *store.Store  // its files in the directory: names, quota, janitor
@@ -240,9 +232,10 @@ type engine struct {
 	life      lifecycle     // the janitor's and Close's
 }
 
-// lifecycle is what starts and stops an engine: the janitor's goroutine
-// and Close.
+// lifecycle is what starts and stops an Offloader: the janitor's
+// goroutine, and Close, which closes the FS when New made it.
 type lifecycle struct {
+	ownFS     bool // the FS was made by New, and is closed by Close
 	closed    atomic.Bool
 	stop      chan struct{} // closed by Close: the janitor returns
 	done      chan struct{} // closed when the janitor has returned
@@ -256,7 +249,7 @@ type lifecycle struct {
 // or field is an error that names it. Unless [WithoutJanitor] is given,
 // New starts the janitor goroutine; [Offloader.Close] stops it.
 func New(cfg Config, opts ...Option) (*Offloader, error) {
-	o := &engine{opts: defaultOptions()}
+	o := &Offloader{opts: defaultOptions()}
 	for _, opt := range opts {
 		opt(&o.opts)
 	}
@@ -273,7 +266,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	o.cfg = cfg
 	if o.opts.fs == nil {
 		o.opts.fs = store.ForDir(cfg.OutputDir)
-		o.ownFS = true
+		o.life.ownFS = true
 	}
 	if err := o.opts.checkPolicies(); err != nil {
 		return nil, err
@@ -312,31 +305,31 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 	} else {
 		close(o.life.done)
 	}
-	return &Offloader{engine: o, mcpgo: &mcpGo{}}, nil
+	return o, nil
 }
 
 // Config returns the configuration the Offloader was built with, after
 // the environment and the defaults were applied. It is a copy: changing it
 // changes nothing.
-func (o *engine) Config() Config {
+func (o *Offloader) Config() Config {
 	c := o.cfg
 	c.Enabled = Bool(c.IsEnabled())
 	return c
 }
 
 // FS returns the directory the Offloader writes to.
-func (o *engine) FS() FS { return o.opts.fs }
+func (o *Offloader) FS() FS { return o.opts.fs }
 
 // Name returns the name this Offloader goes by in its directory: the one
 // given to [WithName], or the executable's base name.
-func (o *engine) Name() string { return o.store.Name() }
+func (o *Offloader) Name() string { return o.store.Name() }
 
 // EstimateTokens estimates p with the Offloader's [Estimator].
-func (o *engine) EstimateTokens(p []byte) int { return o.opts.estimator.EstimateTokens(p) }
+func (o *Offloader) EstimateTokens(p []byte) int { return o.opts.estimator.EstimateTokens(p) }
 
 // Close stops the janitor and waits for it to return. Files already
 // written stay until a later janitor deletes them. Close is idempotent.
-func (o *engine) Close() error {
+func (o *Offloader) Close() error {
 	o.life.closeOnce.Do(func() {
 		o.life.closed.Store(true)
 		close(o.life.stop)
@@ -344,7 +337,7 @@ func (o *engine) Close() error {
 	<-o.life.done
 	o.extractor.Close()
 	o.store.Close()
-	if c, ok := o.opts.fs.(io.Closer); ok && o.ownFS {
+	if c, ok := o.opts.fs.(io.Closer); ok && o.life.ownFS {
 		return c.Close()
 	}
 	return nil
@@ -358,7 +351,7 @@ func (o *engine) Close() error {
 // Offload returns an error only for a set it cannot accept (an invalid
 // operation name or detail level, a record that is not JSON) or after
 // Close; a failed write is never an error.
-func (o *engine) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
+func (o *Offloader) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
 	return o.offload(ctx, []ResultSet{set}, nil, 0)
 }
 
@@ -368,7 +361,7 @@ func (o *engine) Offload(ctx context.Context, set ResultSet) (Outcome, error) {
 // sectionSets. A single set is judged here against the threshold; the
 // caller of several has judged the whole result, and set each one's
 // Tokens.
-func (o *engine) offload(ctx context.Context, sets []ResultSet, l *records.Layout, beside int) (Outcome, error) {
+func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *records.Layout, beside int) (Outcome, error) {
 	for i := range sets {
 		if err := o.accept(&sets[i]); err != nil {
 			return Outcome{}, err
@@ -427,7 +420,7 @@ func (o *engine) offload(ctx context.Context, sets []ResultSet, l *records.Layou
 
 // accept refuses a set that cannot be offloaded at all, and fills in its
 // default detail level.
-func (o *engine) accept(set *ResultSet) error {
+func (o *Offloader) accept(set *ResultSet) error {
 	if o.life.closed.Load() {
 		return ErrClosed
 	}
@@ -443,7 +436,7 @@ func (o *engine) accept(set *ResultSet) error {
 }
 
 // estimateRecords estimates the records as a JSON array would send them.
-func (o *engine) estimateRecords(src records.Source) int {
+func (o *Offloader) estimateRecords(src records.Source) int {
 	n := 0
 	if o.heuristic() {
 		_ = src.Each(func(_ int, r *records.Record) bool {
@@ -464,7 +457,7 @@ func (o *engine) estimateRecords(src records.Source) int {
 // the same pass (see checkRecords): their estimate then costs nothing
 // more than checking them, and writing them needs no other pass to check
 // them or to look for line breaks.
-func (o *engine) estimateSet(set *ResultSet) (int, recordChecks) {
+func (o *Offloader) estimateSet(set *ResultSet) (int, recordChecks) {
 	if o.heuristic() && !set.Validated && o.cfg.IsEnabled() {
 		return checkRecords(set.source(), !set.Generic)
 	}
@@ -476,7 +469,7 @@ func (o *engine) estimateSet(set *ResultSet) (int, recordChecks) {
 // records of each as fit the threshold together, sent inline, and a
 // warning. l and beside are as for offload; took is the time the failed
 // write took, zero when none was tried.
-func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *records.Layout, beside int, path string, err error, took time.Duration) Outcome {
+func (o *Offloader) truncated(ctx context.Context, sets []ResultSet, l *records.Layout, beside int, path string, err error, took time.Duration) Outcome {
 	tokens, count := 0, 0
 	for _, s := range sets {
 		tokens += s.Tokens
@@ -512,7 +505,7 @@ func (o *engine) truncated(ctx context.Context, sets []ResultSet, l *records.Lay
 // overhead returns the tokens of the inline result of set besides its
 // records: what the result sends beside the document, and the document
 // without its records. Only a fallback needs it, so it is found only then.
-func (o *engine) overhead(set ResultSet) int {
+func (o *Offloader) overhead(set ResultSet) int {
 	t := set.beside
 	if set.doc != nil && !set.doc.Items {
 		t += o.EstimateTokens(set.doc.Truncated([]int{0}))
@@ -522,7 +515,7 @@ func (o *engine) overhead(set ResultSet) int {
 
 // leading returns how many of the first records, each as the result
 // sends it and with a separator, fit budget tokens.
-func (o *engine) leading(src records.Source, budget int) int {
+func (o *Offloader) leading(src records.Source, budget int) int {
 	used, kept := 0, 0
 	_ = src.Each(func(i int, r *records.Record) bool {
 		t := o.opts.estimator.EstimateTokens(r.Sent) + 1 // and its separator
@@ -538,7 +531,7 @@ func (o *engine) leading(src records.Source, budget int) int {
 
 // describe builds the descriptor of a published file.
 // w.stats is what writing it learned of its records.
-func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w written) *OffloadResponse {
+func (o *Offloader) describe(ctx context.Context, set ResultSet, tokens int, w written) *OffloadResponse {
 	path := w.path
 	sum := OffloadSummary{
 		Count:           set.count(),
@@ -572,7 +565,7 @@ func (o *engine) describe(ctx context.Context, set ResultSet, tokens int, w writ
 // guidanceFor renders the guidance of a descriptor of set, written as w;
 // section and sections name the field the file holds and how many others
 // there are, for a result that had several.
-func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
+func (o *Offloader) guidanceFor(ctx context.Context, set ResultSet, tokens int, w written, section string, sections int) string {
 	var largest int
 	if w.stats != nil && w.stats.Largest > 4*o.cfg.ThresholdTokens {
 		largest = w.stats.Largest // a record larger than the threshold: say so
@@ -594,7 +587,7 @@ func (o *engine) guidanceFor(ctx context.Context, set ResultSet, tokens int, w w
 // schemaAndRecipes returns the line schema and recipes of set: the
 // templates' for memories, inferred from the records otherwise (st
 // holds their shape).
-func (o *engine) schemaAndRecipes(set ResultSet, st *recipes.Stats) (json.RawMessage, []Recipe) {
+func (o *Offloader) schemaAndRecipes(set ResultSet, st *recipes.Stats) (json.RawMessage, []Recipe) {
 	if set.Generic {
 		return st.Shape.Schema(), inferredRecipes(st.Shape.Recipes())
 	}
@@ -605,7 +598,7 @@ func (o *engine) schemaAndRecipes(set ResultSet, st *recipes.Stats) (json.RawMes
 // always for files in an object store, which no shell recipe can reach;
 // otherwise when the server handling the call has it (as its adapter told
 // Serve), or, outside a server, when AddExtractTool was called.
-func (o *engine) nativeGuidance(ctx context.Context) bool {
+func (o *Offloader) nativeGuidance(ctx context.Context) bool {
 	if store.IsRemote(o.opts.fs) {
 		return true
 	}
@@ -615,7 +608,7 @@ func (o *engine) nativeGuidance(ctx context.Context) bool {
 	return o.extractor.Served()
 }
 
-func (o *engine) emitOffloaded(ctx context.Context, e OffloadEvent) {
+func (o *Offloader) emitOffloaded(ctx context.Context, e OffloadEvent) {
 	o.metrics.offloaded(ctx, e)
 	if h := o.opts.hooks.OnOffload; h != nil {
 		h(e)
@@ -628,7 +621,7 @@ func (o *engine) emitOffloaded(ctx context.Context, e OffloadEvent) {
 	}
 }
 
-func (o *engine) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
+func (o *Offloader) emitWriteFailed(ctx context.Context, e WriteFailedEvent) {
 	o.metrics.writeFailed(ctx, e)
 	o.store.CountError(ctx, "offload", e.Err)
 	if h := o.opts.hooks.OnWriteFailed; h != nil {

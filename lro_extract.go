@@ -107,7 +107,7 @@ func (h Host) ExtractToolDefinition() host.ToolDefinition {
 // the process already runs ExtractLimits.MaxCalls of them, or they hold
 // ExtractLimits.MaxCallBytes, it fails with "busy, retry in N s", and the
 // place that comes free meanwhile is kept a while for its session.
-func (o *engine) Extract(ctx context.Context, args map[string]any) (string, error) {
+func (o *Offloader) Extract(ctx context.Context, args map[string]any) (string, error) {
 	return o.extractor.Extract(ctx, args)
 }
 
@@ -160,14 +160,19 @@ func (h Host) ReadResource(ctx context.Context, uri string) (host.ResourceConten
 }
 
 // ServesResources reports whether resource links go out: ServeResources
-// was called (by [Offloader.AddResources], [Offloader.ServerOption] or the
+// was called (by mcpgo.AddResources, mcpgo.ServerOption or the
 // gosdk adapter) and WithoutResourceLinks was not given. Adapters set
 // Call.Resources from it.
 func (h Host) ServesResources() bool { return h.o.extractor.ServesResources() }
 
+// ServesExtract reports whether lro_extract is served:
+// [Host.ExtractToolDefinition] was called. An adapter that cannot ask its
+// server whether it lists the tool sets Call.NativeExtract from it.
+func (h Host) ServesExtract() bool { return h.o.extractor.Served() }
+
 // newExtractor returns the lro_extract tool of o, once o's templates,
 // store and instruments are made.
-func (o *engine) newExtractor() *extract.Tool {
+func (o *Offloader) newExtractor() *extract.Tool {
 	memory := make(map[string][]recipes.Recipe, len(o.templates.recipes))
 	for d, rs := range o.templates.recipes {
 		memory[string(d)] = internalRecipes(rs)

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/benchdata"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // recallResult builds what recall_memories returns for n memories at full
@@ -53,7 +54,7 @@ func BenchmarkMiddlewareInline(b *testing.B) {
 	o := newOffloader(b, nil, lro.WithoutJanitor())
 	for name, h := range map[string]server.ToolHandlerFunc{
 		"bare":    handler,
-		"wrapped": o.Middleware()(handler),
+		"wrapped": mcpgo.Middleware(o)(handler),
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(payload)))
@@ -81,7 +82,7 @@ func BenchmarkMiddlewareOffload(b *testing.B) {
 		b.Run(fmt.Sprintf("memories=%d/lro", n), func(b *testing.B) {
 			dir := benchDir(b)
 			o := newOffloader(b, func(c *lro.Config) { c.OutputDir = dir }, lro.WithoutJanitor())
-			h := o.Middleware()(handler)
+			h := mcpgo.Middleware(o)(handler)
 			b.SetBytes(int64(len(payload)))
 			b.ReportAllocs()
 			allocPerPayload(b, len(payload), func() {

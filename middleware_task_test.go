@@ -18,6 +18,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/e2e"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,7 +58,7 @@ func taskTool(name string) mcp.Tool {
 // taskServer returns an mcp-go server that offers tasks, with off's
 // ServerOption.
 func taskServer(off *lro.Offloader) *server.MCPServer {
-	return server.NewMCPServer("tasks", "1", server.WithTaskCapabilities(true, true, true), off.ServerOption())
+	return server.NewMCPServer("tasks", "1", server.WithTaskCapabilities(true, true, true), mcpgo.ServerOption(off))
 }
 
 // connectTasks connects an in-process client in protocol 2025-11-25:
@@ -107,11 +108,11 @@ func rowCount(t *testing.T, res *mcp.CallToolResult) int {
 func TestTaskHandlerOffloadsTaskResults(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
 	s := taskServer(o)
-	s.AddTaskTool(taskTool("audit_task"), o.TaskHandler(taskOf(auditLog(600))))
-	s.AddTaskTool(taskTool("small_task"), o.TaskHandler(taskOf(auditLog(2))))
-	s.AddTaskTool(taskTool("failing_task"), o.TaskHandler(taskOf(failingTool)))
+	s.AddTaskTool(taskTool("audit_task"), mcpgo.TaskHandler(o, taskOf(auditLog(600))))
+	s.AddTaskTool(taskTool("small_task"), mcpgo.TaskHandler(o, taskOf(auditLog(2))))
+	s.AddTaskTool(taskTool("failing_task"), mcpgo.TaskHandler(o, taskOf(failingTool)))
 	// WrapTask's policy, not the configured one, names the operation.
-	s.AddTaskTool(taskTool("export"), o.WrapTask(lro.ToolPolicy{Generic: true, Operation: "dump"}, taskOf(auditLog(650))))
+	s.AddTaskTool(taskTool("export"), mcpgo.WrapTask(o, lro.ToolPolicy{Generic: true, Operation: "dump"}, taskOf(auditLog(650))))
 	c := connectTasks(t, s)
 
 	res := callAsTask(t, c, "audit_task", nil)
@@ -166,11 +167,11 @@ func TestTaskSeesClientAndServer(t *testing.T) {
 	tool := mcp.NewTool("audit_log", mcp.WithTaskSupport(mcp.TaskSupportOptional))
 	plain := taskServer(o)
 	plain.AddTool(tool, auditLog(600))
-	plain.AddTaskTool(taskTool("audit_task"), o.TaskHandler(taskOf(auditLog(600))))
+	plain.AddTaskTool(taskTool("audit_task"), mcpgo.TaskHandler(o, taskOf(auditLog(600))))
 	native := taskServer(o)
 	native.AddTool(tool, auditLog(600))
-	native.AddTaskTool(taskTool("audit_task"), o.TaskHandler(taskOf(auditLog(600))))
-	o.AddExtractTool(native)
+	native.AddTaskTool(taskTool("audit_task"), mcpgo.TaskHandler(o, taskOf(auditLog(600))))
+	mcpgo.AddExtractTool(native, o)
 
 	proxy := connectTasks(t, plain, client.WithClientCapabilities(mcp.ClientCapabilities{
 		Experimental: map[string]any{host.ProxyCapability: map[string]any{}},
@@ -202,9 +203,9 @@ func TestUnwrappedTaskToolLoggedOnce(t *testing.T) {
 	s.AddTaskTool(taskTool("raw_task"), taskOf(auditLog(600)))
 	s.AddTaskTool(taskTool("raw_small"), taskOf(auditLog(2)))
 	s.AddTaskTool(taskTool("raw_failing"), taskOf(failingTool))
-	s.AddTaskTool(taskTool("wrapped_task"), o.TaskHandler(taskOf(auditLog(600))))
+	s.AddTaskTool(taskTool("wrapped_task"), mcpgo.TaskHandler(o, taskOf(auditLog(600))))
 	// Wrapped, but inline for want of a policy: the core says so instead.
-	s.AddTaskTool(taskTool("no_policy_task"), o.TaskHandler(taskOf(auditLog(600))))
+	s.AddTaskTool(taskTool("no_policy_task"), mcpgo.TaskHandler(o, taskOf(auditLog(600))))
 	c := connectTasks(t, s)
 	for range 3 {
 		assert.Equal(t, 600, rowCount(t, callAsTask(t, c, "raw_task", nil)), "passed through")
@@ -223,9 +224,9 @@ func TestUnwrappedTaskToolLoggedOnce(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, 1, strings.Count(logs.String(), "off.TaskHandler"), logs.String())
+	assert.Equal(t, 1, strings.Count(logs.String(), "mcpgo.TaskHandler"), logs.String())
 	if raw := about("raw_task"); assert.Len(t, raw, 1, logs.String()) {
-		assert.Contains(t, raw[0], "s.AddTaskTool(tool, off.TaskHandler(handler))")
+		assert.Contains(t, raw[0], "s.AddTaskTool(tool, mcpgo.TaskHandler(off, handler))")
 	}
 	for _, tool := range []string{"raw_small", "raw_failing", "wrapped_task"} {
 		assert.Empty(t, about(tool))
@@ -242,9 +243,9 @@ func TestTaskToolsTypeScript(t *testing.T) {
 	ts := e2e.TSClient(t)
 	o := newOffloader(t, nil, lro.WithAnyTool(lro.ToolPolicy{Generic: true}))
 	s := taskServer(o)
-	s.AddTaskTool(taskTool("audit_task"), o.TaskHandler(taskOf(auditLog(600))))
+	s.AddTaskTool(taskTool("audit_task"), mcpgo.TaskHandler(o, taskOf(auditLog(600))))
 	// The client wants structured content to be an object.
-	s.AddTaskTool(taskTool("small_task"), o.TaskHandler(taskOf(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTaskTool(taskTool("small_task"), mcpgo.TaskHandler(o, taskOf(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultJSON(map[string]any{"rows": []int{1, 2}})
 	})))
 	s.AddTool(mcp.NewTool("audit_log", mcp.WithTaskSupport(mcp.TaskSupportOptional)), auditLog(600))

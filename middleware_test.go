@@ -19,6 +19,7 @@ import (
 	"github.com/mcplro/lro/internal/memstore"
 	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/mcplro/lro/lrotest"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -229,7 +230,7 @@ func bigText(lines int) server.ToolHandlerFunc {
 
 func genericServer(t *testing.T, opts ...lro.Option) (*server.MCPServer, *lro.Offloader) {
 	o := newOffloader(t, nil, append([]lro.Option{lro.WithAnyTool(lro.ToolPolicy{Generic: true})}, opts...)...)
-	s := server.NewMCPServer("generic", "1", o.ServerOption())
+	s := server.NewMCPServer("generic", "1", mcpgo.ServerOption(o))
 	s.AddTool(mcp.NewTool("audit_log"), auditLog(600))
 	s.AddTool(mcp.NewTool("tail_log"), bigText(3000))
 	s.AddTool(mcp.NewTool("small"), auditLog(2))
@@ -304,7 +305,7 @@ func TestPassThrough(t *testing.T) {
 
 	// Without WithAnyTool, an unconfigured tool passes through.
 	o := newOffloader(t, nil)
-	plain := server.NewMCPServer("plain", "1", o.ServerOption())
+	plain := server.NewMCPServer("plain", "1", mcpgo.ServerOption(o))
 	plain.AddTool(mcp.NewTool("audit_log"), auditLog(600))
 	assert.False(t, isDescriptor(t, callTool(t, connect(t, plain), "audit_log", nil)))
 

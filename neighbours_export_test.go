@@ -29,10 +29,6 @@ func Usage(o *Offloader) int64 { return o.store.Usage() }
 // write gives back when it ends.
 func Reserved(o *Offloader) int64 { return o.store.Reserved() }
 
-// ListenStdio serves ss on in and out as ServeStdio does, with at most
-// limit requests but tools/call in flight.
-var ListenStdio = listenStdio
-
 // SetSpoolIdle sets how long a spool may wait for a record before it
 // gives its room back, and returns what undoes it.
 func SetSpoolIdle(d time.Duration) (undo func()) {

@@ -142,6 +142,21 @@ func WithLogger(l *slog.Logger) Option {
 // of the same names in fsys: recipes.tmpl, guidance_shell.tmpl,
 // guidance_native.tmpl. Files fsys lacks keep the built-in text (see the
 // templates directory of this module).
+//
+// The files are in Go's text/template syntax, parsed by text/template/parse,
+// but lro runs them itself, as a subset of text/template with its
+// semantics: text/template's executor looks methods up by name, which makes
+// the linker keep every exported method of the whole program (3.0 MiB of a
+// 19.4 MB official-SDK server). The subset is: fields (.Count, $.Count), if
+// / else if / else, with / else, pipelines with |, string, number and bool
+// constants, and the functions and, or, not, eq, ne, lt, le, gt, ge, len,
+// print, printf, println, duration and bytes. Anything else (range,
+// template, define, block, variables other than $, nil, the functions
+// call, index, slice, html, js and urlquery, giving arguments to a field)
+// fails New with an error naming the file, the line and the construct, as
+// do a syntax error and a field the data lacks; the methods of a field's
+// value (.TTL.Hours) are not called. The data are those the built-in files
+// document in their opening comments.
 func WithTemplates(fsys fs.FS) Option {
 	return func(o *options) { o.templates = fsys }
 }
@@ -159,7 +174,7 @@ func WithoutJanitor() Option {
 	return func(o *options) { o.janitor = false }
 }
 
-// WithTool sets the policy of the tool named name for [Offloader.Middleware],
+// WithTool sets the policy of the tool named name for mcpgo.Middleware,
 // replacing any built-in one.
 func WithTool(name string, p ToolPolicy) Option {
 	return func(o *options) { o.tools[name] = p }
@@ -179,7 +194,7 @@ func WithoutBuiltinTools() Option {
 }
 
 // WithExtractLimits bounds the queries of the lro_extract tool (see
-// [Offloader.AddExtractTool]). By default a query may run 10 seconds and
+// mcpgo.AddExtractTool). By default a query may run 10 seconds and
 // grow the heap by 512 MiB.
 func WithExtractLimits(l ExtractLimits) Option {
 	return func(o *options) { o.extractLimits = l }
@@ -255,7 +270,7 @@ func WithMaxResultBytes(n int64) Option {
 
 // WithoutResourceLinks turns the MCP-native pointer off: offloaded results
 // carry no resource link, and [Host.ServeResources] (and so
-// [Offloader.AddResources] and the go-sdk adapter's AddResources)
+// mcpgo.AddResources and the go-sdk adapter's AddResources)
 // registers nothing. By default a server that registers the resource
 // templates answers resources/read for offloaded files and links every
 // offloaded result to its file.

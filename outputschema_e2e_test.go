@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplro/lro/mcpgo"
+
+	mcpgomcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/e2e"
@@ -46,21 +48,21 @@ func makeReport(n int) report {
 
 var reportPolicy = lro.WithTool("report", lro.ToolPolicy{Generic: true})
 
-// typedServer returns an mcp-go server with off.ServerOption() (and the
+// typedServer returns an mcp-go server with mcpgo.ServerOption(off) (and the
 // server's output validation, when validate) and the typed tool, registered
 // through off.WidenTool when widen.
 func typedServer(t *testing.T, off *lro.Offloader, validate, widen bool) *server.MCPServer {
 	t.Helper()
-	opts := []server.ServerOption{off.ServerOption()}
+	opts := []server.ServerOption{mcpgo.ServerOption(off)}
 	if validate {
 		opts = append(opts, server.WithOutputSchemaValidation())
 	}
 	s := server.NewMCPServer("typed", "1", opts...)
-	tool := mcpgo.NewTool("report", mcpgo.WithNumber("n"), mcpgo.WithOutputSchema[report]())
+	tool := mcpgomcp.NewTool("report", mcpgomcp.WithNumber("n"), mcpgomcp.WithOutputSchema[report]())
 	if widen {
-		tool = off.WidenTool(tool)
+		tool = mcpgo.WidenTool(off, tool)
 	}
-	s.AddTool(tool, mcpgo.NewStructuredToolHandler(func(_ context.Context, _ mcpgo.CallToolRequest, a reportArgs) (report, error) {
+	s.AddTool(tool, mcpgomcp.NewStructuredToolHandler(func(_ context.Context, _ mcpgomcp.CallToolRequest, a reportArgs) (report, error) {
 		return makeReport(a.N), nil
 	}))
 	return s
@@ -130,9 +132,9 @@ func TestOutputSchemaTypeScriptMCPGo(t *testing.T) {
 func TestOutputSchemaTypeScriptRejectsUnwidened(t *testing.T) {
 	ts := e2e.TSClient(t)
 	off := newOffloader(t, nil, reportPolicy)
-	s := server.NewMCPServer("typed", "1", server.WithToolHandlerMiddleware(off.Middleware()))
-	s.AddTool(mcpgo.NewTool("report", mcpgo.WithNumber("n"), mcpgo.WithOutputSchema[report]()),
-		mcpgo.NewStructuredToolHandler(func(_ context.Context, _ mcpgo.CallToolRequest, a reportArgs) (report, error) {
+	s := server.NewMCPServer("typed", "1", server.WithToolHandlerMiddleware(mcpgo.Middleware(off)))
+	s.AddTool(mcpgomcp.NewTool("report", mcpgomcp.WithNumber("n"), mcpgomcp.WithOutputSchema[report]()),
+		mcpgomcp.NewStructuredToolHandler(func(_ context.Context, _ mcpgomcp.CallToolRequest, a reportArgs) (report, error) {
 			return makeReport(a.N), nil
 		}))
 	got := ts.RunHTTP(t, serveHTTP(t, server.NewStreamableHTTPServer(s)), "outputschema-ts", typedSteps)
@@ -176,22 +178,22 @@ func TestOutputSchemaServerValidationMCPGo(t *testing.T) {
 
 // WidenTool leaves alone the tools whose schema must stay exact.
 func TestWidenTool(t *testing.T) {
-	typed := mcpgo.NewTool("report", mcpgo.WithOutputSchema[report]())
+	typed := mcpgomcp.NewTool("report", mcpgomcp.WithOutputSchema[report]())
 	off := newOffloader(t, nil, lro.WithTool("exact", lro.ToolPolicy{SkipOutputSchema: true}))
 
-	w := off.WidenTool(typed)
+	w := mcpgo.WidenTool(off, typed)
 	assert.Empty(t, w.OutputSchema.Type, "the typed schema is cleared: mcp.Tool refuses to marshal both")
 	assert.Contains(t, string(w.RawOutputSchema), "lro offload descriptor", "widened without a policy: a tool wrapped with Wrap has none")
 	_, err := json.Marshal(w)
 	require.NoError(t, err)
 	assert.Equal(t, "object", typed.OutputSchema.Type, "the tool given is unchanged")
 
-	exact := mcpgo.NewTool("exact", mcpgo.WithOutputSchema[report]())
-	assert.Equal(t, exact, off.WidenTool(exact), "SkipOutputSchema")
-	plain := mcpgo.NewTool("plain")
-	assert.Equal(t, plain, off.WidenTool(plain), "no output schema")
+	exact := mcpgomcp.NewTool("exact", mcpgomcp.WithOutputSchema[report]())
+	assert.Equal(t, exact, mcpgo.WidenTool(off, exact), "SkipOutputSchema")
+	plain := mcpgomcp.NewTool("plain")
+	assert.Equal(t, plain, mcpgo.WidenTool(off, plain), "no output schema")
 	disabled := newOffloader(t, func(c *lro.Config) { c.Enabled = lro.Bool(false) })
-	assert.Equal(t, typed, disabled.WidenTool(typed), "offloading disabled")
+	assert.Equal(t, typed, mcpgo.WidenTool(disabled, typed), "offloading disabled")
 }
 
 // The official Go SDK client, which does not validate, gets the descriptor

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -90,7 +91,7 @@ func serveDump(t testing.TB, o *lro.Offloader, res *mcp.CallToolResult) *mcp.Cal
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "dump"
-	out, err := o.Middleware()(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })(context.Background(), req)
+	out, err := mcpgo.Middleware(o)(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return res, nil })(context.Background(), req)
 	require.NoError(t, err)
 	require.NotNil(t, out)
 	return out

@@ -85,7 +85,7 @@ func (p ToolPolicy) operationFor(tool string) string {
 }
 
 // policyFor returns the policy of tool, if it has one.
-func (o *engine) policyFor(tool string) (ToolPolicy, bool) {
+func (o *Offloader) policyFor(tool string) (ToolPolicy, bool) {
 	if tool == ExtractToolName {
 		return ToolPolicy{}, false // no references to references
 	}
@@ -106,8 +106,8 @@ func (o *engine) policyFor(tool string) (ToolPolicy, bool) {
 // HasPolicy reports whether the Offloader judges the results of tool
 // under a policy of its own: one given with [WithTool], a built-in one, or
 // the [WithAnyTool] policy. It is for host adapters that judge the tools
-// without one under a policy of theirs (with [Offloader.Wrap] and
-// [Offloader.WidenTool]), as the proxy package does for every remote tool.
+// without one under a policy of theirs (with mcpgo.Wrap and
+// mcpgo.WidenTool), as the proxy package does for every remote tool.
 func (h Host) HasPolicy(tool string) bool {
 	o := h.o
 	_, ok := o.policyFor(tool)
@@ -142,7 +142,7 @@ func looksLikeMemories(src records.Source) bool {
 // genericFallback returns the operation of a detecting policy's records
 // when they are not memories: the WithAnyTool policy's operation if it
 // names one, else the tool's own name.
-func (o *engine) genericFallback(tool string) string {
+func (o *Offloader) genericFallback(tool string) string {
 	if p := o.opts.anyTool; p != nil && p.Operation != "" {
 		return p.Operation
 	}
@@ -181,7 +181,7 @@ func (h Host) ListedOutputSchema(tool string, schema json.RawMessage) json.RawMe
 }
 
 // widens reports whether the listed output schema of tool is widened.
-func (o *engine) widens(tool string) bool {
+func (o *Offloader) widens(tool string) bool {
 	p, ok := o.policyFor(tool)
 	return ok && o.cfg.IsEnabled() && !p.SkipOutputSchema
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"iter"
 	"os"
 	"strings"
@@ -14,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -87,7 +89,7 @@ func streamConcurrently(t *testing.T, o *lro.Offloader, calls, n, size int, limi
 // streamHandler returns o's middleware around a tool that streams the
 // records of each call with CollectSeq.
 func streamHandler(o *lro.Offloader, records func() iter.Seq2[json.RawMessage, error]) server.ToolHandlerFunc {
-	return o.Middleware()(func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcpgo.Middleware(o)(func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		recs, offloaded, err := lro.CollectSeq(ctx, records())
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil

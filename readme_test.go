@@ -95,7 +95,7 @@ func snippetFile(i int, snippet string) (string, bool) {
 	}
 	official := strings.Contains(snippet, "gosdk.")
 	// The handler of AddTaskTool is a task handler.
-	snippet = strings.ReplaceAll(snippet, "TaskHandler(handler)", "TaskHandler(taskHandler)")
+	snippet = strings.ReplaceAll(snippet, "TaskHandler(off, handler)", "TaskHandler(off, taskHandler)")
 	declared := map[string]bool{}
 	for _, m := range declaredRE.FindAllStringSubmatch(snippet, -1) {
 		for _, name := range strings.Split(m[1], ",") {
@@ -126,7 +126,7 @@ func snippetFile(i int, snippet string) (string, bool) {
 	if official {
 		imports = append(imports, "github.com/modelcontextprotocol/go-sdk/mcp")
 	} else {
-		imports = append(imports, "github.com/mark3labs/mcp-go/mcp", "github.com/mark3labs/mcp-go/server")
+		imports = append(imports, "github.com/mark3labs/mcp-go/mcp", "github.com/mark3labs/mcp-go/server", "github.com/mcplro/lro/mcpgo")
 	}
 	for _, imp := range imports {
 		fmt.Fprintf(&b, "\t%q\n", imp)
@@ -136,7 +136,7 @@ func snippetFile(i int, snippet string) (string, bool) {
 	b.WriteString(fmt.Sprintf("var _ = []any{context.Background, json.Marshal, iter.Pull[int], log.Print, slog.Default, syscall.ENOSPC, time.Second, lro.New, lrotest.NewMemFS, gosdk.Install, mcp.%s}\n\n",
 		map[bool]string{false: "NewToolResultText", true: "NewServer"}[official]))
 	if !official {
-		b.WriteString("var _ = server.NewMCPServer\n\n")
+		b.WriteString("var _, _ = server.NewMCPServer, mcpgo.ServerOption\n\n")
 	}
 	returns := regexp.MustCompile(`(?m)^return `).MatchString(snippet) // at the snippet's own level
 	if returns {

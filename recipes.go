@@ -6,10 +6,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"text/template"
 
 	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/records"
+	"github.com/mcplro/lro/internal/tmpl"
 )
 
 // A Recipe is a jq program over the records of an offloaded file (the
@@ -44,7 +44,7 @@ type RecipeParam struct {
 
 // Recipes returns the recipes of memory descriptors at detail d, numbered
 // from 1 in the order returned.
-func (o *engine) Recipes(d Detail) []Recipe { return slices.Clone(o.templates.recipes[d]) }
+func (o *Offloader) Recipes(d Detail) []Recipe { return slices.Clone(o.templates.recipes[d]) }
 
 // parseRecipes reads the blocks of a rendered recipes template.
 func parseRecipes(text string) ([]Recipe, error) {
@@ -162,14 +162,14 @@ func shellQuote(s string) string {
 }
 
 // renderRecipes renders the recipes template at each detail level.
-func renderRecipes(t *template.Template) (map[Detail][]Recipe, error) {
+func renderRecipes(t *tmpl.Template) (map[Detail][]Recipe, error) {
 	out := make(map[Detail][]Recipe, 3)
 	for _, d := range []Detail{DetailLight, DetailMedium, DetailFull} {
-		var b strings.Builder
-		if err := t.Execute(&b, struct{ Detail Detail }{d}); err != nil {
+		text, err := t.Render(tmpl.Fields{"Detail": string(d)})
+		if err != nil {
 			return nil, fmt.Errorf("lro: recipes template at %s detail: %w", d, err)
 		}
-		rs, err := parseRecipes(b.String())
+		rs, err := parseRecipes(text)
 		if err != nil {
 			return nil, fmt.Errorf("lro: recipes template at %s detail: %w", d, err)
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"log"
 	"net/http"
@@ -16,6 +15,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/admit"
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -52,7 +55,7 @@ func resourceRSSServer(t *testing.T) (*server.MCPServer, string) {
 	}
 	o := newOffloader(t, nil, lro.WithResourceMaxBytes(2<<20))
 	s := server.NewMCPServer("res", "1")
-	o.AddResources(s)
+	mcpgo.AddResources(s, o)
 	return s, resourceFile(t, o, 1<<20)
 }
 
@@ -62,7 +65,7 @@ func resourceRSSServer(t *testing.T) (*server.MCPServer, string) {
 // stdio server (v1.2.1) serves every request but tools/call on a
 // goroutine of its own, and each reply, encoded, waits there for the
 // blocked write; the handler never learns whether its reply was written,
-// so no admission in it can bound them. lro.ServeStdio reads no more of
+// so no admission in it can bound them. mcpgo.ServeStdio reads no more of
 // stdin while MaxStdioRequests such requests are unanswered.
 func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 	s, uri := resourceRSSServer(t)
@@ -73,7 +76,7 @@ func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 	ss.SetErrorLogger(log.New(io.Discard, "", 0))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { lro.ListenStdio(ctx, ss, serverIn, serverOut, lro.MaxStdioRequests) })
+	wg.Go(func() { admit.Listen(ctx, ss, serverIn, serverOut, mcpgo.MaxStdioRequests) })
 	defer func() {
 		cancel()
 		serverIn.Close()
@@ -111,7 +114,7 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 		ss.SetErrorLogger(log.New(io.Discard, "", 0))
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		wg.Go(func() { lro.ListenStdio(ctx, ss, in, out, 8) })
+		wg.Go(func() { admit.Listen(ctx, ss, in, out, 8) })
 		return clientOut, func() { cancel(); in.Close(); clientOut.Close(); wg.Wait() }
 	}
 	requests := func(n int) string {
@@ -156,7 +159,7 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 		ss.SetErrorLogger(log.New(io.Discard, "", 0))
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		wg.Go(func() { lro.ListenStdio(ctx, ss, in, w, 1) })
+		wg.Go(func() { admit.Listen(ctx, ss, in, w, 1) })
 		defer func() { cancel(); in.Close(); clientOut.Close(); w.Close(); wg.Wait() }()
 		var b strings.Builder
 		for range 50 {
@@ -188,7 +191,7 @@ func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		answers, w := io.Pipe()
-		wg.Go(func() { lro.ListenStdio(ctx, ss, in, w, 1) })
+		wg.Go(func() { admit.Listen(ctx, ss, in, w, 1) })
 		pinged := make(chan struct{})
 		go func() {
 			r := bufio.NewReader(answers)

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	mcpclient "github.com/mark3labs/mcp-go/client"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgomcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/gosdk"
@@ -78,8 +80,8 @@ var resourceHosts = []struct {
 }{
 	{"mcp-go", func(t *testing.T, off *lro.Offloader) string {
 		s := server.NewMCPServer("resources", "1")
-		off.AddResources(s)
-		off.AddExtractTool(s)
+		mcpgo.AddResources(s, off)
+		mcpgo.AddExtractTool(s, off)
 		return serveHTTP(t, server.NewStreamableHTTPServer(s))
 	}},
 	{"official", func(t *testing.T, off *lro.Offloader) string {
@@ -128,29 +130,29 @@ var resourceClients = []struct {
 		require.NoError(t, err)
 		require.NoError(t, c.Start(context.Background()))
 		t.Cleanup(func() { c.Close() })
-		init := mcpgo.InitializeRequest{}
-		init.Params.ClientInfo = mcpgo.Implementation{Name: "resources", Version: "1"}
-		init.Params.ProtocolVersion = mcpgo.ProtocolVersion20251125
+		init := mcpgomcp.InitializeRequest{}
+		init.Params.ClientInfo = mcpgomcp.Implementation{Name: "resources", Version: "1"}
+		init.Params.ProtocolVersion = mcpgomcp.ProtocolVersion20251125
 		ir, err := c.Initialize(context.Background(), init)
 		require.NoError(t, err)
 		return resourceClient{
 			read: func(uri string) (string, string, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				req := mcpgo.ReadResourceRequest{}
+				req := mcpgomcp.ReadResourceRequest{}
 				req.Params.URI = uri
 				res, err := c.ReadResource(ctx, req)
 				if err != nil {
 					return "", "", err
 				}
 				require.Len(t, res.Contents, 1)
-				tc, ok := res.Contents[0].(mcpgo.TextResourceContents)
+				tc, ok := res.Contents[0].(mcpgomcp.TextResourceContents)
 				require.True(t, ok, "%T", res.Contents[0])
 				assert.Equal(t, uri, tc.URI)
 				return tc.Text, tc.MIMEType, nil
 			},
 			templates: func() []string {
-				res, err := c.ListResourceTemplates(context.Background(), mcpgo.ListResourceTemplatesRequest{})
+				res, err := c.ListResourceTemplates(context.Background(), mcpgomcp.ListResourceTemplatesRequest{})
 				require.NoError(t, err)
 				var out []string
 				for _, tm := range res.ResourceTemplates {
@@ -245,9 +247,9 @@ func TestResourcesTypeScript(t *testing.T) {
 func TestWithoutResourceLinks(t *testing.T) {
 	off := newOffloader(t, nil, lro.WithoutResourceLinks())
 	s := server.NewMCPServer("resources", "1")
-	off.AddResources(s)
+	mcpgo.AddResources(s, off)
 	c := connect(t, s)
-	_, err := c.ListResourceTemplates(context.Background(), mcpgo.ListResourceTemplatesRequest{})
+	_, err := c.ListResourceTemplates(context.Background(), mcpgomcp.ListResourceTemplatesRequest{})
 	assert.Error(t, err, "no resources, so no resources capability")
 	assert.Empty(t, s.ListResources())
 

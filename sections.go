@@ -36,7 +36,7 @@ const (
 // the call's operation, the others under the operation and their path.
 // beside is the estimate of what the result sends next to the sets (small
 // texts kept inline), which an inline fallback must leave room for.
-func (o *engine) sectionSets(base ResultSet, l *records.Layout, tokens, beside int, policy ToolPolicy, tool string) []ResultSet {
+func (o *Offloader) sectionSets(base ResultSet, l *records.Layout, tokens, beside int, policy ToolPolicy, tool string) []ResultSet {
 	sets := make([]ResultSet, len(l.Sections))
 	for i := range l.Sections {
 		s := &l.Sections[i]
@@ -70,7 +70,7 @@ func (o *engine) sectionSets(base ResultSet, l *records.Layout, tokens, beside i
 // lists the other sections and their files. Memories alone keep to the
 // specification's descriptor: their field ("results") says nothing a
 // model needs.
-func (o *engine) describeSections(ctx context.Context, resp *OffloadResponse, sets []ResultSet, l *records.Layout, total int, files []written) {
+func (o *Offloader) describeSections(ctx context.Context, resp *OffloadResponse, sets []ResultSet, l *records.Layout, total int, files []written) {
 	if len(sets) == 1 {
 		if sets[0].Generic {
 			resp.Section = l.Sections[0].Name()
@@ -90,7 +90,7 @@ func (o *engine) describeSections(ctx context.Context, resp *OffloadResponse, se
 
 // sectionRecipes returns the line schema and first recipes of a section
 // other than the first.
-func (o *engine) sectionRecipes(set ResultSet, w written) (json.RawMessage, []JQRecipe) {
+func (o *Offloader) sectionRecipes(set ResultSet, w written) (json.RawMessage, []JQRecipe) {
 	schema, recipes := o.schemaAndRecipes(set, w.stats)
 	return schema, shellRecipes(recipes[:min(len(recipes), sectionRecipes)], w.path)
 }
@@ -99,7 +99,7 @@ func (o *engine) sectionRecipes(set ResultSet, w written) (json.RawMessage, []JQ
 // fallback keeps: what the document sends besides the sections comes
 // first, and the rest of the threshold is shared between the sections in
 // proportion to their size.
-func (o *engine) fit(l *records.Layout, extraTokens int) []int {
+func (o *Offloader) fit(l *records.Layout, extraTokens int) []int {
 	kept := make([]int, len(l.Sections))
 	budget := o.cfg.ThresholdTokens - extraTokens
 	if !l.Items {

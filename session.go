@@ -76,13 +76,13 @@ func (s *sessionBudget) end(session string) {
 // EndSession forgets what the session budget counted for session, when
 // the MCP session ends. The adapters of this module call it; an adapter
 // for another host should too (the state is bounded regardless).
-func (o *engine) EndSession(session string) { o.sessions.end(session) }
+func (o *Offloader) EndSession(session string) { o.sessions.end(session) }
 
 // mustOffload reports whether a result of tokens that would go inline
 // must be offloaded instead, because the session's inline results would
 // pass Config.SessionBudgetTokens; otherwise it charges them. A result no
 // larger than the pointer of the call's delivery d stays inline.
-func (o *engine) mustOffload(call host.Call, tokens int, d *callDelivery) bool {
+func (o *Offloader) mustOffload(call host.Call, tokens int, d *callDelivery) bool {
 	budget := o.cfg.SessionBudgetTokens
 	if budget <= 0 || call.Session == "" || tokens <= 0 {
 		return false

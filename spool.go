@@ -37,7 +37,7 @@ const (
 // object store, which cannot read back a file before it is published, it
 // is a private file of the system's temporary directory instead.
 type spool struct {
-	o       *engine
+	o       *Offloader
 	fs      FS     // where it is: the Offloader's, or local scratch
 	name    string // temporary name in fs
 	path    string
@@ -63,7 +63,7 @@ var spoolIdle = 30 * time.Second
 
 // newSpool creates an empty spool. Its first room may wait for writes in
 // progress to end, until ctx ends; it grows without waiting.
-func (o *engine) newSpool(ctx context.Context) (*spool, error) {
+func (o *Offloader) newSpool(ctx context.Context) (*spool, error) {
 	id, err := o.store.NewID(time.Now())
 	if err != nil {
 		return nil, err

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/admit"
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 )
@@ -66,7 +68,7 @@ func serveUnread(t *testing.T, s *server.MCPServer, input string) bool {
 	ss.SetErrorLogger(log.New(io.Discard, "", 0))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { lro.ListenStdio(ctx, ss, serverIn, serverOut, lro.MaxStdioRequests) })
+	wg.Go(func() { admit.Listen(ctx, ss, serverIn, serverOut, mcpgo.MaxStdioRequests) })
 	defer func() {
 		cancel()
 		serverIn.Close()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
@@ -18,7 +20,7 @@ import (
 func TestToolWithoutPolicyIsLoggedOnce(t *testing.T) {
 	var logs bytes.Buffer
 	o := newOffloader(t, nil, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	s := server.NewMCPServer("t", "1", o.ServerOption())
+	s := server.NewMCPServer("t", "1", mcpgo.ServerOption(o))
 	big := strings.Repeat("level=info msg=served\n", 3000)
 	for _, name := range []string{"get_logs", "get_small"} {
 		s.AddTool(mcp.NewTool(name), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgomcp "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/gosdk"
 	"github.com/mcplro/lro/internal/benchdata"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The official SDK's path beside mcp-go's (see the root package's
-// middleware_bench_test.go, whose floors these repeat):
+// root package's middleware_bench_test.go, whose floors these repeat):
 //
 //	LRO_BENCH_DIR=/dev/shm go test -run '^$' -bench . -benchmem ./gosdk
 
@@ -83,12 +84,12 @@ func BenchmarkMiddlewareInline(b *testing.B) {
 		})
 	}
 
-	mres := &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(payload))}, StructuredContent: json.RawMessage(payload)}
-	mreq := mcpgo.CallToolRequest{}
+	mres := &mcpgomcp.CallToolResult{Content: []mcpgomcp.Content{mcpgomcp.NewTextContent(string(payload))}, StructuredContent: json.RawMessage(payload)}
+	mreq := mcpgomcp.CallToolRequest{}
 	mreq.Params.Name = "recall_memories"
 	mreq.Params.Arguments = map[string]any{"query": "q", "detail": "full"}
-	handler := func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) { return mres, nil }
-	wrapped := off.Middleware()(handler)
+	handler := func(context.Context, mcpgomcp.CallToolRequest) (*mcpgomcp.CallToolResult, error) { return mres, nil }
+	wrapped := mcpgo.Middleware(off)(handler)
 	for _, bc := range []struct {
 		name string
 		h    mcpserver.ToolHandlerFunc

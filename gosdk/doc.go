@@ -1,6 +1,6 @@
 // Package gosdk adds Large Result Offloading to MCP servers built on the
 // official Go SDK, github.com/modelcontextprotocol/go-sdk: the same
-// behaviour the root package gives mcp-go servers, over the same
+// behaviour package mcpgo gives mcp-go servers, over the same
 // host-neutral core ([lro.Host.Serve]).
 //
 // Wiring takes three lines besides the server itself:

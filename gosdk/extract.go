@@ -9,7 +9,7 @@ import (
 )
 
 // AddExtractTool registers lro_extract on s, as
-// [lro.Offloader.AddExtractTool] does on an mcp-go server: the model
+// mcpgo.AddExtractTool does on an mcp-go server: the model
 // queries an offloaded file with a recipe or a jq filter through MCP,
 // without a shell, and the descriptors' guidance points to it.
 func AddExtractTool(s *mcp.Server, off *lro.Offloader) {

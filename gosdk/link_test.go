@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // A server on the official SDK that uses lro through this package, and
@@ -38,64 +40,82 @@ func main() {
 }
 `
 
-// What any program whose import graph holds mcp-go links of it: the
-// packages' initialization, which Go runs for every imported package
-// whether or not its code is used. The root package imports mcp-go for
-// its adapter, so this much is the floor.
-const importOnly = `package main
+// The same server without lro: what lro adds is the difference.
+const bareServer = `package main
 
 import (
-	_ "github.com/mark3labs/mcp-go/mcp"
-	_ "github.com/mark3labs/mcp-go/server"
+	"context"
+	"log"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func main() {}
+func main() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "min", Version: "1.0.0"}, nil)
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Fatal(err)
+	}
+}
 `
 
 // TestOfficialServerLinksNoMCPGo builds a minimal official-SDK server that
-// uses lro through gosdk, and checks with go tool nm that it links no
-// code of mcp-go: nothing beyond what merely importing mcp-go links (its
-// packages' init). The mcp-go adapter's methods sit on lro.Offloader, and
-// the linker keeps every exported method of a type that reaches an
-// interface once text/template (which lro's guidance uses) is linked: so
-// nothing the engine holds or hands out may refer to the Offloader.
+// uses lro through gosdk, and checks that no package of mcp-go is in its
+// import graph (go list -deps) and no symbol of mcp-go in its binary (go
+// tool nm). Go runs, and so links, the init of every package a program
+// imports, used or not: when the root package held the mcp-go adapter,
+// every program using lro linked mcp-go's mcp and server packages and
+// their imports (1.2 MB here). The adapter is package mcpgo, which only
+// the programs on mcp-go import. It logs the sizes of the server with lro
+// and without, and checks it links no reflect.Value.MethodByName (see
+// methodByNameLinked).
 func TestOfficialServerLinksNoMCPGo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds two programs; skipped with -short")
+	goTool, root := linkCheckTools(t)
+	dir := t.TempDir()
+	server := buildInModule(t, goTool, root, dir, "server", officialServer)
+	bare := buildInModule(t, goTool, root, dir, "bare", bareServer)
+
+	var imported []string
+	for _, pkg := range strings.Fields(goList(t, goTool, root, dir, "server")) {
+		if strings.HasPrefix(pkg, "github.com/mark3labs/mcp-go") {
+			imported = append(imported, pkg)
+		}
 	}
-	goTool, err := exec.LookPath("go")
+	assert.Empty(t, imported, "the official-SDK server imports packages of mcp-go")
+	linked := mcpGoSymbols(t, goTool, server)
+	if len(linked) > 20 {
+		linked = append(linked[:20], "...")
+	}
+	assert.Empty(t, linked, "the official-SDK server links symbols of mcp-go")
+	if line := methodByNameLinked(t, goTool, server); line != "" {
+		t.Errorf("the official-SDK server links reflect.Value.MethodByName (%s): text/template's executor or another caller of it is back", line)
+	}
+
+	with, without := size(t, server), size(t, bare)
+	t.Logf("minimal official-SDK server: %d bytes with lro, %d without: lro adds %d bytes (%.2f MiB)",
+		with, without, with-without, float64(with-without)/(1<<20))
+}
+
+// goList returns what go list -deps prints for the program built by
+// buildInModule as name in dir: the import paths of its packages.
+func goList(t *testing.T, goTool, root, dir, name string) string {
+	t.Helper()
+	cmd := exec.Command(goTool, "list", "-overlay", filepath.Join(dir, name+".overlay.json"), "-deps", "./internal/linkcheck_"+name)
+	cmd.Dir = root
+	out, err := cmd.Output()
 	if err != nil {
-		t.Skip("the go tool is not on PATH")
+		t.Fatalf("go list -deps %s: %v", name, err)
 	}
-	root, err := filepath.Abs("..")
+	return string(out)
+}
+
+// size returns the size of the file at path.
+func size(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	server := buildInModule(t, goTool, root, dir, "server", officialServer)
-	floor := buildInModule(t, goTool, root, dir, "floor", importOnly)
-
-	linked := mcpGoSymbols(t, goTool, server)
-	allowed := make(map[string]bool)
-	for _, s := range mcpGoSymbols(t, goTool, floor) {
-		allowed[s] = true
-	}
-	var extra []string
-	for _, s := range linked {
-		if !allowed[s] {
-			extra = append(extra, s)
-		}
-	}
-	if n := len(extra); n > 0 {
-		if n > 20 {
-			extra = append(extra[:20], "...")
-		}
-		t.Errorf("the official-SDK server links %d symbols of mcp-go beyond its package init, among them:\n%s",
-			n, strings.Join(extra, "\n"))
-	}
-	if fi, err := os.Stat(server); err == nil {
-		t.Logf("official-SDK server with lro: %d bytes; mcp-go symbols: %d (import floor: %d)", fi.Size(), len(linked), len(allowed))
-	}
+	return fi.Size()
 }
 
 // buildInModule builds the program src as a package of the module at

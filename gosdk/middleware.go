@@ -26,7 +26,7 @@ func Install(s *mcp.Server, off *lro.Offloader) {
 
 // Middleware returns receiving middleware for
 // (*mcp.Server).AddReceivingMiddleware that offloads large results of the
-// tools with a policy, exactly as [lro.Offloader.Middleware] does for
+// tools with a policy, exactly as mcpgo.Middleware does for
 // mcp-go: tools without a policy or whose policy sets SkipOutputSchema,
 // proxy clients and a disabled Offloader pass through; errors and results
 // that ask for input pass too unless they are over the threshold and

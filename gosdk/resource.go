@@ -11,7 +11,7 @@ import (
 )
 
 // AddResources registers on s the resource templates of offloaded files,
-// as [lro.Offloader.AddResources] does on an mcp-go server: clients read a
+// as mcpgo.AddResources does on an mcp-go server: clients read a
 // file, or a range of its lines, with resources/read, wherever their disk
 // is, and offloaded results carry a resource link to their file.
 // Registering a template makes s declare the resources capability. With

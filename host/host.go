@@ -1,7 +1,7 @@
 // Package host is the seam between lro's core and the SDK that serves a
 // tool: the host-neutral form of a tool call and its result, and of the
 // tools and resources lro asks a host to register. Server authors never
-// need it: the adapters of this module ([lro.Offloader.Middleware] for
+// need it: the adapters of this module (mcpgo.Middleware for
 // mcp-go, package gosdk for the official SDK, and the proxy) translate
 // their SDK's values to these and call [lro.Host]. An adapter for another
 // SDK does the same.

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // A local server (Config.Command) is relayed message by message: the
@@ -97,10 +98,10 @@ func newChild(off *lro.Offloader, cfg Config, opts []server.ServerOption) (*Prox
 		p.child.stderr = os.Stderr
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption()}, opts...)
+	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), mcpgo.ServerOption(off)}, opts...)
 	p.front = server.NewMCPServer("lro-proxy", "0.1.0", all...)
 	if cfg.Extract {
-		off.AddExtractTool(p.front)
+		mcpgo.AddExtractTool(p.front, off)
 	}
 	return p, nil
 }

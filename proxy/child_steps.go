@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/proxywire"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // The requests of the client that the proxy of a local server takes part
@@ -265,7 +266,7 @@ func (r *relay) toolsPage(tools []json.RawMessage, last bool) []json.RawMessage 
 			continue
 		}
 		if schema := t["outputSchema"]; len(schema) > 0 && string(schema) != "null" && r.judged(name) {
-			w := r.p.off.WidenTool(mcp.Tool{Name: name, RawOutputSchema: schema})
+			w := mcpgo.WidenTool(r.p.off, mcp.Tool{Name: name, RawOutputSchema: schema})
 			if len(w.RawOutputSchema) > 0 && string(w.RawOutputSchema) != string(schema) {
 				t["outputSchema"] = w.RawOutputSchema
 				raw, _ = json.Marshal(t)

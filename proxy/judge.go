@@ -11,7 +11,7 @@ import (
 // descriptor look-alike becomes a tool error that says so, and an error is
 // cut to MaxErrorBytes (see [Proxy]). The rest goes on untouched, for the
 // offload middleware to judge, with the structured content the server
-// left out for the proxy put back (see the root's middleware_adapter.go).
+// left out for the proxy put back (see package mcpgo's proxy_once.go).
 func (p *Proxy) judge(tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
 	dropServerInfo(res)
 	restoreStructured(res)

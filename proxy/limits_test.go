@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -373,7 +375,7 @@ func TestProxyConfigMistakesFailAtStart(t *testing.T) {
 func TestProxyWarnsOnceNotifiesOncePerChange(t *testing.T) {
 	rem := &remote{off: newOffloader(t, nil)}
 	rem.mcp = memserver.New(testStore, rem.off)
-	rem.off.AddExtractTool(rem.mcp)
+	mcpgo.AddExtractTool(rem.mcp, rem.off)
 	var lists atomic.Int32
 	inner := server.NewStreamableHTTPServer(rem.mcp)
 	rem.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

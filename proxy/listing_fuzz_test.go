@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // fuzzMaxTools is the listing limit of FuzzProxyListing: small enough for
@@ -143,7 +144,7 @@ func listingProxy(t testing.TB) *Proxy {
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	t.Cleanup(p.cancel)
-	p.front = server.NewMCPServer("lro-proxy", "0", server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption())
-	off.AddExtractTool(p.front)
+	p.front = server.NewMCPServer("lro-proxy", "0", server.WithToolCapabilities(true), server.WithRecovery(), mcpgo.ServerOption(off))
+	mcpgo.AddExtractTool(p.front, off)
 	return p
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // Config configures a [Proxy].
@@ -46,7 +47,7 @@ type Config struct {
 	// stdio must not log to stdout.
 	Logger *slog.Logger
 	// Extract serves the lro_extract tool locally (see
-	// [lro.Offloader.AddExtractTool]), hiding a remote tool of that name.
+	// [mcpgo.AddExtractTool]), hiding a remote tool of that name.
 	Extract bool
 	// MemoryToolsOnly judges the results of only the remote tools that
 	// the Offloader has a policy for ([lro.Host.HasPolicy]: its
@@ -210,10 +211,10 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), off.ServerOption()}, p.remoteOptions()...)
+	all := append([]server.ServerOption{server.WithToolCapabilities(true), server.WithRecovery(), mcpgo.ServerOption(off)}, p.remoteOptions()...)
 	p.front = server.NewMCPServer("lro-proxy", "0.1.0", append(all, opts...)...)
 	if cfg.Extract {
-		off.AddExtractTool(p.front)
+		mcpgo.AddExtractTool(p.front, off)
 	}
 	p.forwardSetLevel()
 	p.trackClient()

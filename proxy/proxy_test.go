@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
+	"github.com/mcplro/lro/mcpgo"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -293,7 +295,7 @@ func TestProxyGetsFullSets(t *testing.T) {
 func TestResourcesThroughProxy(t *testing.T) {
 	rem := startRemote(t)
 	p, off := startProxy(t, rem.http.URL, proxy.Config{})
-	off.AddResources(p.Server()) // a no-op once ServerOption registers them
+	mcpgo.AddResources(p.Server(), off) // a no-op once ServerOption registers them
 	c := connect(t, p.Server())
 
 	d := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))

@@ -13,8 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/admit"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // A remote's prompts, resources, templates, completions and subscriptions
@@ -131,9 +131,9 @@ func (p *Proxy) serveRemote(ctx context.Context, in io.Reader, out io.Writer) er
 	ss := server.NewStdioServer(p.front)
 	server.WithWorkerPoolSize(16)(ss)
 	// The requests the local server answers (lro:// reads, ping, ...)
-	// take places of the admission that bounds lro.ServeStdio: a client
-	// that never reads holds at most lro.MaxStdioRequests answers.
-	gr, gw := admit.Stdio(ctx, pr, rr.out, lro.MaxStdioRequests)
+	// take places of the admission that bounds mcpgo.ServeStdio: a client
+	// that never reads holds at most mcpgo.MaxStdioRequests answers.
+	gr, gw := admit.Stdio(ctx, pr, rr.out, mcpgo.MaxStdioRequests)
 	err := ss.Listen(ctx, gr, gw)
 	cancel()
 	rr.wg.Wait()

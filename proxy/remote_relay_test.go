@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 	"github.com/mcplro/lro/proxy"
 )
 
@@ -184,8 +184,8 @@ func TestServeRelaysRemoteRequestsAsTheyCame(t *testing.T) {
 
 // TestServeBoundsUnreadAnswers: through Serve in front of a remote, the
 // requests the proxy answers itself (ping here; lro:// reads alike) hold
-// places of the admission lro.ServeStdio has: a client that sends many
-// and reads none is read from no further once lro.MaxStdioRequests
+// places of the admission mcpgo.ServeStdio has: a client that sends many
+// and reads none is read from no further once mcpgo.MaxStdioRequests
 // answers wait to be written. Before, every request was read and each
 // held its answer (500 of 500 taken).
 func TestServeBoundsUnreadAnswers(t *testing.T) {
@@ -218,5 +218,5 @@ func TestServeBoundsUnreadAnswers(t *testing.T) {
 			last, still = n, 0
 		}
 	}
-	assert.Less(t, taken.Load(), int64(lro.MaxStdioRequests+8), "requests read from a client that reads no answer")
+	assert.Less(t, taken.Load(), int64(mcpgo.MaxStdioRequests+8), "requests read from a client that reads no answer")
 }

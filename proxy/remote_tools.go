@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // The remote's tool listing: listed page by page, bounded by
@@ -179,7 +180,7 @@ func (p *Proxy) applyListing(pages []json.RawMessage) error {
 		order = append(order, t.Name)
 		if p.served[t.Name] != string(raw) {
 			if p.generic(t.Name) {
-				t = p.off.WidenTool(t)
+				t = mcpgo.WidenTool(p.off, t)
 			}
 			changed[t.Name] = server.ServerTool{Tool: t, Handler: p.toolHandler(t.Name)}
 		}

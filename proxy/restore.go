@@ -11,8 +11,8 @@ import (
 
 // A server on this module leaves out, for a proxy, structured content that
 // a result's one text item repeats (see package internal/proxywire and
-// the root's middleware_adapter.go); the proxy puts it back as soon as it has the
-// result.
+// package mcpgo's proxy_once.go); the proxy puts it back as soon as it has
+// the result.
 
 // restoreStructured puts back, on the proxy's side, the structured content
 // a remote left out under proxywire.MetaKey, and removes the mark. A mark

@@ -4,6 +4,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // The upstream's tools as the front server serves them, on both paths: a
@@ -23,7 +24,7 @@ func (p *Proxy) toolHandler(name string) server.ToolHandlerFunc {
 		handler = p.forward(name)
 	}
 	if p.generic(name) {
-		handler = p.off.Wrap(lro.ToolPolicy{Generic: true}, handler)
+		handler = mcpgo.Wrap(p.off, lro.ToolPolicy{Generic: true}, handler)
 	}
 	return handler
 }

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
 	_ "github.com/mcplro/lro/blobfs" // output_dir may be s3://bucket/prefix, shared by replicas
@@ -125,10 +127,10 @@ With -http, GET /metrics serves the offloader's metrics for Prometheus.
 	}
 	s := memserver.New(store, off)
 	if *extract {
-		off.AddExtractTool(s)
+		mcpgo.AddExtractTool(s, off)
 	}
 	if *httpAddr == "" {
-		return lro.ServeStdio(s)
+		return mcpgo.ServeStdio(s)
 	}
 	return serveHTTP(ctx, server.NewStreamableHTTPServer(s, server.WithSessionIdleTTL(*idle)), metricsHandler(reader), *httpAddr)
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/mark3labs/mcp-go/server"
@@ -98,7 +100,7 @@ func startReplica(t *testing.T) *replica {
 	t.Cleanup(func() { off.Close() })
 	r.off = off
 	s := memserver.New(memstore.New(memstore.Generate(500, 1)), off)
-	off.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, off)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.MaxBytesHandler(server.NewStreamableHTTPServer(s), maxRequestBytes))
 	srv := httptest.NewServer(mux)

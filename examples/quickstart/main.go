@@ -24,6 +24,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -54,9 +56,9 @@ func serve() error {
 		return err
 	}
 	defer off.Close()
-	s := newServer(off.ServerOption())
-	off.AddExtractTool(s)
-	return lro.ServeStdio(s)
+	s := newServer(mcpgo.ServerOption(off))
+	mcpgo.AddExtractTool(s, off)
+	return mcpgo.ServeStdio(s)
 }
 
 // run is the demo. Its files go to a directory of their own, removed at
@@ -91,8 +93,8 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	s := newServer(off.ServerOption())
-	off.AddExtractTool(s)
+	s := newServer(mcpgo.ServerOption(off))
+	mcpgo.AddExtractTool(s, off)
 	c, err := connect(ctx, s)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 // This file is an ordinary MCP server with one tool, get_logs, that can
 // return thousands of records: copy it as the start of your own. Only
-// newOffloader and the off.ServerOption() given to newServer concern
+// newOffloader and the mcpgo.ServerOption(off) given to newServer concern
 // offloading; the tool's handler knows nothing about it.
 
 // newOffloader returns the Offloader of the server. A tool is offloaded
@@ -35,7 +35,7 @@ func newOffloader(cfg lro.Config, opts ...lro.Option) (*lro.Offloader, error) {
 	}, opts...)...)
 }
 
-// newServer returns the server with its tool. Pass off.ServerOption() to
+// newServer returns the server with its tool. Pass mcpgo.ServerOption(off) to
 // offload its large results; with no option it serves them inline.
 func newServer(opts ...server.ServerOption) *server.MCPServer {
 	s := server.NewMCPServer("logs", "1.0.0", append([]server.ServerOption{server.WithToolCapabilities(false)}, opts...)...)

@@ -1,4 +1,4 @@
-// Package adapt holds what the host adapters (the root package's mcp-go
-// adapter, package gosdk) share that is generic over their SDKs' types:
-// written once here, so that an adapter only translates types.
+// Package adapt holds what the host adapters (package mcpgo, package
+// gosdk) share that is generic over their SDKs' types: written once here,
+// so that an adapter only translates types.
 package adapt

@@ -32,7 +32,7 @@
 //
 // # Where it is used
 //
-//   - stdio ([Stdio]): lro.ServeStdio and the proxy's stdio loop (in front
+//   - stdio ([Stdio]): mcpgo.ServeStdio and the proxy's stdio loop (in front
 //     of a -remote server): every request but tools/call (which mcp-go
 //     queues itself, and whose sampling answers must still be read) holds
 //     a place from the line it was read on to the line of its answer;

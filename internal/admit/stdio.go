@@ -20,11 +20,26 @@ import (
 // stops handing lines over while limit requests are unanswered, so a
 // client that never reads its answers holds at most limit of them; the
 // returned writer frees the places. Both are for one server's Listen:
-// lro.ServeStdio and the proxy's stdio loop use it, so that no stdio
-// server of this module goes around the bound.
+// mcpgo.ServeStdio (through [Listen]) and the proxy's stdio loop use it,
+// so that no stdio server of this module goes around the bound.
 func Stdio(ctx context.Context, in io.Reader, out io.Writer, limit int) (io.Reader, io.Writer) {
 	g := &inflight{ctx: ctx, limit: limit, places: New("requests"), held: map[string][]*Ticket{}}
 	return &gatedReader{src: bufio.NewReaderSize(in, 64<<10), g: g}, &answerWriter{dst: out, g: g}
+}
+
+// A Listener serves one JSON-RPC connection over lines on in and out
+// until ctx is done or in ends, as mcp-go's (*server.StdioServer).Listen
+// does.
+type Listener interface {
+	Listen(ctx context.Context, in io.Reader, out io.Writer) error
+}
+
+// Listen serves l on in and out with at most limit requests but
+// tools/call in flight (see [Stdio]): mcpgo.ServeStdio's loop, which the
+// tests run on pipes.
+func Listen(ctx context.Context, l Listener, in io.Reader, out io.Writer, limit int) error {
+	r, w := Stdio(ctx, in, out, limit)
+	return l.Listen(ctx, r, w)
 }
 
 // inflight holds the places of the requests read whose answers are not

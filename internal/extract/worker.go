@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"debug/buildinfo"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -61,7 +60,7 @@ func findWorker() (programs []string, note string) {
 		if fi, err := os.Stat(c); err != nil || fi.IsDir() || slices.Contains(programs, c) {
 			continue
 		}
-		bi, err := buildinfo.ReadFile(c)
+		bi, err := readBuildInfo(c)
 		if err != nil || bi.Path != workerPkg {
 			note = "lro: " + c + " is not a build of " + workerPkg + "; " + note
 			continue

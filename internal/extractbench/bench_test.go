@@ -19,6 +19,7 @@ import (
 	"github.com/mcplro/lro/examples/memoryserver/memserver"
 	"github.com/mcplro/lro/internal/benchdata"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // A query of the ladder: a recipe (with its parameters), or a query of
@@ -107,7 +108,7 @@ func newLadder(b *testing.B, n int) *ladder {
 	}
 	b.Cleanup(func() { o.Close() })
 	s := memserver.New(memstore.New(nil), o)
-	o.AddExtractTool(s)
+	mcpgo.AddExtractTool(s, o)
 	c, err := client.NewInProcessClient(s)
 	if err != nil {
 		b.Fatal(err)

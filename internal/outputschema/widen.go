@@ -14,7 +14,7 @@ import (
 
 // descriptorTitle marks the descriptor branch of a widened schema, so that
 // widening twice is seen and skipped (a proxy in front of an lro server,
-// a tool registered through lro.Offloader.WidenTool and then listed).
+// a tool registered through mcpgo.WidenTool and then listed).
 const descriptorTitle = "lro offload descriptor"
 
 // descriptorSchema admits every descriptor the library sends. It is loose

@@ -3,6 +3,8 @@ package memserver
 import (
 	"context"
 
+	"github.com/mcplro/lro/mcpgo"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcplro/lro"
@@ -27,7 +29,7 @@ func New(store *memstore.Store, off *lro.Offloader, opts ...server.ServerOption)
 		server.WithTaskCapabilities(true, true, true),
 	}
 	if off != nil {
-		all = append(all, off.ServerOption())
+		all = append(all, mcpgo.ServerOption(off))
 	}
 	s := server.NewMCPServer(Name, Version, append(all, opts...)...)
 	t := tools{store: store}

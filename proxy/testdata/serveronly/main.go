@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 func main() {
@@ -17,8 +18,8 @@ func main() {
 		log.Fatal(err)
 	}
 	defer off.Close()
-	s := server.NewMCPServer("serveronly", "1", off.ServerOption())
-	off.AddExtractTool(s)
+	s := server.NewMCPServer("serveronly", "1", mcpgo.ServerOption(off))
+	mcpgo.AddExtractTool(s, off)
 	if err := server.ServeStdio(s); err != nil {
 		log.Fatal(err)
 	}

@@ -1,13 +1,13 @@
-package lro
+package mcpgo
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/mcplro/lro/internal/admit"
 )
 
@@ -37,12 +37,5 @@ func ServeStdio(s *server.MCPServer, opts ...server.StdioOption) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return listenStdio(ctx, ss, os.Stdin, os.Stdout, MaxStdioRequests)
-}
-
-// listenStdio serves ss on in and out with at most limit requests but
-// tools/call in flight.
-func listenStdio(ctx context.Context, ss *server.StdioServer, in io.Reader, out io.Writer, limit int) error {
-	r, w := admit.Stdio(ctx, in, out, limit)
-	return ss.Listen(ctx, r, w)
+	return admit.Listen(ctx, ss, os.Stdin, os.Stdout, MaxStdioRequests)
 }

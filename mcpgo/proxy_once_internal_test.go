@@ -1,4 +1,4 @@
-package lro
+package mcpgo
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package lro
+package mcpgo_test
 
 import (
 	"context"
@@ -12,9 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/proxywire"
 	"github.com/mcplro/lro/lrotest"
+	"github.com/mcplro/lro/mcpgo"
 )
 
 // patching rewrites the params of every request, as a proxy built on any
@@ -70,13 +72,13 @@ func TestProxyDetectionChannels(t *testing.T) {
 		{"per-request experimental capability", mcp.ProtocolVersion20260728, none, []client.ClientOption{capability}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := New(DefaultConfig(), WithFS(lrotest.NewMemFS("/lro")))
+			o, err := lro.New(lro.DefaultConfig(), lro.WithFS(lrotest.NewMemFS("/lro")))
 			require.NoError(t, err)
 			defer o.Close()
 			seen := make(chan bool, 1)
-			s := server.NewMCPServer("detect", "1", o.ServerOption())
+			s := server.NewMCPServer("detect", "1", mcpgo.ServerOption(o))
 			s.AddTool(mcp.NewTool("probe"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				seen <- o.IsProxyClient(ctx, req)
+				seen <- mcpgo.IsProxyClient(ctx, req, o)
 				return mcp.NewToolResultText("ok"), nil
 			})
 			tr := patching{transport.NewInProcessTransport(s), tc.patch}

@@ -1,0 +1,48 @@
+package mcpgo
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/extract"
+)
+
+// AddResources registers on s the resource templates of offloaded files
+// (see [lro.Host.ServeResources]): clients read a file, or a range of its
+// lines, with resources/read, wherever their disk is, and offloaded
+// results carry a resource link to their file. Registering a template
+// makes s declare the resources capability. With
+// [lro.WithoutResourceLinks] it does nothing.
+func AddResources(s *server.MCPServer, off *lro.Offloader) {
+	read := func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return readResource(ctx, off, req)
+	}
+	for _, t := range off.Host().ServeResources() {
+		opts := []mcp.ResourceTemplateOption{mcp.WithTemplateDescription(t.Description)}
+		if t.MIMEType != "" {
+			opts = append(opts, mcp.WithTemplateMIMEType(t.MIMEType))
+		}
+		s.AddResourceTemplate(mcp.NewResourceTemplate(t.URITemplate, t.Name, opts...), read)
+	}
+}
+
+// readResource answers resources/read on an mcp-go server. mcp-go v1.2.1
+// answers every error of a resource handler as an internal error (-32603;
+// server/handler_errors.go): unlike the official SDK's adapter, which
+// answers [lro.ErrResourceTooLarge] as invalid params (-32602) and
+// [lro.ErrResourceNotFound] as resource not found, this one cannot choose
+// the code, and the message alone says which error it is.
+func readResource(ctx context.Context, off *lro.Offloader, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	if srv := server.ServerFromContext(ctx); srv != nil {
+		// The too-large error names lro_extract plainly when s has it.
+		ctx = extract.WithNative(ctx, srv.GetTool(lro.ExtractToolName) != nil)
+	}
+	c, err := off.Host().ReadResource(withSession(ctx), req.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}}, nil
+}
