@@ -2,6 +2,7 @@ package lro_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,8 +78,18 @@ func FuzzExtract(f *testing.F) {
 		if d := time.Since(start); testenv.Hung(d, 5*time.Second) {
 			t.Fatalf("query %q took %v", query, d)
 		}
-		if res := callTool(t, c, "lro_extract", map[string]any{"file_path": path, "recipe": 1}); res.IsError {
-			t.Fatalf("server broken after %q: %s", query, textOf(t, res, 0))
+		// On a loaded machine the first call after a query stopped at the
+		// deadline may meet it too, while a worker starts in the stopped
+		// one's place: a timeout is tried again, a few times; anything
+		// else, or a server that never answers in time, fails.
+		for try := 1; ; try++ {
+			res := callTool(t, c, "lro_extract", map[string]any{"file_path": path, "recipe": 1})
+			if !res.IsError {
+				break
+			}
+			if text := textOf(t, res, 0); try == 5 || !strings.Contains(text, "took longer than") {
+				t.Fatalf("server broken after %q (call %d): %s", query, try, text)
+			}
 		}
 	})
 }
