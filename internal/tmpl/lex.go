@@ -65,6 +65,7 @@ type lexer struct {
 	toks  []token
 }
 
+// lex splits text into tokens, the last of which is tEOF or tError.
 func lex(text string) []token {
 	l := &lexer{text: text}
 	for l.lexText() {

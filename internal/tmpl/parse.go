@@ -146,8 +146,9 @@ func (p *parser) items() ([]node, token, error) {
 	}
 }
 
-// action parses an action after its {{; at {{end}} or {{else}} it
-// returns no node and the keyword's token.
+// action parses an action after its {{ and returns its node and first
+// token; at {{end}} or {{else}} it returns no node, and the keyword's
+// token stops the list it is in.
 func (p *parser) action() (node, token, error) {
 	tok := p.nextNonSpace()
 	if tok.kind != tKeyword || tok.val == "nil" {
