@@ -97,6 +97,7 @@ var overrides = map[string]string{
 	"else-with":    "{{with .Tokens}}t{{.}}{{- else with .Path -}} p{{.}} {{- else with .Count}}c{{else}}-{{end}}",
 	"call-chain":   "{{print.X}}",
 	"root-chain":   "{{$.Sub.A}} {{with .Sub}}{{$.Path}}{{end}} {{($).Count}}",
+	"trailing-|":   "{{.Count |}}{{.Path | }}{{print (1 |)}}",
 }
 
 // TestRenderMatchesTextTemplate renders each override over each data with

@@ -24,8 +24,8 @@ func (t *Template) Name() string { return t.name }
 var unsupportedBuiltins = []string{"call", "html", "index", "js", "slice", "urlquery"}
 
 // maxParenDepth bounds the nesting of parentheses, which Parse and Render
-// follow by recursion.
-const maxParenDepth = 100
+// follow by recursion, where text/template's parser does.
+const maxParenDepth = 10000
 
 // Parse parses text, rejecting anything outside the subset this package
 // runs (see the package documentation) and what text/template rejects.
@@ -248,7 +248,9 @@ func (p *parser) pipeline(end tokKind, context string) (*pipeNode, error) {
 			}
 		}
 		p.backup()
-		cmd, piped, err := p.command()
+		// As in text/template, a | before the end adds nothing: {{.A |}}
+		// is {{.A}}.
+		cmd, err := p.command()
 		if err != nil {
 			return nil, err
 		}
@@ -256,20 +258,17 @@ func (p *parser) pipeline(end tokKind, context string) (*pipeNode, error) {
 			return nil, err
 		}
 		pipe.cmds = append(pipe.cmds, cmd)
-		if next := p.peekNonSpace(); piped && next.kind == end {
-			return nil, p.t.errorf(next.pos, "missing command after | in %s", context)
-		}
 	}
 }
 
 // command parses operands separated by spaces, up to a |, which it
-// consumes (piped), or the end of the pipeline.
-func (p *parser) command() (cmd *command, piped bool, err error) {
-	cmd = &command{}
+// consumes, or the end of the pipeline.
+func (p *parser) command() (*command, error) {
+	cmd := &command{}
 	for {
 		op, err := p.operand()
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if op != nil {
 			cmd.args = append(cmd.args, op)
@@ -279,13 +278,13 @@ func (p *parser) command() (cmd *command, piped bool, err error) {
 			continue
 		case tRight, tRParen:
 			p.backup()
-			return cmd, false, nil
+			return cmd, nil
 		case tPipe:
-			return cmd, true, nil
+			return cmd, nil
 		case tDeclare:
-			return nil, false, p.t.unsupported(tok.pos, "declaring or assigning a variable ("+tok.val+")")
+			return nil, p.t.unsupported(tok.pos, "declaring or assigning a variable ("+tok.val+")")
 		default:
-			return nil, false, p.unexpected(tok, "operand")
+			return nil, p.unexpected(tok, "operand")
 		}
 	}
 }

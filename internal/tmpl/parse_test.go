@@ -123,3 +123,16 @@ func TestParseRejectsWhatTextTemplateRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestParenDepthAsTextTemplate checks Parse nests parentheses as deep as
+// text/template's parser and no deeper.
+func TestParenDepthAsTextTemplate(t *testing.T) {
+	for _, depth := range []int{10000, 10001} {
+		text := "{{" + strings.Repeat("(", depth) + "1" + strings.Repeat(")", depth) + "}}"
+		_, want := template.New("t").Parse(text)
+		_, err := Parse("t", text, nil)
+		if (err == nil) != (want == nil) || (depth > 10000) != (err != nil) {
+			t.Errorf("%d parentheses: got %v, text/template %v", depth, err, want)
+		}
+	}
+}
