@@ -63,9 +63,13 @@ type childConfig struct {
 }
 
 const (
-	// childGrace is how long the server has to exit once its stdin is
-	// closed, and again after SIGTERM, before it is killed.
-	childGrace = 2 * time.Second
+	// DefaultStopGrace is how long a Command has to exit once its stdin
+	// is closed, and again after SIGTERM, before it is killed, when
+	// Config.StopGrace is zero.
+	DefaultStopGrace = 2 * time.Second
+	// noticeTimeout bounds telling the server that a request is
+	// cancelled: a server that stops reading holds the proxy no longer.
+	noticeTimeout = 2 * time.Second
 	// maxLocalRequests bounds the client's requests the proxy handles
 	// itself at once (tools/call, listings); the client's next message
 	// waits for a place.
@@ -113,9 +117,9 @@ func newChild(off *lro.Offloader, cfg Config, opts []server.ServerOption) (*Prox
 // With a Command, Serve starts it (with the proxy's environment and
 // working directory, its stderr to Config.Stderr), relays all of MCP
 // between the client and it, and ends it before it returns: its stdin is
-// closed, then its process group gets SIGTERM and, after two seconds more,
-// SIGKILL, even when the server itself has exited by then (what it left in
-// its group is ended too). On Linux the kernel kills the server, not its
+// closed, then its process group gets SIGTERM and, after
+// [Config.StopGrace] (two seconds) more, SIGKILL, even when the server
+// itself has exited by then (what it left in its group is ended too). On Linux the kernel kills the server, not its
 // descendants, if the proxy dies first (see the package documentation).
 // When the server exits by itself, its group is ended the same way, the
 // calls waiting for it get an error that says
@@ -240,7 +244,7 @@ func (r *relay) start() error {
 	c := r.p.child
 	r.cmd = exec.Command(c.path, c.args...)
 	r.cmd.Stderr = c.stderr
-	r.cmd.WaitDelay = childGrace // a descendant holding stderr open does not hold Wait
+	r.cmd.WaitDelay = DefaultStopGrace // a descendant holding stderr open does not hold Wait
 	childAttr(r.cmd)
 	// The proxy's own pipes, not StdinPipe and StdoutPipe: Wait must not
 	// close stdout under the reader while the server's last answers are
@@ -307,10 +311,11 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 		r.stop()
 		r.failAll(errChildStopping)
 	case <-r.exited:
-		// Its last answers may still be in the pipe.
+		// Its last answers may still be in the pipe (a descendant holding
+		// it open holds this wait, whatever the grace of the signals).
 		select {
 		case <-r.eof:
-		case <-time.After(childGrace):
+		case <-time.After(DefaultStopGrace):
 		}
 		err = &ServerExitError{Command: r.p.child.name, Err: r.exitErr}
 		r.failAll(err)
@@ -324,7 +329,7 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 }
 
 // stop ends the server: its stdin closed, then SIGTERM to its process
-// group, then SIGKILL, childGrace apart; what it leaves behind in its
+// group, then SIGKILL, the grace (Config.StopGrace) apart; what it leaves behind in its
 // group is ended too (see endGroup).
 func (r *relay) stop() {
 	r.in.Close()
@@ -333,7 +338,7 @@ func (r *relay) stop() {
 		case <-r.exited:
 			r.endGroup()
 			return
-		case <-time.After(childGrace):
+		case <-time.After(r.p.stopGrace()):
 		}
 		// A server that stays after the end of its input is ordinary (the
 		// MCP shutdown sequence goes on to SIGTERM); one that stays after
@@ -347,14 +352,14 @@ func (r *relay) stop() {
 	}
 	select {
 	case <-r.exited:
-	case <-time.After(childGrace):
+	case <-time.After(DefaultStopGrace): // the kernel's time, not the server's
 		r.p.log.Error("lro proxy: the server did not exit after SIGKILL", "command", r.p.child.name)
 	}
 }
 
 // endGroup ends what the server, which has exited, left behind in its
 // process group: SIGTERM, then SIGKILL to whatever is still there after
-// childGrace. A descendant that ignores SIGTERM (a server started by a
+// the grace. A descendant that ignores SIGTERM (a server started by a
 // wrapper, npx or uvx, that exits first) would otherwise outlive the
 // proxy. A descendant that left the group (setsid) is not reached.
 func (r *relay) endGroup() {
@@ -366,10 +371,10 @@ func (r *relay) endGroup() {
 	signalGroup(r.cmd, syscall.SIGKILL)
 }
 
-// groupGone waits up to childGrace for the server's process group to be
+// groupGone waits up to the grace for the server's process group to be
 // empty, and reports whether it is.
 func (r *relay) groupGone() bool {
-	deadline := time.Now().Add(childGrace)
+	deadline := time.Now().Add(r.p.stopGrace())
 	for groupAlive(r.cmd) {
 		if time.Now().After(deadline) {
 			return false
@@ -761,7 +766,7 @@ func (r *relay) expire(id string, pd *pending) {
 // cancelChild tells the server that the request id is cancelled.
 func (r *relay) cancelChild(id []byte) {
 	b := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"lro-proxy: timed out after %s"}}`, id, r.p.cfg.CallTimeout)
-	ctx, cancel := context.WithTimeout(context.Background(), childGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), noticeTimeout)
 	defer cancel()
 	_ = r.send(ctx, b)
 }

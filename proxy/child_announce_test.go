@@ -87,7 +87,9 @@ func TestChildListingTheServerLacks(t *testing.T) {
 // the proxy says so at Info, not as a warning.
 func TestChildIgnoringEOFIsNoWarning(t *testing.T) {
 	var log syncBuffer
-	c := startChild(t, "stay", Config{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	// The grace is waited out once (the server stays), and is the margin
+	// of its death on SIGTERM, which a loaded machine delays.
+	c := startChild(t, "stay", Config{StopGrace: time.Second, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	c.in.Close()
 	select {
 	case err := <-c.done:

@@ -38,12 +38,17 @@ func orphanServer() {
 // sleeps, then exits.
 func sleeper() {
 	signal.Ignore(syscall.SIGTERM)
+	writePID()
+	time.Sleep(time.Hour)
+	os.Exit(0)
+}
+
+// writePID writes the process's pid to $LRO_PROXY_ORPHAN_PID, whole.
+func writePID() {
 	path := os.Getenv("LRO_PROXY_ORPHAN_PID")
 	tmp := path + ".tmp"
 	_ = os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())), 0o600)
 	_ = os.Rename(tmp, path)
-	time.Sleep(time.Hour)
-	os.Exit(0)
 }
 
 // TestChildGroupEndedAfterServerExits: a grandchild of the server that
@@ -52,13 +57,14 @@ func sleeper() {
 // server exits by itself: the proxy kills the server's process group
 // after the grace even when the server itself has exited. Before, the
 // grandchild outlived the proxy in all three (re-parented to PID 1);
-// after, it is killed 2 s (the grace) after SIGTERM, before Serve returns.
+// after, it is killed the grace after SIGTERM, before Serve returns (a
+// short grace here: the grandchild is killed whatever its length).
 func TestChildGroupEndedAfterServerExits(t *testing.T) {
 	for _, how := range []string{"client disconnects", "proxy closed", "server exits"} {
 		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "orphan.pid")
 			t.Setenv("LRO_PROXY_ORPHAN_PID", pidFile)
-			c := startChild(t, "hostile-orphan", Config{})
+			c := startChild(t, "hostile-orphan", Config{StopGrace: 100 * time.Millisecond})
 			pid := orphanPID(t, pidFile)
 			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 			require.True(t, running(pid), "the grandchild runs")

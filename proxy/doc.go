@@ -51,10 +51,10 @@
 // disconnects, when Serve's context ends or the Proxy is closed (lro-proxy
 // on SIGINT or SIGTERM), and when the server exits by itself, the proxy
 // ends the whole group before Serve returns: the server's stdin is
-// closed, then the group gets SIGTERM and, two seconds later, SIGKILL,
-// whether or not the server itself has exited by then, so a descendant
-// that ignores SIGTERM (a server behind npx or uvx, a worker it started)
-// does not outlive the proxy. Not guaranteed: a descendant that left the
+// closed, then the group gets SIGTERM and, two seconds later
+// ([Config.StopGrace]), SIGKILL, whether or not the server itself has
+// exited by then, so a descendant that ignores SIGTERM (a server behind
+// npx or uvx, a worker it started) does not outlive the proxy. Not guaranteed: a descendant that left the
 // group (setsid, a daemon) is not reached; and a proxy killed with
 // SIGKILL ends nothing itself. On Linux the kernel then kills the server
 // process the proxy started (PR_SET_PDEATHSIG), but not its descendants,

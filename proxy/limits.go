@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -115,6 +116,12 @@ func resolveLimits(cfg Config) proxyLimits {
 	l.errText = setting.Resolve(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
 	l.tools = setting.Resolve(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
 	return l
+}
+
+// stopGrace is Config.StopGrace, resolved: how long the server has to
+// exit at each step of its ending.
+func (p *Proxy) stopGrace() time.Duration {
+	return setting.Resolve(p.cfg.StopGrace, DefaultStopGrace)
 }
 
 // remoteCallKey is the context key of the *remoteCall of a request.

@@ -373,6 +373,7 @@ func TestProxyConfigMistakesFailAtStart(t *testing.T) {
 // clients get one tools/list_changed per change of the remote's tools and
 // none for a reconnection that changed nothing.
 func TestProxyWarnsOnceNotifiesOncePerChange(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	rem := &remote{off: newOffloader(t, nil)}
 	rem.mcp = memserver.New(testStore, rem.off)
 	mcpgo.AddExtractTool(rem.mcp, rem.off)

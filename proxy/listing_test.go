@@ -134,6 +134,7 @@ func frontClient(t testing.TB, p *Proxy) *atomic.Int32 {
 // tools/list_changed a second, and the proxy serves the current listing
 // only.
 func TestProxyChurningRemote(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	rem := startChurning(t, 200, 4<<10)
 	const maxTools = 1 << 20 // a listing is 0.85 MiB
 	p, err := New(churnOffloader(t), Config{Remote: rem.http.URL, Logger: slog.New(slog.DiscardHandler), MaxToolsBytes: maxTools})
@@ -190,6 +191,7 @@ func TestProxyChurningRemote(t *testing.T) {
 // refused with an error naming the limit; at the start New fails, later the
 // proxy keeps serving the listing it had.
 func TestProxyRefusesLargeListing(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	rem := startHostileTools(t, 10, 1<<10)
 	_, err := New(churnOffloader(t), Config{Remote: rem.http.URL, MaxToolsBytes: 8 << 10})
 	require.Error(t, err)

@@ -89,6 +89,12 @@ type Config struct {
 	// limit. Zero means [DefaultMaxToolsBytes] (4 MiB); negative means no
 	// limit.
 	MaxToolsBytes int64
+	// StopGrace is how long a Command has to exit once its stdin is
+	// closed, and again after SIGTERM to its process group, before the
+	// group is killed (see [Proxy.Serve]): longer for a server that takes
+	// time to save its state. Zero means [DefaultStopGrace] (2 seconds);
+	// negative means none: the group is signalled at once.
+	StopGrace time.Duration
 }
 
 // A Proxy is a local MCP server in front of another MCP server, a local

@@ -145,8 +145,10 @@ func TestProxyKeepsToolsExactly(t *testing.T) {
 }
 
 func TestProxyFollowsToolListChanges(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	for _, version := range []string{"", mcp.ProtocolVersion20251125} {
 		t.Run("remote protocol="+version, func(t *testing.T) {
+			t.Parallel()
 			rem := startRemote(t)
 			p, _ := startProxy(t, rem.http.URL, proxy.Config{ProtocolVersion: version})
 			require.Eventually(t, func() bool { return p.Server().GetTool("recall_memories") != nil }, 5*time.Second, 10*time.Millisecond)
@@ -206,6 +208,7 @@ func TestProxyReconnects(t *testing.T) {
 // TestProxyHangingRemote: a remote that stops answering costs each call its
 // own timeout, never more, and a call that may have run is not sent twice.
 func TestProxyHangingRemote(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	rem := startRemote(t)
 	var runs atomic.Int32
 	release := make(chan struct{})
@@ -237,6 +240,7 @@ func TestProxyHangingRemote(t *testing.T) {
 
 // TestProxyFollowsBurstsOfChanges adds many tools at once on the remote.
 func TestProxyFollowsBurstsOfChanges(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	rem := startRemote(t)
 	p, _ := startProxy(t, rem.http.URL, proxy.Config{})
 	want := len(rem.mcp.ListTools()) + 40

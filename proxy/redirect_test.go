@@ -90,7 +90,10 @@ func TestProxyNoCrossOriginRedirect(t *testing.T) {
 		})
 		srv := httptest.NewServer(mux)
 		defer srv.Close()
-		_, err := proxy.New(newOffloader(t, nil), proxy.Config{Remote: srv.URL + "/old", Headers: secret})
+		p, err := proxy.New(newOffloader(t, nil), proxy.Config{Remote: srv.URL + "/old", Headers: secret})
 		require.NoError(t, err)
+		// Closed before srv, whose Close waits for every request: the
+		// proxy's subscription, once open, lasts until the proxy ends.
+		p.Close()
 	})
 }

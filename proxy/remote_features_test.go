@@ -253,6 +253,7 @@ func (l *bodyLog) has(s string) bool {
 // out, is cancelled on the remote too (protocol 2025-11-25, where the end
 // of the HTTP request does not say so).
 func TestRemoteCancellation(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	stopped := make(chan string, 4)
 	s := server.NewMCPServer("cancel", "1.0.0")
 	s.AddTool(mcp.NewTool("wait"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -483,20 +484,24 @@ func (s waitingSampler) CreateMessage(ctx context.Context, _ mcp.CreateMessageRe
 // context of its sampling call ends), the proxy's request to the client is
 // cancelled too.
 func TestRemoteCancelsItsRequest(t *testing.T) {
+	sampler := waitingSampler{cancelled: make(chan struct{})}
 	s := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "asking", Version: "1"}, nil)
 	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "ask"}, func(ctx context.Context, req *sdkmcp.CallToolRequest, _ struct{}) (*sdkmcp.CallToolResult, any, error) {
 		ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		_, err := req.Session.CreateMessage(ctx, &sdkmcp.CreateMessageParams{MaxTokens: 5, Messages: []*sdkmcp.SamplingMessage{{Role: "user", Content: &sdkmcp.TextContent{Text: "hi"}}}})
-		// The call goes on: only the notification can tell the proxy, not
-		// the end of the call's stream.
-		time.Sleep(3 * time.Second)
+		// The call goes on until the client's request is cancelled: only
+		// the notification can tell the proxy, not the end of the call's
+		// stream.
+		select {
+		case <-sampler.cancelled:
+		case <-time.After(20 * time.Second):
+		}
 		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: fmt.Sprint("sampling: ", err)}}}, nil, nil
 	})
 	h := httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return s }, nil))
 	t.Cleanup(h.Close)
 	p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: "2025-11-25"})
-	sampler := waitingSampler{cancelled: make(chan struct{})}
 	c := connect(t, p.Server(), client.WithProtocolVersion("2025-11-25"), client.WithSamplingHandler(sampler))
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() { done <- callTool(t, c, "ask", nil) }()

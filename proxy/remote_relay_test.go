@@ -189,6 +189,7 @@ func TestServeRelaysRemoteRequestsAsTheyCame(t *testing.T) {
 // answers wait to be written. Before, every request was read and each
 // held its answer (500 of 500 taken).
 func TestServeBoundsUnreadAnswers(t *testing.T) {
+	t.Parallel() // it mostly waits (for the pacer, a timeout), and shares nothing
 	p, _ := startProxy(t, laterRemote(t), proxy.Config{})
 	inR, inW := io.Pipe()
 	_, outW := io.Pipe() // never read

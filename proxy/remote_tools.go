@@ -69,20 +69,32 @@ func (p *Proxy) syncLoop() {
 // remote asked for, by announcing a change, or the older protocol's
 // periodic one) starts at least minResync after the last sync, so a remote
 // that announces changes without pause is listed (and its clients
-// notified) at most once in it; the sync of a new connection is not
-// delayed, and the watcher paces reconnections. Only a change
+// notified) at most once in it; it waits before it takes its turn, and
+// lists only if c is still the connection, so the sync of a new
+// connection is not delayed, and the watcher paces reconnections. Only a
+// change
 // touches the front server, in one call, so clients get one
 // tools/list_changed per change and none for a listing that changed
 // nothing (a reconnection). A listing larger than MaxToolsBytes is
 // refused: the error is logged, the listing served so far stays, and
 // syncTools returns nil (the connection is fine).
 func (p *Proxy) syncTools(ctx context.Context, c *client.Client, tr *proxyTransport, paced bool) error {
+	if paced {
+		if err := p.pace.wait(ctx); err != nil {
+			return err
+		}
+	}
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
-	if !paced {
+	if paced {
+		p.mu.Lock()
+		current := p.up == c
+		p.mu.Unlock()
+		if !current {
+			return nil // replaced meanwhile: the new connection listed
+		}
+	} else {
 		p.pace.mark()
-	} else if err := p.pace.wait(ctx); err != nil {
-		return err
 	}
 	pages, err := p.listTools(ctx, c, tr)
 	if err == nil {

@@ -27,7 +27,8 @@ func TestProxyEndsWhatTheServerLeft(t *testing.T) {
 			// The server: a child that ignores SIGTERM (sleep inherits the
 			// ignored signal), then cat, which ends with its stdin.
 			script := `sh -c 'trap "" TERM; echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 600' left "$1" & exec cat >/dev/null`
-			cmd := exec.Command(proxyBin, "--", "sh", "-c", script, "server", pidFile)
+			// A short grace: the child is killed whatever its length.
+			cmd := exec.Command(proxyBin, "-stop-grace", "100ms", "--", "sh", "-c", script, "server", pidFile)
 			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 			stdin, err := cmd.StdinPipe()
 			require.NoError(t, err)

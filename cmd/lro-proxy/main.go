@@ -117,6 +117,7 @@ func run(args []string) error {
 	memoryOnly := fs.Bool("memory-tools-only", false, "offload the large results of the memory tools only (recall_memories, inject_context, list_memories, the search tools); by default every remote tool's are")
 	offloadAll := fs.Bool("offload-all", false, "the default now, kept for old command lines: every remote tool's large results are offloaded")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one call of the server (of a local server: for any request)")
+	stopGrace := fs.Duration("stop-grace", proxy.DefaultStopGrace, "how long a local server has to exit once its input ends, and again after SIGTERM, before it is killed (negative: no wait)")
 	verbose := fs.Bool("v", false, "log connection and offload events to stderr")
 	var maxResponse, maxEvent, maxError, maxTools byteSize
 	fs.Var(&maxResponse, "max-response-bytes", "the largest response of the remote (of a local server: any message) the proxy reads, e.g. 64MiB; a call past it gets an error naming the limit (0: 64 MiB, -1: no limit)")
@@ -184,6 +185,7 @@ Flags:
 		MaxEventBytes:    int64(maxEvent),
 		MaxErrorBytes:    int64(maxError),
 		MaxToolsBytes:    int64(maxTools),
+		StopGrace:        *stopGrace,
 	})
 	if err != nil {
 		return err
