@@ -391,6 +391,7 @@ func TestObjectsCutMemberByMember(t *testing.T) {
 	for _, h := range boundHosts {
 		for fname, fault := range faults {
 			t.Run(h.name+"/"+fname, func(t *testing.T) {
+				t.Parallel()
 				o := boundOffloader(t, lro.DeliveryDescriptor, fault)
 				call := h.open(t, o)
 				for oname, obj := range objects {
@@ -484,6 +485,7 @@ func TestBoundMatrix(t *testing.T) {
 		for _, mode := range []lro.Delivery{lro.DeliveryDescriptor, lro.DeliveryCompact, lro.DeliveryTruncate} {
 			for _, f := range boundFaults {
 				t.Run(h.name+"/"+string(mode)+"/"+f.name, func(t *testing.T) {
+					t.Parallel() // each cell has its Offloader, store and servers
 					mem := lrotest.NewMemFS("/lro")
 					o := boundOffloaderOn(t, mem, mode, f.fault)
 					call := h.open(t, o)

@@ -33,15 +33,17 @@ import (
 // as a server in any language may (boundWire); a remote on mcp-go as
 // mcp-go does.
 
-// boundServerEnv names the file whose answer the test binary serves, as
-// the local server of the "proxy child" host, when it is set.
-const boundServerEnv = "LRO_BOUND_SERVER"
+// boundServerArg, followed by the name of a file, makes the test binary
+// serve that file's answer, as the local server of the "proxy child" host.
+// An argument, not a variable of the environment, so that the matrix's
+// cells can run in parallel (t.Setenv forbids it).
+const boundServerArg = "-lro.bound-server"
 
 // TestMain makes the test binary the local server of the "proxy child"
-// host when boundServerEnv is set (see serveBoundAnswer).
+// host when started with boundServerArg (see serveBoundAnswer).
 func TestMain(m *testing.M) {
-	if path := os.Getenv(boundServerEnv); path != "" {
-		serveBoundAnswer(path)
+	if len(os.Args) == 3 && os.Args[1] == boundServerArg {
+		serveBoundAnswer(os.Args[2])
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -125,8 +127,7 @@ func boundWire(t *testing.T, r boundResult) []byte {
 // test fails otherwise.
 func openChild(t *testing.T, o *lro.Offloader) boundCall {
 	path := filepath.Join(t.TempDir(), "answer")
-	t.Setenv(boundServerEnv, path)
-	p, err := proxy.New(o, proxy.Config{Command: []string{os.Args[0]}, Stderr: io.Discard})
+	p, err := proxy.New(o, proxy.Config{Command: []string{os.Args[0], boundServerArg, path}, Stderr: io.Discard})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	inR, inW := io.Pipe()

@@ -241,6 +241,7 @@ func TestResourceLinkFollowed(t *testing.T) {
 // result truncated because its file could not be written (here, over
 // the directory's quota) keeps to the same budget with its warning.
 func TestTruncateFitsThreshold(t *testing.T) {
+	t.Parallel()
 	var est lro.HeuristicEstimator
 	for _, tc := range []struct {
 		corpus    int

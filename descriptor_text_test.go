@@ -115,6 +115,7 @@ func TestPlaceholdersHaveOneSpelling(t *testing.T) {
 // TestEveryRecipeRunsAsWritten runs each descriptor command exactly as a
 // model would copy it, defaults and placeholders included, with jq 1.6.
 func TestEveryRecipeRunsAsWritten(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("needs the jq binary")
 	}

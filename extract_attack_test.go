@@ -227,6 +227,25 @@ var classHold = func() string {
 // hostileQueries are costlyQueries and the issue's regex holds.
 var hostileQueries = append(slices.Clip(costlyQueries), matchHold, classHold)
 
+// heldAttempts is how many times a query that holds its worker to the
+// deadline is sent before the test asserts that the watchers were
+// answered during one of its holds: a machine starved of CPU can miss
+// one hold, a server that makes the watchers wait misses them all. With
+// LRO_TEST_TIMING, once: the machine is known to keep up.
+func heldAttempts() int {
+	if testenv.Timing() {
+		return 1
+	}
+	return 3
+}
+
+// fewHostileQueries are those the default suite sends: one of each way a
+// query is stopped (strings that need too much memory, a jq loop and a
+// native builtin held to the deadline). The rest, the recursion, more
+// loops and a regex, each stopped after 1-2.5 s, run with LRO_TEST_FULL=1
+// (CI); FuzzExtract's seeds send the recursion and a loop by default.
+var fewHostileQueries = []string{`"x" * 100000000`, `"x" * 1e12`, `last(range(1e12))`, matchHold}
+
 // TestExtractAttacksAreBounded reproduces the attacks of issue 11 on a
 // server reached through stdio, while another tool and ordinary
 // lro_extract queries are called all along: the hostile queries, the
@@ -253,25 +272,40 @@ func TestExtractAttacksAreBounded(t *testing.T) {
 	t.Run("hostile queries", func(t *testing.T) {
 		w.phase(t.Name())
 		held := 0
-		for _, q := range hostileQueries {
-			start := time.Now()
-			res := extract(t, c, map[string]any{"file_path": path, "query": q})
-			end := time.Now()
-			took := end.Sub(start)
-			text := textOf(t, res, 0)
-			assert.True(t, res.IsError, "%.60s: %.200s", q, text)
-			assert.Regexp(t, `memory|longer than|too complex|stopped|too large|exceed`, text, "%.60s", q)
-			if testenv.Timing() {
-				assert.Less(t, took, attackTimeout+hostileOverrun, "%.60s ends by its deadline", q)
-			}
-			if strings.Contains(text, "longer than") {
+		queries := fewHostileQueries
+		if testenv.Full() {
+			queries = hostileQueries
+		}
+		for _, q := range queries {
+			for attempt := 1; ; attempt++ {
+				start := time.Now()
+				res := extract(t, c, map[string]any{"file_path": path, "query": q})
+				end := time.Now()
+				took := end.Sub(start)
+				text := textOf(t, res, 0)
+				t.Logf("%-45.45s %6v: %s", q, took.Round(time.Millisecond), text)
+				assert.True(t, res.IsError, "%.60s: %.200s", q, text)
+				assert.Regexp(t, `memory|longer than|too complex|stopped|too large|exceed`, text, "%.60s", q)
+				if testenv.Timing() {
+					assert.Less(t, took, attackTimeout+hostileOverrun, "%.60s ends by its deadline", q)
+				}
+				if !strings.Contains(text, "longer than") {
+					break
+				}
 				// It held its worker to its deadline: meanwhile the
 				// others were answered, not kept waiting behind it.
+				other, ordinary := w.answeredDuring("other", start, end), w.answeredDuring("ordinary", start, end)
+				if !other || !ordinary {
+					if attempt < heldAttempts() {
+						t.Logf("no answer of another tool (%v) or of lro_extract (%v) within the hold: again", other, ordinary)
+						continue
+					}
+				}
 				held++
-				assert.True(t, w.answeredDuring("other", start, end), "another tool answered while %.60s ran", q)
-				assert.True(t, w.answeredDuring("ordinary", start, end), "an ordinary lro_extract answered while %.60s ran", q)
+				assert.True(t, other, "another tool answered while %.60s ran (in one of %d holds)", q, attempt)
+				assert.True(t, ordinary, "an ordinary lro_extract answered while %.60s ran (in one of %d holds)", q, attempt)
+				break
 			}
-			t.Logf("%-45.45s %6v: %s", q, took.Round(time.Millisecond), text)
 		}
 		assert.Positive(t, held, "some hostile queries hold their worker to the deadline")
 	})

@@ -17,6 +17,7 @@ import (
 // on 20,000 memories, six runs of this select said "at least" 6,755 to
 // 9,783 of 18,359).
 func TestExtractCountIsExactEveryTime(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("needs the jq binary")
 	}

@@ -2,6 +2,7 @@ package lro_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +46,13 @@ func FuzzExtract(f *testing.F) {
 	}
 	cfg := lro.DefaultConfig()
 	cfg.OutputDir = f.TempDir()
-	o, err := lro.New(cfg, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Second, MaxHeapBytes: 128 << 20}))
+	// The seeds that run to the deadline prove as much at half a second;
+	// fuzzing, and CI, keep the second.
+	timeout := time.Second
+	if !testenv.Fuzzing() && !testenv.Full() {
+		timeout = 500 * time.Millisecond
+	}
+	o, err := lro.New(cfg, lro.WithExtractLimits(lro.ExtractLimits{Timeout: timeout, MaxHeapBytes: 128 << 20}))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -71,8 +78,18 @@ func FuzzExtract(f *testing.F) {
 		if d := time.Since(start); testenv.Hung(d, 5*time.Second) {
 			t.Fatalf("query %q took %v", query, d)
 		}
-		if res := callTool(t, c, "lro_extract", map[string]any{"file_path": path, "recipe": 1}); res.IsError {
-			t.Fatalf("server broken after %q: %s", query, textOf(t, res, 0))
+		// On a loaded machine the first call after a query stopped at the
+		// deadline may meet it too, while a worker starts in the stopped
+		// one's place: a timeout is tried again, a few times; anything
+		// else, or a server that never answers in time, fails.
+		for try := 1; ; try++ {
+			res := callTool(t, c, "lro_extract", map[string]any{"file_path": path, "recipe": 1})
+			if !res.IsError {
+				break
+			}
+			if text := textOf(t, res, 0); try == 5 || !strings.Contains(text, "took longer than") {
+				t.Fatalf("server broken after %q (call %d): %s", query, try, text)
+			}
 		}
 	})
 }

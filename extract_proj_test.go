@@ -20,6 +20,7 @@ import (
 // decoded with that projection (a cached one), and over records decoded
 // whole. All three must print the same.
 func TestExtractProjectionDifferential(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.OutputDir = t.TempDir()
 	o, err := New(cfg)

@@ -126,6 +126,7 @@ func checkAgainstJQ(t *testing.T, got string, want []string, raw bool) {
 }
 
 func TestExtractEveryRecipeMatchesJQ(t *testing.T) {
+	t.Parallel()
 	t.Run("workers", func(t *testing.T) { everyRecipeMatchesJQ(t) })
 	t.Run("in process", func(t *testing.T) {
 		everyRecipeMatchesJQ(t, lro.WithExtractLimits(lro.ExtractLimits{Timeout: 3 * time.Second, MaxHeapBytes: 256 << 20, InProcess: true}))
@@ -318,6 +319,7 @@ func TestExtractSurvivesHostileQueries(t *testing.T) {
 }
 
 func TestExtractExpiredAfterJanitor(t *testing.T) {
+	t.Parallel()
 	c, _ := extractServer(t, func(c *lro.Config) { c.TTLSeconds = 1 })
 	desc := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 50}))
 	require.Eventually(t, func() bool {
@@ -383,6 +385,7 @@ func memFSServer(t *testing.T) (*lro.Offloader, *client.Client, string) {
 // workers and in process, as jq does for words, and fail with gojq's own
 // words for an expression or a flag it refuses.
 func TestExtractRegexes(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name string
 		opts []lro.Option

@@ -103,6 +103,7 @@ func shellQuery(t *testing.T, command string) jqQuery {
 // and common queries' exactly as jq 1.6 does, keys in the records' order
 // (not sorted, as gojq prints them) or in the order the query builds them.
 func TestExtractKeyOrderMatchesJQ(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("needs the jq binary")
 	}

@@ -249,6 +249,7 @@ func genericServer(t *testing.T, opts ...lro.Option) (*server.MCPServer, *lro.Of
 }
 
 func TestGenericJSONToolOffloaded(t *testing.T) {
+	t.Parallel()
 	s, _ := genericServer(t)
 	c := connect(t, s)
 	d := descriptor(t, callTool(t, c, "audit_log", nil))

@@ -19,6 +19,7 @@ import (
 // (its tools, handlers, context), in a throwaway package of this module;
 // go vet builds them all.
 func TestReadmeSnippetsCompile(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go command")
 	}

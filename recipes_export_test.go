@@ -32,7 +32,10 @@ func RunCut(t testing.TB, command string) []byte {
 	}
 	whole, cut := strings.CutSuffix(command, recipeCut)
 	out := run(whole, true)
-	if cut {
+	// Under 32 KiB, head passes the whole through: the command as written
+	// would print out again, for a second start of jq (most of the
+	// recipe tests' time). LRO_TEST_FULL=1 runs it all the same.
+	if cut && (len(out) > 32<<10 || testenv.Full()) {
 		written := run(command, false) // as a model runs it: head may end jq early
 		require.LessOrEqual(t, len(written), 32<<10)
 		require.True(t, bytes.HasPrefix(out, written), "the cut output is the whole's beginning")

@@ -167,6 +167,7 @@ func countBy(mems []memstore.Memory, key string, f func(memstore.Memory) string)
 // with other parameters) and with gojq (parameters bound as variables), on
 // a real offloaded file, and checks each answer against the records.
 func TestRecipesGiveTheRightAnswer(t *testing.T) {
+	t.Parallel()
 	mems := memstore.Generate(200, 42)
 	word := firstWord(mems[7].Title)
 	tag := mems[3].Tags[0]
@@ -297,6 +298,7 @@ func firstWord(s string) string {
 // prints more than 32 KiB, whatever the size of the file: on 20,000
 // records they printed up to 3.5 MB into a model's context.
 func TestRecipesPrintAtMost32KiB(t *testing.T) {
+	t.Parallel()
 	testenv.JQ(t)
 	n := 2000 // the listing recipes print over 100 KB uncut
 	if testenv.Full() {

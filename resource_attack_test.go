@@ -90,7 +90,7 @@ func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":%q}}`+"\n", i+1, uri)
 	}
 	go io.WriteString(clientOut, b.String()) // blocks once the server stops reading
-	time.Sleep(2 * time.Second)              // for the reads to be served, or refused
+	time.Sleep(time.Second)                  // for the reads to be served, or refused (an unbounded server is past 256 MiB by then)
 	runtime.GC()
 	peak := statusKB(t, "/proc/self/status", "VmHWM") << 10
 	t.Logf("peak RSS of the server: %d MiB", peak>>20)
@@ -101,6 +101,7 @@ func TestResourceReadsUnreadStdioPeakRSS(t *testing.T) {
 // most limit requests but tools/call whose answers are not written, and
 // answers every one of a thousand to a client that reads them.
 func TestServeStdioBoundsRequestsInFlight(t *testing.T) {
+	t.Parallel()
 	s := server.NewMCPServer("res", "1")
 	var served atomic.Int64
 	s.AddResource(mcp.NewResource("test://r", "r"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

@@ -430,6 +430,7 @@ func TestLongStringField(t *testing.T) {
 // own (9 MB of newlines made a 242 MB file), its other lines keep their
 // numbers, and a fallback that keeps a line keeps the blank lines before it.
 func TestBlankLinesMakeNoRecords(t *testing.T) {
+	t.Parallel()
 	o := genericOffloader(t)
 	n := 1 << 20 // 27 MB of records before
 	if testenv.Full() {

@@ -36,8 +36,8 @@ func stalledRows(n int, resume <-chan struct{}) iter.Seq2[json.RawMessage, error
 // A wait for room is bounded (a second or two, then the fallback), and a
 // spool that gets no record for a while gives its room back.
 func TestCallBesideStalledStream(t *testing.T) {
-	defer lro.SetRoomWait(100 * time.Millisecond)() // the default is 2 s
-	defer lro.SetSpoolIdle(3 * time.Second)()       // the default is 30 s
+	defer lro.SetRoomWait(100 * time.Millisecond)()   // the default is 2 s
+	defer lro.SetSpoolIdle(1500 * time.Millisecond)() // the default is 30 s; long enough to see the stall
 	o := newOffloader(t, func(c *lro.Config) { c.MaxDirBytes = 20 << 20 }, lro.WithTool("rows", lro.ToolPolicy{Generic: true}), lro.WithoutJanitor())
 	resume := make(chan struct{})
 	streamed := make(chan *mcp.CallToolResult, 1)

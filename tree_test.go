@@ -43,6 +43,7 @@ func dirTree(width int) ([]any, int) {
 // as an embedded resource), a tree under a field, and one root node. Each
 // came out as one or two records of megabytes.
 func TestTreeShapes(t *testing.T) {
+	t.Parallel()
 	roots, nodes := dirTree(12) // 12 + 144 + 1,728 nodes
 	indented, err := json.MarshalIndent(roots, "", "  ")
 	require.NoError(t, err)
@@ -133,6 +134,7 @@ func nestedChain(n int) string {
 // nodes, whose walk is quicker: the file grew as the square). The file
 // stays within four times the result; a long path keeps its end.
 func TestDeepTreeFileStaysSmall(t *testing.T) {
+	t.Parallel()
 	o := genericOffloader(t)
 	tree := nestedChain(2000)
 	d, _ := descriptorIn(t, serve(t, o, "tree", nil, host.Result{Content: []host.Content{host.TextContent(tree)}}), 0)

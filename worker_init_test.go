@@ -36,6 +36,7 @@ func buildProgram(t testing.TB, pkg, dir string) string {
 // lro-worker beside the program, or named by LRO_WORKER_PATH, it runs
 // once, in the server only, and the queries answer alike.
 func TestWorkerRunsNoHostInit(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("no workers")
 	}

@@ -65,22 +65,28 @@ func main() {
 // imports, used or not: when the root package held the mcp-go adapter,
 // every program using lro linked mcp-go's mcp and server packages and
 // their imports (1.2 MB here). The adapter is package mcpgo, which only
-// the programs on mcp-go import. It logs the sizes of the server with lro
-// and without, and checks it links no reflect.Value.MethodByName (see
-// methodByNameLinked).
+// the programs on mcp-go import. It checks the server links no
+// reflect.Value.MethodByName (see methodByNameLinked) and no text/template,
+// and that lro adds at most 4 MiB to it (maxAdded): the sizes of the
+// binaries are deterministic for a toolchain and the module's
+// dependencies.
 func TestOfficialServerLinksNoMCPGo(t *testing.T) {
 	goTool, root := linkCheckTools(t)
 	dir := t.TempDir()
 	server := buildInModule(t, goTool, root, dir, "server", officialServer)
 	bare := buildInModule(t, goTool, root, dir, "bare", bareServer)
 
-	var imported []string
+	var imported, templates []string
 	for _, pkg := range strings.Fields(goList(t, goTool, root, dir, "server")) {
 		if strings.HasPrefix(pkg, "github.com/mark3labs/mcp-go") {
 			imported = append(imported, pkg)
 		}
+		if strings.HasPrefix(pkg, "text/template") {
+			templates = append(templates, pkg)
+		}
 	}
 	assert.Empty(t, imported, "the official-SDK server imports packages of mcp-go")
+	assert.Empty(t, templates, "the official-SDK server imports text/template (its parser costs 216 KB): lro's templates run on internal/tmpl")
 	linked := mcpGoSymbols(t, goTool, server)
 	if len(linked) > 20 {
 		linked = append(linked[:20], "...")
@@ -93,7 +99,14 @@ func TestOfficialServerLinksNoMCPGo(t *testing.T) {
 	with, without := size(t, server), size(t, bare)
 	t.Logf("minimal official-SDK server: %d bytes with lro, %d without: lro adds %d bytes (%.2f MiB)",
 		with, without, with-without, float64(with-without)/(1<<20))
+	assert.LessOrEqual(t, with-without, int64(maxAdded),
+		"lro adds %d bytes (%.2f MiB) to a minimal official-SDK server (%d with lro, %d without): more than the %d bytes (4 MiB) issue 33 allows",
+		with-without, float64(with-without)/(1<<20), with, without, maxAdded)
 }
+
+// maxAdded is the most lro may add to the binary of a minimal official-SDK
+// server (issue 33): 4 MiB. It added 4,122,483 bytes (3.93 MiB) when this was written.
+const maxAdded = 4 << 20
 
 // goList returns what go list -deps prints for the program built by
 // buildInModule as name in dir: the import paths of its packages.

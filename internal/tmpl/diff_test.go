@@ -82,6 +82,22 @@ var overrides = map[string]string{
 	"fmt-num":   "{{printf 1}}",
 	"fmt-int":   "{{printf .Count}}",
 	"overflow":  "{{18446744073709551615}}",
+	// Lexing: trim markers, comments, quoting and spacing.
+	"trim-space":   "a \n\t{{- 3 -}}\n\t b",
+	"minus":        "{{-3}}|{{- 3}}|{{3 -}} x|{{ -3 }}|{{- -3 -}}|",
+	"trim-crlf":    "a\r\n{{- .Count -}}\r\nb",
+	"comment-trim": "a {{- /* x */}} b {{/* y */ -}} c{{/*z*/}}d{{- /* multi\nline */ -}} e",
+	"strings":      `{{"a}}b"}} {{"\"q\" \\ \u00e9 \x41 {{"}} {{print "}}" "{{"}}`,
+	"raw":          "{{`a\nb}}`}} {{`\\n`}} {{print `x` `\"`}}",
+	"chars":        `{{'\n'}} {{'\''}} {{'\x41'}} {{'é'}} {{print '"'}}`,
+	"numbers":      "{{-0}} {{+1}} {{.5}} {{1.}} {{0X1F}} {{-0x1E}} {{1E2}} {{0x1.8p1}} {{1_0.5}} {{'a' | printf \"%v\"}}",
+	"spacing":      "{{  .Count  }}{{\n.Path\n}}{{ ( .Count ) }}{{\t.Sub.A\t|\tprint\t}}",
+	"nested-paren": `{{print (print (print (len "ab")) 1) | len}} {{((.Sub)).A}} {{(((1)))}}`,
+	"else-if":      "{{if eq .Count 0}}zero{{else if eq .Count 1}}one{{else if lt .Count 0}}neg{{else}}many{{end}}",
+	"else-with":    "{{with .Tokens}}t{{.}}{{- else with .Path -}} p{{.}} {{- else with .Count}}c{{else}}-{{end}}",
+	"call-chain":   "{{print.X}}",
+	"root-chain":   "{{$.Sub.A}} {{with .Sub}}{{$.Path}}{{end}} {{($).Count}}",
+	"trailing-|":   "{{.Count |}}{{.Path | }}{{print (1 |)}}",
 }
 
 // TestRenderMatchesTextTemplate renders each override over each data with

@@ -3,7 +3,6 @@ package tmpl
 import (
 	"fmt"
 	"strings"
-	"text/template/parse"
 )
 
 // state is one rendering of a template.
@@ -18,69 +17,58 @@ type state struct {
 // do.
 func (t *Template) Render(data Fields) (string, error) {
 	s := &state{t: t, root: data}
-	if err := s.walk(data, t.tree.Root); err != nil {
+	if err := s.walk(data, t.root); err != nil {
 		return "", err
 	}
 	return s.out.String(), nil
 }
 
-// errorf is an error at node n.
-func (s *state) errorf(n parse.Node, format string, args ...any) error {
-	loc, context := s.t.tree.ErrorContext(n)
-	return fmt.Errorf("template: %s: executing %q at <%s>: %s", loc, s.t.name, context, fmt.Sprintf(format, args...))
+// errorf is an error in the text from pos to end.
+func (s *state) errorf(pos, end int, format string, args ...any) error {
+	return fmt.Errorf("template: %s: executing %q at <%s>: %s", s.t.loc(pos), s.t.name, s.t.text[pos:end], fmt.Sprintf(format, args...))
 }
 
-func (s *state) walk(dot any, n parse.Node) error {
-	switch n := n.(type) {
-	case *parse.ListNode:
-		for _, c := range n.Nodes {
-			if err := s.walk(dot, c); err != nil {
+func (s *state) walk(dot any, list []node) error {
+	for _, n := range list {
+		switch n := n.(type) {
+		case textNode:
+			s.out.WriteString(string(n))
+		case *pipeNode:
+			v, err := s.pipeline(dot, n)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(&s.out, v)
+		case *branchNode:
+			if err := s.branch(dot, n); err != nil {
 				return err
 			}
 		}
-	case *parse.TextNode:
-		s.out.Write(n.Text)
-	case *parse.CommentNode:
-	case *parse.ActionNode:
-		v, err := s.pipeline(dot, n.Pipe)
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(&s.out, v)
-	case *parse.IfNode:
-		return s.branch(dot, &n.BranchNode, false)
-	case *parse.WithNode:
-		return s.branch(dot, &n.BranchNode, true)
-	default:
-		// Parse rejected every other node.
-		return s.errorf(n, "unsupported node %s", n)
 	}
 	return nil
 }
 
 // branch walks an if (or, with, a with): the list when the pipeline's
 // value is true, else the else list.
-func (s *state) branch(dot any, b *parse.BranchNode, with bool) error {
-	v, err := s.pipeline(dot, b.Pipe)
+func (s *state) branch(dot any, b *branchNode) error {
+	v, err := s.pipeline(dot, b.pipe)
 	if err != nil {
 		return err
 	}
 	switch {
-	case truth(v) && with:
-		return s.walk(v, b.List)
+	case truth(v) && b.with:
+		return s.walk(v, b.list)
 	case truth(v):
-		return s.walk(dot, b.List)
-	case b.ElseList != nil:
-		return s.walk(dot, b.ElseList)
+		return s.walk(dot, b.list)
 	}
-	return nil
+	return s.walk(dot, b.elseList)
 }
 
 // pipeline evaluates the commands of p in turn, each one's value the last
 // argument of the next.
-func (s *state) pipeline(dot any, p *parse.PipeNode) (any, error) {
+func (s *state) pipeline(dot any, p *pipeNode) (any, error) {
 	var v any
-	for i, c := range p.Cmds {
+	for i, c := range p.cmds {
 		var err error
 		if v, err = s.command(dot, c, v, i > 0); err != nil {
 			return nil, err
@@ -91,88 +79,83 @@ func (s *state) pipeline(dot any, p *parse.PipeNode) (any, error) {
 
 // command evaluates c; piped says final, the previous command's value, is
 // its last argument.
-func (s *state) command(dot any, c *parse.CommandNode, final any, piped bool) (any, error) {
-	switch first := c.Args[0].(type) {
-	case *parse.IdentifierNode:
-		return s.call(dot, first, c.Args[1:], final, piped)
-	case *parse.BoolNode, *parse.NumberNode, *parse.StringNode, *parse.DotNode,
-		*parse.FieldNode, *parse.ChainNode, *parse.VariableNode, *parse.PipeNode:
-		// Parse made sure no arguments follow.
-		return s.arg(dot, first)
+func (s *state) command(dot any, c *command, final any, piped bool) (any, error) {
+	first := c.args[0]
+	if first.kind == callOperand && len(first.names) == 0 {
+		return s.call(dot, first, c.args[1:], final, piped)
 	}
-	return nil, s.errorf(c, "unsupported command %s", c)
+	// Parse made sure no arguments follow.
+	return s.arg(dot, first)
 }
 
-// arg evaluates a node that is not a function call with arguments.
-func (s *state) arg(dot any, n parse.Node) (any, error) {
-	switch n := n.(type) {
-	case *parse.BoolNode:
-		return n.True, nil
-	case *parse.StringNode:
-		return n.Text, nil
-	case *parse.NumberNode:
-		return s.idealConstant(n)
-	case *parse.DotNode:
-		return dot, nil
-	case *parse.FieldNode:
-		return s.fields(n, dot, n.Ident)
-	case *parse.VariableNode:
-		// $ is the only variable.
-		return s.fields(n, s.root, n.Ident[1:])
-	case *parse.ChainNode:
-		v, err := s.arg(dot, n.Node)
+// arg evaluates an operand that is not a function call with arguments.
+func (s *state) arg(dot any, a *operand) (any, error) {
+	var v any
+	switch a.kind {
+	case boolOperand:
+		return a.b, nil
+	case stringOperand:
+		return a.s, nil
+	case numberOperand:
+		return s.idealConstant(a)
+	case dotOperand:
+		v = dot
+	case rootOperand:
+		v = s.root
+	case pipeOperand, callOperand:
+		var err error
+		if a.kind == pipeOperand {
+			v, err = s.pipeline(dot, a.pipe)
+		} else {
+			v, err = s.call(dot, a, nil, nil, false)
+		}
 		if err != nil {
 			return nil, err
 		}
-		return s.fields(n, v, n.Field)
-	case *parse.PipeNode:
-		return s.pipeline(dot, n)
-	case *parse.IdentifierNode:
-		return s.call(dot, n, nil, nil, false)
 	}
-	return nil, s.errorf(n, "unsupported argument %s", n)
+	return s.fields(a, v)
 }
 
 // idealConstant is the value of a number where any type goes, as
 // text/template's: a float when written as one, else an int.
-func (s *state) idealConstant(n *parse.NumberNode) (any, error) {
-	text := n.Text
+func (s *state) idealConstant(a *operand) (any, error) {
+	text := s.t.text[a.pos:a.end]
 	hexInt := len(text) > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') && !strings.ContainsAny(text, "pP")
 	runeInt := text[0] == '\''
 	switch {
-	case n.IsFloat && !hexInt && !runeInt && strings.ContainsAny(text, ".eEpP"):
-		return n.Float64, nil
-	case n.IsInt:
-		return int(n.Int64), nil
+	case !hexInt && !runeInt && strings.ContainsAny(text, ".eEpP"):
+		return a.num.float, nil
+	case a.num.isInt:
+		return int(a.num.int), nil
 	}
-	return nil, s.errorf(n, "%s overflows int", text)
+	return nil, s.errorf(a.pos, a.end, "%s overflows int", text)
 }
 
-// fields looks the names up in turn, from v.
-func (s *state) fields(n parse.Node, v any, names []string) (any, error) {
-	for _, name := range names {
+// fields looks a's names up in turn, from v.
+func (s *state) fields(a *operand, v any) (any, error) {
+	for _, name := range a.names {
 		f, ok := v.(Fields)
 		if !ok {
-			return nil, s.errorf(n, "can't evaluate field %s in type %T", name, v)
+			return nil, s.errorf(a.pos, a.end, "can't evaluate field %s in type %T", name, v)
 		}
 		if v, ok = f[name]; !ok {
-			return nil, s.errorf(n, "map has no entry for key %q", name)
+			return nil, s.errorf(a.pos, a.end, "map has no entry for key %q", name)
 		}
 		if _, err := kindOf(v); err != nil {
-			return nil, s.errorf(n, "field %s holds %v", name, err)
+			return nil, s.errorf(a.pos, a.end, "field %s holds %v", name, err)
 		}
 	}
 	return v, nil
 }
 
-// call calls the function id with args and, when piped, final last.
-func (s *state) call(dot any, id *parse.IdentifierNode, args []parse.Node, final any, piped bool) (any, error) {
-	name := id.Ident
+// call calls the function fn with args and, when piped, final last.
+func (s *state) call(dot any, fn *operand, args []*operand, final any, piped bool) (any, error) {
+	name := fn.name
 	if name == "and" || name == "or" {
 		return s.andOr(dot, name == "or", args, final, piped)
 	}
 	if f, ok := s.t.funcs[name]; ok {
-		return s.callFunc(dot, id, f, args, final, piped)
+		return s.callFunc(dot, fn, f, args, final, piped)
 	}
 	b := builtins[name]
 	argv := make([]any, 0, len(args)+1)
@@ -193,39 +176,38 @@ func (s *state) call(dot any, id *parse.IdentifierNode, args []parse.Node, final
 	}
 	if piped {
 		if _, ok := final.(string); b.format && len(args) == 0 && !ok {
-			return nil, s.errorf(id, "wrong type for value; expected string; got %T", final)
+			return nil, s.errorf(fn.pos, fn.end, "wrong type for value; expected string; got %T", final)
 		}
 		argv = append(argv, final)
 	}
 	if len(argv) < b.min || b.max >= 0 && len(argv) > b.max || b.call == nil {
-		return nil, s.errorf(id, "wrong number of args for %s", name)
+		return nil, s.errorf(fn.pos, fn.end, "wrong number of args for %s", name)
 	}
 	v, err := b.call(argv)
 	if err != nil {
-		return nil, s.errorf(id, "error calling %s: %v", name, err)
+		return nil, s.errorf(fn.pos, fn.end, "error calling %s: %v", name, err)
 	}
 	return v, nil
 }
 
 // format evaluates printf's format, which must be a string.
-func (s *state) format(dot any, a parse.Node) (any, error) {
-	switch a.(type) {
-	case *parse.BoolNode, *parse.NumberNode:
-		return nil, s.errorf(a, "expected string; found %s", a)
+func (s *state) format(dot any, a *operand) (any, error) {
+	if a.kind == boolOperand || a.kind == numberOperand {
+		return nil, s.errorf(a.pos, a.end, "expected string; found %s", s.t.text[a.pos:a.end])
 	}
 	v, err := s.arg(dot, a)
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := v.(string); !ok {
-		return nil, s.errorf(a, "wrong type for value; expected string; got %T", v)
+		return nil, s.errorf(a.pos, a.end, "wrong type for value; expected string; got %T", v)
 	}
 	return v, nil
 }
 
 // andOr evaluates and (or) as text/template does: it returns the first
 // argument that is false (true), else the last.
-func (s *state) andOr(dot any, or bool, args []parse.Node, final any, piped bool) (any, error) {
+func (s *state) andOr(dot any, or bool, args []*operand, final any, piped bool) (any, error) {
 	var v any
 	for _, a := range args {
 		var err error
@@ -244,20 +226,18 @@ func (s *state) andOr(dot any, or bool, args []parse.Node, final any, piped bool
 
 // callFunc calls one of the caller's functions, whose one argument is
 // either args[0] or final.
-func (s *state) callFunc(dot any, id *parse.IdentifierNode, f Func, args []parse.Node, final any, piped bool) (any, error) {
+func (s *state) callFunc(dot any, fn *operand, f Func, args []*operand, final any, piped bool) (any, error) {
 	if len(args)+btoi(piped) != 1 {
-		return nil, s.errorf(id, "wrong number of args for %s: want 1 got %d", id.Ident, len(args)+btoi(piped))
+		return nil, s.errorf(fn.pos, fn.end, "wrong number of args for %s: want 1 got %d", fn.name, len(args)+btoi(piped))
 	}
 	v := final
 	if !piped {
-		switch a := args[0].(type) {
-		case *parse.NumberNode:
-			if !a.IsInt {
-				return nil, s.errorf(a, "expected integer; found %s", a)
+		switch a := args[0]; a.kind {
+		case numberOperand, boolOperand, stringOperand:
+			if a.kind != numberOperand || !a.num.isInt {
+				return nil, s.errorf(a.pos, a.end, "expected integer; found %s", s.t.text[a.pos:a.end])
 			}
-			v = f.constant(a.Int64)
-		case *parse.BoolNode, *parse.StringNode:
-			return nil, s.errorf(a, "expected integer; found %s", a)
+			v = f.constant(a.num.int)
 		default:
 			var err error
 			if v, err = s.arg(dot, a); err != nil {
@@ -267,7 +247,7 @@ func (s *state) callFunc(dot any, id *parse.IdentifierNode, f Func, args []parse
 	}
 	r, err := f.call(v)
 	if err != nil {
-		return nil, s.errorf(id, "%v", err)
+		return nil, s.errorf(fn.pos, fn.end, "%v", err)
 	}
 	return r, nil
 }

@@ -13,6 +13,9 @@ func FuzzTemplate(f *testing.F) {
 	for _, text := range overrides {
 		f.Add(text)
 	}
+	for _, text := range lexingSeeds {
+		f.Add(text)
+	}
 	builtin, _ := filepath.Glob("../../templates/*.tmpl")
 	for _, p := range builtin {
 		b, err := os.ReadFile(p)
@@ -43,4 +46,19 @@ func FuzzTemplate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// lexingSeeds are texts at the edges of the lexer, most of them rejected.
+var lexingSeeds = []string{
+	"{{-3}}", "{{- 3}}", "{{-  3}}", "{{-\n3 -}}", "{{3-}}", "{{3 -}}", "{{3\t-}}", "{{3  -}}", "{{3 - }}",
+	"a {{- /* c */ -}} b", "a {{-/* c */}} b", "a {{/* c */-}} b", "{{/* c */ }}", "{{ /* c */}}", "{{/* a */ b */}}",
+	"{{/*}}*/}}", "{{/* x", "{{/**/}}{{- /**/ -}}",
+	`{{"a\"}}"}}`, `{{"a\`, "{{\"a\nb\"}}", "{{`a\nb`}}", "{{`a", "{{'}}'}}", "{{'\\''}}", "{{''}}", "{{'ab'}}",
+	"{{((1))}}", "{{(1}}", "{{1)}}", "{{(print 1).X}}", "{{print (1)(2)}}", "{{print(1)}}",
+	"{{if 1}}a{{else if 0}}b{{else if 1}}c{{else}}d{{end}}", "{{if 1}}{{else}}{{else}}{{end}}", "{{if 1}}{{else if}}{{end}}",
+	"{{with 1}}{{else with 0}}{{end}}", "{{with 1}}{{else if 0}}{{end}}", "{{if 1}}", "{{if 1}}{{else}}", "{{end}}",
+	"{{.", "{{.A", "{{$", "{{", "}}", "{{}}", "{{ }}", "{{.A |}}", "{{| .A}}", "{{.A||.B}}", "{{.A.}}", "{{..A}}",
+	"{{1.X}}", "{{0x}}", "{{0x1p}}", "{{1e}}", "{{1__0}}", "{{0b2}}", "{{1i}}", "{{1+2i}}", "{{+}}", "{{.5.5}}",
+	"{{$x := 1}}", "{{$ := 1}}", "{{.A = 1}}", "{{nil}}", "{{print nil}}", "{{range .A}}{{end}}", "{{break}}",
+	"{{é}}", "{{.é}}", "{{print \xff}}", "\xff{{1}}\xff", "{{print ☺}}",
 }

@@ -1,6 +1,7 @@
 package tmpl
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"text/template"
@@ -13,7 +14,7 @@ func TestParseRejectsWhatRenderDoesNotRun(t *testing.T) {
 	for _, c := range []struct{ text, construct string }{
 		{"a\n{{range .Items}}{{.}}{{end}}", "{{range}}"},
 		{"a\n{{template \"x\"}}", `{{template "x"}}`},
-		{"a\n{{block \"x\" .}}b{{end}}", `{{template "x"}}`},
+		{"a\n{{block \"x\" .}}b{{end}}", `{{block "x"}}`},
 		{"a\n{{define \"x\"}}b{{end}}", `{{define "x"}}`},
 		{"\n{{define \"t.tmpl\"}}b{{end}}", `{{define "t.tmpl"}}`},
 		{"a\n{{$x := .Count}}", "variable $x"},
@@ -56,13 +57,82 @@ func TestParseRejectsWhatRenderDoesNotRun(t *testing.T) {
 	}
 }
 
-// TestParseErrorsAreGos checks a syntax error reads as text/template's.
-func TestParseErrorsAreGos(t *testing.T) {
-	for _, text := range []string{"{{if .A}}", "{{.A", "{{end}}", "{{nope 1}}", "{{else}}", "{{/* x", "{{$x}}", "{{break}}"} {
-		_, want := template.New("t.tmpl").Funcs(template.FuncMap{"duration": testDuration, "bytes": testBytes}).Parse(text)
-		_, err := Parse("t.tmpl", text, testFuncs)
-		if want == nil || err == nil || err.Error() != want.Error() {
-			t.Errorf("%q: got %v, want %v", text, err, want)
+// TestParseRejectsWhatTextTemplateRejects checks that a syntax error
+// text/template rejects Parse rejects too, with an error naming the
+// template, the line and what is wrong.
+func TestParseRejectsWhatTextTemplateRejects(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		line int
+		want string
+	}{
+		{"{{if .A}}", 1, "{{if}} at t.tmpl:1:2 has no {{end}}"},
+		{"a\n{{with .A}}x{{else}}y", 2, "{{with}} at t.tmpl:2:2 has no {{end}}"},
+		{"a\n\n{{.A", 3, "unclosed action"},
+		{"a\n{{.A\n", 2, "unclosed action"},
+		{"{{end}}", 1, "unexpected {{end}}"},
+		{"a\n{{else}}", 2, "unexpected {{else}}"},
+		{"{{if 1}}{{else}}{{else}}{{end}}", 1, "unexpected {{else}} after {{else}}"},
+		{"{{if 1}}{{else with 1}}{{end}}", 1, "unexpected {{else with}} in {{if}}"},
+		{"{{with 1}}{{else if 1}}{{end}}", 1, "unexpected {{else if}} in {{with}}"},
+		{"{{end 1}}", 1, `unexpected "1" in {{end}}`},
+		{"{{nope 1}}", 1, `function "nope" not defined`},
+		{"a\n{{/* x", 2, "unclosed comment"},
+		{"{{/* x */-}}", 1, "comment ends before closing delimiter"},
+		{"{{-/* x */}}", 1, `illegal number syntax: "-"`},
+		{"{{- -}}", 1, `illegal number syntax: "-"`},
+		{"{{}}", 1, "missing value for action"},
+		{"{{if}}{{end}}", 1, "missing value for {{if}}"},
+		{"{{print ()}}", 1, "missing value for parenthesized pipeline"},
+		{"{{print (1}}", 1, "unclosed left paren"},
+		{"{{print 1)}}", 1, "unexpected right paren"},
+		{"{{print(1)}}", 1, `unexpected "(" in operand`},
+		{"{{print 1\"a\"}}", 1, `unexpected "\"a\"" in operand`},
+		{"{{.A | 1}}", 1, "giving arguments to 1"},
+		{"{{..A}}", 1, "unexpected .A after ."},
+		{"{{\"s\".A}}", 1, `unexpected .A after "s"`},
+		{"{{.A,}}", 1, `unexpected "," in operand`},
+		{"{{.A-}}", 1, "bad character U+002D '-'"},
+		{"{{1x}}", 1, `bad number syntax: "1x"`},
+		{"{{99999999999999999999}}", 1, "integer overflow"},
+		{"{{1e400}}", 1, "illegal number syntax"},
+		{"{{'ab'}}", 1, "malformed character constant"},
+		{"{{print \"a\n\"}}", 1, "unterminated quoted string"},
+		{"a\n{{print `a}}", 2, "unterminated raw quoted string"},
+		{"{{print 'a}}", 1, "unterminated character constant"},
+		{"{{print \"\\q\"}}", 1, "invalid string"},
+		{"{{print 1:2}}", 1, "expected :="},
+		{"{{print é}}", 1, `function "é" not defined`},
+		{"{{print ☺}}", 1, "unrecognized character in action: U+263A"},
+		{"{{if .A}}{{print}}", 1, "has no {{end}}"},
+		{"{{$x}}", 1, "variable $x"},
+		{"{{break}}", 1, "{{break}} is not supported"},
+		{"{{print if}}", 1, "unexpected {{if}} in operand"},
+	} {
+		_, want := template.New("t.tmpl").Funcs(template.FuncMap{"duration": testDuration, "bytes": testBytes}).Parse(c.text)
+		if want == nil {
+			t.Errorf("%q: text/template accepts it", c.text)
+		}
+		_, err := Parse("t.tmpl", c.text, testFuncs)
+		if err == nil {
+			t.Errorf("%q: Parse accepts it; text/template: %v", c.text, want)
+			continue
+		}
+		if loc := fmt.Sprintf("template: t.tmpl:%d:", c.line); !strings.HasPrefix(err.Error(), loc) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %s...%s", c.text, err, loc, c.want)
+		}
+	}
+}
+
+// TestParenDepthAsTextTemplate checks Parse nests parentheses as deep as
+// text/template's parser and no deeper.
+func TestParenDepthAsTextTemplate(t *testing.T) {
+	for _, depth := range []int{10000, 10001} {
+		text := "{{" + strings.Repeat("(", depth) + "1" + strings.Repeat(")", depth) + "}}"
+		_, want := template.New("t").Parse(text)
+		_, err := Parse("t", text, nil)
+		if (err == nil) != (want == nil) || (depth > 10000) != (err != nil) {
+			t.Errorf("%d parentheses: got %v, text/template %v", depth, err, want)
 		}
 	}
 }
