@@ -103,8 +103,7 @@ func processExists(pid int) bool {
 // much memory, after a query stopped by the heap watchdog); a worker of
 // small queries is kept.
 func TestPoolReplacesSpentWorker(t *testing.T) {
-	// Not parallel: whether the worker maps more than half its limit
-	// depends on when its collector runs, and the margin is a few MiB.
+	testenv.Parallel(t)
 	if !hardLimit {
 		t.Skip("no hard memory limit in this build")
 	}
