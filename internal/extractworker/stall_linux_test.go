@@ -5,13 +5,14 @@ package extractworker
 import (
 	"context"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -120,11 +121,30 @@ func TestPoolReplacesSpentWorker(t *testing.T) {
 	first := p.Stats().PIDs
 	require.Nil(t, run(`[range(100000)] | length`).Failure)
 	assert.Equal(t, first, p.Stats().PIDs, "a small query leaves its worker")
-	resp := run(`[range(3000000)] | length`)
-	require.Nil(t, resp.Failure, "%v", resp.Failure)
-	assert.Equal(t, []string{"3000000"}, values(resp))
-	// Dropped before its query returns; the next query runs on another.
-	assert.NotContains(t, p.Stats().PIDs, first[0], "a spent worker is dropped")
+	// How much a query maps beyond its live data depends on how far the
+	// collector kept up, so no one size lands between half the limit
+	// (spent) and all of it (stopped) on every machine: each size is a
+	// little larger than the last, from the same worker, until one query
+	// both succeeds and leaves its worker spent. A query stopped at the
+	// limit costs its worker too; the next size starts on the new one.
+	dropped := false
+	for _, n := range []int{3000000, 3250000, 3500000, 3000000, 3250000, 3500000} {
+		before := p.Stats().PIDs
+		resp := run(fmt.Sprintf(`[range(%d)] | length`, n))
+		if resp.Failure != nil {
+			require.Equal(t, KindLimit, resp.Failure.Kind, "%v", resp.Failure)
+			t.Logf("range(%d) met the memory limit: %s", n, resp.Failure.Message)
+			continue
+		}
+		assert.Equal(t, []string{strconv.Itoa(n)}, values(resp))
+		// Dropped before its query returns; the next query runs on another.
+		if !slices.Contains(p.Stats().PIDs, before[0]) {
+			first, dropped = before, true
+			break
+		}
+		t.Logf("range(%d) left its worker under half the limit", n)
+	}
+	require.True(t, dropped, "a query that succeeded left its worker spent, and the worker was dropped")
 	require.Nil(t, run(`.id`).Failure)
 	pids := p.Stats().PIDs
 	assert.Len(t, pids, 1)
