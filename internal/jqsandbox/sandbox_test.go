@@ -181,18 +181,6 @@ func TestOutputCaps(t *testing.T) {
 	require.True(t, res.Truncated)
 }
 
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
-
 func TestOutputKeepsTheElementsThatFit(t *testing.T) {
 	// An array result larger than the output keeps the elements that fit,
 	// and says how many it had.
