@@ -3,7 +3,6 @@
 package lro_test
 
 import (
-	"github.com/mcplro/lro/internal/testenv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -3,11 +3,11 @@ package lro
 import (
 	"bytes"
 	"errors"
-	"github.com/mcplro/lro/internal/testenv"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/require"
 )
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"os/exec"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"github.com/itchyny/gojq"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/memstore"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

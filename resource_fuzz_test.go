@@ -2,7 +2,6 @@ package lro
 
 import (
 	"context"
-	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/internal/store"
+	"github.com/mcplro/lro/internal/testenv"
 )
 
 // FuzzReadResource reads arbitrary URIs and line ranges of a directory that

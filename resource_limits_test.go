@@ -3,7 +3,6 @@ package lro
 import (
 	"context"
 	"errors"
-	"github.com/mcplro/lro/internal/testenv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/extract"
 	"github.com/mcplro/lro/internal/store"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

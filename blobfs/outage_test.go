@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/blobfs"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"

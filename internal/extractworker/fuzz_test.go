@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/internal/jqsandbox"
+	"github.com/mcplro/lro/internal/testenv"
 )
 
 // FuzzWorker sends arbitrary queries, parameters and file bytes across the

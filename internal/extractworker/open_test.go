@@ -3,13 +3,13 @@
 package extractworker
 
 import (
-	"github.com/mcplro/lro/internal/testenv"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -3,10 +3,11 @@ package jqsandbox
 import (
 	"context"
 	"errors"
-	"github.com/mcplro/lro/internal/testenv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplro/lro/internal/testenv"
 )
 
 // FuzzRun checks that no query panics, hangs or escapes the limits. Every

@@ -2,12 +2,12 @@ package jqsandbox
 
 import (
 	"errors"
-	"github.com/mcplro/lro/internal/testenv"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/require"
 )
 

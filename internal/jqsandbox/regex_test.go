@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcplro/lro/internal/testenv"
 	"regexp/syntax"
 	"strings"
 	"testing"
 
 	"github.com/itchyny/gojq"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -3,13 +3,13 @@ package jqsandbox
 import (
 	"context"
 	"errors"
-	"github.com/mcplro/lro/internal/testenv"
 	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/require"
 )
 
