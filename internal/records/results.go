@@ -33,12 +33,38 @@ type Section struct {
 
 // Name is the section's path as the descriptor shows it: "data.items",
 // cut to maxNameBytes.
-func (s *Section) Name() string { return clipName(strings.Join(s.path, ".")) }
+func (s *Section) Name() string { return clipName(Dotted(s.path)) }
 
 // key is the section's path as a map key; field names may hold dots.
 func (s *Section) key() string { return PathKey(s.path) }
 
 func PathKey(path []string) string { return strings.Join(path, "\x00") }
+
+// indexMark starts a step of a path that is an array's element, not an
+// object's member: a JSON text cannot hold a raw control character, so
+// no key as written is mistaken for one.
+const indexMark = "\x01"
+
+// indexStep is the step of a path to element i of an array.
+func indexStep(i int) string { return indexMark + strconv.Itoa(i) }
+
+// Dotted is a path as a descriptor writes it and a policy names it: the
+// names joined by dots, an element's index in brackets
+// ("data.statements[0].rows").
+func Dotted(path []string) string {
+	var b strings.Builder
+	for i, step := range path {
+		if idx, ok := strings.CutPrefix(step, indexMark); ok {
+			b.WriteString("[" + idx + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(step)
+	}
+	return b.String()
+}
 
 // A Layout is what a document holds: one or more sections of records (the
 // largest, or the one the policy names, first), the small fields beside
@@ -50,6 +76,10 @@ type Layout struct {
 	Root     []byte                     // the JSON document; nil for text
 	Items    bool                       // each record was a content item
 	Cursor   string                     // an active pagination cursor field, if any
+
+	scan    int  // the bytes the search may still read (see scanShare)
+	noWrap  bool // no array's elements are searched, unless the policy names a path inside them
+	wrapped bool // some array's elements were searched
 }
 
 // BytesOf views a string's bytes without copying. The engine only reads
@@ -68,8 +98,15 @@ const (
 	// extraBytes bounds the small fields copied into the descriptor
 	// together; fields past it go to a section of their own.
 	extraBytes = 1600
-	// maxDepth is how deep objects are searched for large arrays.
-	maxDepth = 3
+	// scanShare bounds the bytes the search for records reads, as a
+	// multiple of the result's size: each level searched reads what it
+	// holds once more, so a result nested a thousand levels deep costs
+	// this, not a thousand times its size. Past it, an object is a
+	// section of its members and an array one of its elements.
+	scanShare = 8
+	// maxWrapped is how many elements an array may have for them to be
+	// searched for records (see wrapper).
+	maxWrapped = 16
 	// maxSearched is how many members an object searched for them may
 	// have; a wider one is a map whose members are the records.
 	maxSearched = 64
@@ -80,10 +117,13 @@ const (
 
 // FindLayout finds the records in data: a JSON array, the large fields of
 // a JSON object (arrays, nested objects searched for arrays, long
-// strings), or, for text that is not JSON, its lines. isJSON says that
-// data is valid JSON (the caller has checked), and ix, when not nil, is
-// what checking found of its members and arrays. want is the policy's
-// RecordsField, a dotted path, or "".
+// strings), or, for text that is not JSON, its lines. An array of a few
+// objects that each hold an array of records, as a database server's
+// statements hold their rows, is searched too: its elements' arrays are
+// the records (see wrapper). isJSON says that data is valid JSON (the
+// caller has checked), and ix, when not nil, is what checking found of
+// its members and arrays. want is the policy's RecordsField, a dotted
+// path ("data.statements[0].rows", see Dotted), or "".
 func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layout {
 	p := bytes.TrimSpace(data)
 	if !isJSON || len(p) == 0 {
@@ -94,7 +134,14 @@ func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layou
 	}
 	switch p[0] {
 	case '[':
-		return Layout{Root: p, Sections: []Section{{Found: fromArray(p, ix.Root), Bytes: len(p)}}}
+		l := search(p, ix, want, true)
+		if len(l.Sections) > maxSections && l.wrapped {
+			l = search(p, ix, want, false)
+		}
+		if len(l.Sections) > maxSections || len(l.Sections) == 0 {
+			return Layout{Root: p, Sections: []Section{{Found: fromArray(p, ix.Root), Bytes: len(p)}}}
+		}
+		return l
 	case '{':
 		if want == "" && isTreeObject(p, ix.Fields) {
 			return Layout{Sections: []Section{{Found: fromTree(p), Bytes: len(p)}}}
@@ -109,8 +156,12 @@ func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layou
 			// emptied) where it can show whole members.
 			return Layout{Root: p, Sections: []Section{{Found: fromMembers(p), Bytes: len(p)}}}
 		}
-		l := Layout{Root: p}
-		l.split(p, ix.Fields, ix.Arrays, nil, 0, want)
+		l := search(p, ix, want, true)
+		if len(l.Sections) > maxSections && l.wrapped {
+			// The elements of an array searched made more sections
+			// than a descriptor lists: they are the records after all.
+			l = search(p, ix, want, false)
+		}
 		if len(l.Sections) > maxSections {
 			// More large fields than one descriptor lists in its
 			// bound (900 fields of 1 KB made 900 files and a 130 KB
@@ -118,8 +169,6 @@ func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layou
 			// file.
 			return Layout{Root: p, Cursor: l.Cursor, Sections: []Section{{Found: fromMembers(p), Bytes: len(p)}}}
 		}
-		l.order(want)
-		l.bound()
 		return l
 	case '"':
 		var s string
@@ -128,6 +177,29 @@ func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layou
 		}
 	}
 	return Layout{Sections: []Section{{Found: FromLines(data), Bytes: len(data)}}}
+}
+
+// search lays out p, a JSON object or array, searching the elements of
+// arrays that hold records (see wrapper) when wrap says so. A root array
+// that holds no such thing is one section, its elements the records.
+func search(p []byte, ix *jsonscan.Index, want string, wrap bool) Layout {
+	l := Layout{Root: p, scan: scanShare * len(p), noWrap: !wrap}
+	if p[0] == '[' {
+		els := l.wrapper(p, nil, want)
+		if els == nil {
+			return Layout{Root: p, Sections: []Section{{Found: fromArray(p, ix.Root), Bytes: len(p)}}}
+		}
+		for i, el := range els {
+			l.member([]string{indexStep(i)}, el.value, nil, el.fields, 1, want)
+		}
+	} else {
+		l.split(p, ix.Fields, ix.Arrays, nil, 0, want)
+	}
+	if len(l.Sections) <= maxSections {
+		l.order(want)
+		l.bound()
+	}
+	return l
 }
 
 // split walks an object, whose members are fields when not nil, and the
@@ -147,49 +219,156 @@ func (l *Layout) split(obj []byte, fields []jsonscan.Field, arrays [][]jsonscan.
 		}
 	}
 	each(func(i int, kv jsonscan.Field) bool {
-		path := append(slices.Clip(prefix), string(kv.Key))
-		v := kv.Value
-		if depth == 0 && l.Cursor == "" && isActiveCursor(string(kv.Key), v) {
+		if depth == 0 && l.Cursor == "" && isActiveCursor(string(kv.Key), kv.Value) {
 			l.Cursor = string(kv.Key)
 		}
-		named := want != "" && strings.Join(path, ".") == want
-		if len(v) <= SectionBytes && !named {
-			l.AddExtra(path, v)
-			return true
+		var els []jsonscan.ElementSpan
+		if fields != nil && i < len(arrays) {
+			els = arrays[i]
 		}
-		switch v[0] {
-		case '[':
-			var els []jsonscan.ElementSpan
-			if fields != nil && i < len(arrays) {
-				els = arrays[i]
-			}
-			l.Sections = append(l.Sections, Section{Found: fromArray(v, els), path: path, Bytes: len(v)})
-		case '{':
-			if depth < maxDepth && !named && !wide(v) {
-				l.split(v, nil, nil, path, depth+1, want)
-				return true
-			}
-			l.Sections = append(l.Sections, Section{Found: fromMembers(v), path: path, Bytes: len(v)})
-		case '"':
-			var s string
-			if json.Unmarshal(v, &s) != nil {
-				l.AddExtra(path, v)
-				return true
-			}
-			l.Sections = append(l.Sections, Section{Found: FromLines(BytesOf(s)), path: path, Bytes: len(v), Text: true})
-		default:
-			l.AddExtra(path, v)
-		}
+		l.member(append(slices.Clip(prefix), string(kv.Key)), kv.Value, els, nil, depth, want)
 		return true
 	})
 }
 
-// wide reports whether obj has more than maxSearched members: a map from
-// ids to records rather than a result object, whose members are records.
-func wide(obj []byte) bool {
+// member lays out v, the value at path: a large array is a section (or,
+// holding records in its few elements, is searched), a large object is
+// searched (or, too wide or too costly to search, a section of its
+// members), a long string a section of lines, anything else a field
+// copied. els, when not nil, are the elements of an array v, and fields
+// the members of an object v.
+func (l *Layout) member(path []string, v []byte, els []jsonscan.ElementSpan, fields []jsonscan.Field, depth int, want string) {
+	named := want != "" && Dotted(path) == want
+	if len(v) <= SectionBytes && !named {
+		l.AddExtra(path, v)
+		return
+	}
+	switch v[0] {
+	case '[':
+		if !named {
+			if inner := l.wrapper(v, path, want); inner != nil {
+				for i, el := range inner {
+					l.member(append(slices.Clip(path), indexStep(i)), el.value, nil, el.fields, depth+1, want)
+				}
+				return
+			}
+		}
+		l.Sections = append(l.Sections, Section{Found: fromArray(v, els), path: path, Bytes: len(v)})
+	case '{':
+		if !named && fields == nil && (towards(path, want) || l.afford(len(v))) {
+			fields = fieldsOf(v)
+		}
+		if !named && fields != nil {
+			l.split(v, fields, nil, path, depth+1, want)
+			return
+		}
+		l.Sections = append(l.Sections, Section{Found: fromMembers(v), path: path, Bytes: len(v)})
+	case '"':
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			l.AddExtra(path, v)
+			return
+		}
+		l.Sections = append(l.Sections, Section{Found: FromLines(BytesOf(s)), path: path, Bytes: len(v), Text: true})
+	default:
+		l.AddExtra(path, v)
+	}
+}
+
+// towards reports whether want names a path below path.
+func towards(path []string, want string) bool {
+	if want == "" {
+		return false
+	}
+	d := Dotted(path)
+	return strings.HasPrefix(want, d) && len(want) > len(d) && (want[len(d)] == '.' || want[len(d)] == '[')
+}
+
+// afford takes n bytes from what the search may still read, and reports
+// whether there were that many left.
+func (l *Layout) afford(n int) bool {
+	if l.scan < n {
+		return false
+	}
+	l.scan -= n
+	return true
+}
+
+// An element is one element of an array searched, and its members when
+// it is an object.
+type element struct {
+	value  []byte
+	fields []jsonscan.Field
+}
+
+// wrapper returns the elements of arr, an array at path, when they hold
+// records rather than being records: when arr has at most maxWrapped
+// elements, each an object of at most maxSearched members, arr is not a
+// tree, and the large arrays of objects or arrays among the elements'
+// members hold at least three quarters of arr's bytes. A SQL server's
+// answer {"statements": [{"sql": …, "rows": [50,000 rows], "count":
+// 50000}]} holds its rows so, one statement an element; so do the series
+// of a time-series query. An array of records that have large arrays of
+// their own is not one as long as it has more elements than that. When
+// want names a path inside an element, arr is searched whatever it holds.
+// It returns nil otherwise.
+func (l *Layout) wrapper(arr []byte, path []string, want string) []element {
+	toWant := towards(path, want)
+	if !toWant && (l.noWrap || len(arr) <= SectionBytes) {
+		return nil
+	}
 	n := 0
-	_ = jsonscan.Fields(obj, func(jsonscan.Field) bool { n++; return n <= maxSearched })
-	return n > maxSearched
+	_ = jsonscan.EachElement(arr, func([]byte) bool { n++; return toWant || n <= maxWrapped })
+	if !toWant && (n == 0 || n > maxWrapped || !l.afford(2*len(arr)) || isTree(arr)) {
+		return nil
+	}
+	out := make([]element, 0, n)
+	held, objects := 0, true // bytes of the records' arrays; every element an object
+	_ = jsonscan.EachElement(arr, func(el []byte) bool {
+		e := element{value: el}
+		if len(el) > 0 && el[0] == '{' {
+			e.fields = fieldsOf(el)
+		}
+		objects = objects && e.fields != nil
+		for _, f := range e.fields {
+			if isLargeArray(f.Value) && holdsContainers(f.Value) {
+				held += len(f.Value)
+			}
+		}
+		out = append(out, e)
+		return toWant || objects
+	})
+	if !toWant && (!objects || int64(held)*4 < int64(len(arr))*3) {
+		return nil
+	}
+	l.wrapped = true
+	return out
+}
+
+// holdsContainers reports whether arr, an array, begins with an object or
+// an array: records, not a list of numbers or names.
+func holdsContainers(arr []byte) bool {
+	first := false
+	_ = jsonscan.EachElement(arr, func(el []byte) bool {
+		first = len(el) > 0 && (el[0] == '{' || el[0] == '[')
+		return false
+	})
+	return first
+}
+
+// fieldsOf returns the members of obj, or nil when it has more than
+// maxSearched (a map from ids to records rather than a result object,
+// whose members are records) or none.
+func fieldsOf(obj []byte) []jsonscan.Field {
+	var fields []jsonscan.Field
+	_ = jsonscan.Fields(obj, func(f jsonscan.Field) bool {
+		fields = append(fields, f)
+		return len(fields) <= maxSearched
+	})
+	if len(fields) > maxSearched {
+		return nil
+	}
+	return fields
 }
 
 // isMap reports whether obj, whose members are fields when not nil, is
@@ -225,7 +404,7 @@ func (l *Layout) AddExtra(path []string, v []byte) {
 	if l.Extra == nil {
 		l.Extra, l.paths = map[string]json.RawMessage{}, map[string]string{}
 	}
-	dotted := strings.Join(path, ".")
+	dotted := Dotted(path)
 	l.Extra[dotted], l.paths[dotted] = v, PathKey(path)
 }
 
@@ -233,7 +412,7 @@ func (l *Layout) AddExtra(path []string, v []byte) {
 // largest, a known records field winning among sections of a similar size.
 func (l *Layout) order(want string) {
 	rank := func(s *Section) int {
-		if want != "" && strings.Join(s.path, ".") == want {
+		if want != "" && Dotted(s.path) == want {
 			return 1 << 62
 		}
 		r := s.Bytes

@@ -17,7 +17,7 @@ func (l *Layout) Truncated(kept []int) []byte {
 		return nil // the caller keeps the leading items themselves
 	case l.Root == nil:
 		return bytes.Join(FirstRecords(l.Sections[0].Src, kept[0]), []byte("\n"))
-	case l.Root[0] == '[' || l.Sections[0].path == nil:
+	case l.Sections[0].path == nil:
 		// The records are the root's elements, or its members.
 		return l.Sections[0].Cut(kept[0])
 	}
@@ -40,7 +40,7 @@ func (l *Layout) Truncated(kept []int) []byte {
 		}
 	}
 	var b bytes.Buffer
-	r.object(&b, l.Root, nil)
+	r.container(&b, l.Root, nil)
 	return b.Bytes()
 }
 
@@ -55,30 +55,49 @@ type rebuild struct {
 	fields map[string][2]int // overflow field path key: section, position
 }
 
-func (r *rebuild) object(b *bytes.Buffer, obj []byte, prefix []string) {
-	b.WriteByte('{')
+// container writes v, an object or an array on the way to a section, at
+// path prefix.
+func (r *rebuild) container(b *bytes.Buffer, v []byte, prefix []string) {
 	n := 0
-	_ = jsonscan.Fields(obj, func(kv jsonscan.Field) bool {
-		path := append(slices.Clip(prefix), string(kv.Key))
+	// item writes the value at path, unless it is an overflow field left
+	// out, after key when v is an object.
+	item := func(path []string, key, v []byte) {
 		k := PathKey(path)
 		if at, ok := r.fields[k]; ok && at[1] >= r.kept[at[0]] {
-			return true // an overflow field left out
+			return
 		}
 		if n > 0 {
 			b.WriteByte(',')
 		}
 		n++
-		b.WriteByte('"')
-		b.Write(kv.Key)
-		b.WriteString(`":`)
+		if key != nil {
+			b.WriteByte('"')
+			b.Write(key)
+			b.WriteString(`":`)
+		}
 		switch i, cut := r.cuts[k]; {
 		case cut:
 			b.Write(r.l.Sections[i].Cut(r.kept[i]))
 		case r.inner[k]:
-			r.object(b, kv.Value, path)
+			r.container(b, v, path)
 		default:
-			b.Write(kv.Value)
+			b.Write(v)
 		}
+	}
+	if v[0] == '[' {
+		b.WriteByte('[')
+		i := 0
+		_ = jsonscan.EachElement(v, func(el []byte) bool {
+			item(append(slices.Clip(prefix), indexStep(i)), nil, el)
+			i++
+			return true
+		})
+		b.WriteByte(']')
+		return
+	}
+	b.WriteByte('{')
+	_ = jsonscan.Fields(v, func(kv jsonscan.Field) bool {
+		item(append(slices.Clip(prefix), string(kv.Key)), kv.Key, kv.Value)
 		return true
 	})
 	b.WriteByte('}')
