@@ -185,7 +185,7 @@ func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layou
 func search(p []byte, ix *jsonscan.Index, want string, wrap bool) Layout {
 	l := Layout{Root: p, scan: scanShare * len(p), noWrap: !wrap}
 	if p[0] == '[' {
-		els := l.wrapper(p, nil, want)
+		els, _ := l.wrapper(p, nil, want)
 		if els == nil {
 			return Layout{Root: p, Sections: []Section{{Found: fromArray(p, ix.Root), Bytes: len(p)}}}
 		}
@@ -239,16 +239,23 @@ func (l *Layout) split(obj []byte, fields []jsonscan.Field, arrays [][]jsonscan.
 // the members of an object v.
 func (l *Layout) member(path []string, v []byte, els []jsonscan.ElementSpan, fields []jsonscan.Field, depth int, want string) {
 	named := want != "" && Dotted(path) == want
-	if len(v) <= SectionBytes && !named {
+	if len(v) <= SectionBytes && !named && !towards(path, want) {
 		l.AddExtra(path, v)
 		return
 	}
 	switch v[0] {
 	case '[':
 		if !named {
-			if inner := l.wrapper(v, path, want); inner != nil {
+			if inner, held := l.wrapper(v, path, want); inner != nil {
 				for i, el := range inner {
-					l.member(append(slices.Clip(path), indexStep(i)), el.value, nil, el.fields, depth+1, want)
+					p := append(slices.Clip(path), indexStep(i))
+					if !held && !towards(p, want) && Dotted(p) != want {
+						// Searched for the policy's path only: the other
+						// elements are fields, not searched.
+						l.AddExtra(p, el.value)
+						continue
+					}
+					l.member(p, el.value, nil, el.fields, depth+1, want)
 				}
 				return
 			}
@@ -301,48 +308,49 @@ type element struct {
 	fields []jsonscan.Field
 }
 
-// wrapper returns the elements of arr, an array at path, when they hold
-// records rather than being records: when arr has at most maxWrapped
-// elements, each an object of at most maxSearched members, arr is not a
-// tree, and the large arrays of objects or arrays among the elements'
-// members hold at least three quarters of arr's bytes. A SQL server's
-// answer {"statements": [{"sql": …, "rows": [50,000 rows], "count":
-// 50000}]} holds its rows so, one statement an element; so do the series
-// of a time-series query. An array of records that have large arrays of
-// their own is not one as long as it has more elements than that. When
-// want names a path inside an element, arr is searched whatever it holds.
-// It returns nil otherwise.
-func (l *Layout) wrapper(arr []byte, path []string, want string) []element {
+// wrapper returns the elements of arr, an array at path, and held true
+// when they hold records rather than being records: when arr has at most
+// maxWrapped elements, each an object of at most maxSearched members, arr
+// is not a tree, and the large arrays of objects or arrays among the
+// elements' members hold at least three quarters of arr's bytes. A SQL
+// server's answer {"statements": [{"sql": …, "rows": [50,000 rows],
+// "count": 50000}]} holds its rows so, one statement an element; so do
+// the series of a time-series query. An array of records that have large
+// arrays of their own is not one as long as it has more elements than
+// that. When want names a path inside an element, the elements are
+// returned whatever they hold (held false when they are records). It
+// returns nil otherwise.
+func (l *Layout) wrapper(arr []byte, path []string, want string) (els []element, held bool) {
 	toWant := towards(path, want)
-	if !toWant && (l.noWrap || len(arr) <= SectionBytes) {
-		return nil
-	}
 	n := 0
 	_ = jsonscan.EachElement(arr, func([]byte) bool { n++; return toWant || n <= maxWrapped })
-	if !toWant && (n == 0 || n > maxWrapped || !l.afford(2*len(arr)) || isTree(arr)) {
-		return nil
+	held = !l.noWrap && n > 0 && n <= maxWrapped && len(arr) > SectionBytes
+	if !toWant && (!held || !l.afford(2*len(arr)) || isTree(arr)) {
+		return nil, false
 	}
-	out := make([]element, 0, n)
-	held, objects := 0, true // bytes of the records' arrays; every element an object
+	held = held && !isTree(arr)
+	els = make([]element, 0, n)
+	records := 0 // bytes of the elements' large arrays of records
 	_ = jsonscan.EachElement(arr, func(el []byte) bool {
 		e := element{value: el}
 		if len(el) > 0 && el[0] == '{' {
 			e.fields = fieldsOf(el)
 		}
-		objects = objects && e.fields != nil
+		held = held && e.fields != nil
 		for _, f := range e.fields {
 			if isLargeArray(f.Value) && holdsContainers(f.Value) {
-				held += len(f.Value)
+				records += len(f.Value)
 			}
 		}
-		out = append(out, e)
-		return toWant || objects
+		els = append(els, e)
+		return toWant || held
 	})
-	if !toWant && (!objects || int64(held)*4 < int64(len(arr))*3) {
-		return nil
+	held = held && int64(records)*4 >= int64(len(arr))*3
+	if !toWant && !held {
+		return nil, false
 	}
-	l.wrapped = true
-	return out
+	l.wrapped = l.wrapped || held
+	return els, held
 }
 
 // holdsContainers reports whether arr, an array, begins with an object or

@@ -1,0 +1,95 @@
+package records
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// rowsJSON is an array of n rows.
+func rowsJSON(n int) string {
+	rows := make([]string, n)
+	for i := range rows {
+		rows[i] = fmt.Sprintf(`{"id":%d,"status":"delivered","amount":"%d.50"}`, i, i)
+	}
+	return "[" + strings.Join(rows, ",") + "]"
+}
+
+// nested wraps rows in depth levels of {"x":[{"x":…}]}, the rows under
+// the last: every level is a few objects holding an array of records.
+func nested(depth int, rows string) string {
+	return strings.Repeat(`{"x":[`, depth) + `{"rows":` + rows + `}` + strings.Repeat(`]}`, depth)
+}
+
+// TestSearchReadsBounded: however deep a result nests, the search reads
+// at most scanShare times its bytes, and what it finds is records all
+// the same.
+func TestSearchReadsBounded(t *testing.T) {
+	for _, depth := range []int{1, 3, 50, 5000} {
+		doc := []byte(nested(depth, rowsJSON(400)))
+		l := FindLayout(doc, true, nil, "")
+		if len(l.Sections) == 0 {
+			t.Fatalf("depth %d: no section", depth)
+		}
+		if l.scan < 0 {
+			t.Fatalf("depth %d: read %d bytes over the bound", depth, -l.scan)
+		}
+		s := l.Sections[0]
+		if depth <= 3 {
+			if want := strings.Repeat(".x[0]", depth)[1:] + ".rows"; s.Name() != want || s.Src.Count() != 400 {
+				t.Fatalf("depth %d: section %q of %d records, want %q of 400", depth, s.Name(), s.Src.Count(), want)
+			}
+		}
+	}
+}
+
+// TestDottedPaths: an element's index is written in brackets; a key
+// written with brackets is a key.
+func TestDottedPaths(t *testing.T) {
+	for _, c := range []struct {
+		path []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"data", "items"}, "data.items"},
+		{[]string{"data", "statements", indexStep(0), "rows"}, "data.statements[0].rows"},
+		{[]string{indexStep(2), "rows"}, "[2].rows"},
+		{[]string{"a", indexStep(1), indexStep(3)}, "a[1][3]"},
+	} {
+		if got := Dotted(c.path); got != c.want {
+			t.Errorf("Dotted(%q) = %q, want %q", c.path, got, c.want)
+		}
+	}
+	doc := `{"a[0]":{"rows":` + rowsJSON(50) + `},"b":[{"rows":` + rowsJSON(60) + `}]}`
+	l := FindLayout([]byte(doc), true, nil, "")
+	var names []string
+	for _, s := range l.Sections {
+		names = append(names, s.Name())
+	}
+	if strings.Join(names, " ") != "b[0].rows a[0].rows" {
+		t.Fatalf("sections %q", names)
+	}
+}
+
+// BenchmarkFindLayout compares a result nested 5,000 levels deep with the
+// same rows in a plain array, the floor.
+func BenchmarkFindLayout(b *testing.B) {
+	rows := rowsJSON(20_000)
+	for _, c := range []struct {
+		name string
+		doc  string
+	}{
+		{"flat", `{"rows":` + rows + `}`},
+		{"statements", `{"data":{"statements":[{"sql":"SELECT","rows":` + rows + `}]}}`},
+		{"nested5000", nested(5000, rows)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			doc := []byte(c.doc)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				_ = FindLayout(doc, true, nil, "")
+			}
+		})
+	}
+}
