@@ -26,11 +26,14 @@ type ToolPolicy struct {
 	// a text, the sections of a result beside its memories) as generic.
 	Generic bool
 	// RecordsField is the path of the field that holds the records when
-	// the result is a JSON object, its names joined by dots: "results",
-	// "data.items". Empty means: found by size. Every field of the result
-	// larger than about 256 tokens is offloaded, each to a file of its own
-	// (an array one record per element, a long string one per line,
-	// objects searched three levels deep for arrays); the largest is the
+	// the result is a JSON object, its names joined by dots, an array's
+	// element by its index in brackets: "results", "data.items",
+	// "data.statements[0].rows". Empty means: found by size. Every field
+	// of the result larger than about 256 tokens is offloaded, each to a
+	// file of its own (an array one record per element, a long string one
+	// per line, objects searched for arrays at any depth, and so are the
+	// elements of an array of a few objects that hold arrays of records,
+	// as a SQL server's statements hold their rows); the largest is the
 	// descriptor's file, a known records field ("results", "memories",
 	// "hits", "items", "records", "data", "rows") winning among fields of
 	// a similar size, and the others are listed in its sections. Smaller

@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/records"
 	"github.com/mcplro/lro/proxy"
 )
 
@@ -79,6 +80,39 @@ func (h headerEnv) Set(v string) error {
 	}
 	h[name] = value
 	return nil
+}
+
+// recordsEnv is the variable that names the records of tools, as
+// -records does: TOOL=PATH entries separated by commas.
+const recordsEnv = lro.DefaultEnvPrefix + "_PROMPT__OFFLOAD__RECORDS"
+
+// recordsPaths collects -records TOOL=PATH flags: the path of the records
+// in the results of TOOL (lro.ToolPolicy.RecordsField).
+type recordsPaths map[string]string
+
+func (r recordsPaths) String() string { return fmt.Sprint(map[string]string(r)) }
+
+func (r recordsPaths) Set(v string) error {
+	tool, path, ok := strings.Cut(v, "=")
+	tool, path = strings.TrimSpace(tool), strings.TrimSpace(path)
+	if !ok || tool == "" || path == "" {
+		return fmt.Errorf("want TOOL=PATH, e.g. execute_sql=data.statements[0].rows, got %q", v)
+	}
+	if err := records.CheckPath(path); err != nil {
+		return fmt.Errorf("tool %s: %w", tool, err)
+	}
+	r[tool] = path
+	return nil
+}
+
+// policies returns the tool policies the records paths make: generic
+// records, found at their path.
+func (r recordsPaths) policies() []lro.Option {
+	var opts []lro.Option
+	for tool, path := range r {
+		opts = append(opts, lro.WithTool(tool, lro.ToolPolicy{Generic: true, RecordsField: path}))
+	}
+	return opts
 }
 
 // byteSize is a flag of a number of bytes: 1048576, 64KiB, 64MiB, 1GiB (or
@@ -112,6 +146,8 @@ func run(args []string) error {
 	remote := fs.String("remote", "", "URL of a remote streamable-HTTP MCP server, e.g. https://memory.example.com/mcp (or give a local server's command after --)")
 	headers := headerEnv{}
 	fs.Var(headers, "header-env", "send the header HEADER with the value of the environment variable VARIABLE (HEADER=VARIABLE, repeatable); secrets never go on the command line")
+	recordsAt := recordsPaths{}
+	fs.Var(recordsAt, "records", "the records of TOOL's results are at PATH, where detection cannot know (TOOL=PATH, repeatable): names joined by dots, an element's index in brackets, e.g. execute_sql=data.statements[0].rows; also "+recordsEnv+", entries separated by commas, which the flag overrides per tool")
 	protocol := fs.String("protocol", "", "pin the protocol version spoken to the remote, e.g. 2025-11-25 (default: negotiate, newest first)")
 	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
 	memoryOnly := fs.Bool("memory-tools-only", false, "offload the large results of the memory tools only (recall_memories, inject_context, list_memories, the search tools); by default every remote tool's are")
@@ -158,13 +194,18 @@ Flags:
 		return errors.New("-offload-all and -memory-tools-only contradict each other: every remote tool is offloaded by default, -memory-tools-only alone narrows that")
 	}
 
+	if err := recordsFromEnv(recordsAt); err != nil {
+		refuseClient(os.Stdin, os.Stdout, err)
+		return err
+	}
+
 	cfg := lro.DefaultConfig() // lro.New applies the environment over it
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	off, err := lro.New(cfg, lro.WithLogger(logger))
+	off, err := lro.New(cfg, append(recordsAt.policies(), lro.WithLogger(logger))...)
 	if err != nil {
 		// A malformed ATLATL_PROMPT__OFFLOAD__* variable: the client is told
 		// which, not only the host's log.
@@ -196,6 +237,30 @@ Flags:
 	return p.Serve(ctx, os.Stdin, os.Stdout)
 }
 
+// recordsFromEnv adds the entries of recordsEnv to r, those of the
+// command line (already in r) winning.
+func recordsFromEnv(r recordsPaths) error {
+	v, ok := os.LookupEnv(recordsEnv)
+	if !ok || strings.TrimSpace(v) == "" {
+		return nil
+	}
+	env := recordsPaths{}
+	for entry := range strings.SplitSeq(v, ",") {
+		if strings.TrimSpace(entry) == "" {
+			continue
+		}
+		if err := env.Set(entry); err != nil {
+			return fmt.Errorf("%s: %w", recordsEnv, err)
+		}
+	}
+	for tool, path := range env {
+		if _, set := r[tool]; !set {
+			r[tool] = path
+		}
+	}
+	return nil
+}
+
 // printEnvironment writes the offload variables, each with its default
 // (README's "Configuration" lists the same; TestProxyHelpNamesEveryVariable).
 func printEnvironment(w io.Writer) {
@@ -213,4 +278,5 @@ func printEnvironment(w io.Writer) {
 	} {
 		fmt.Fprintf(w, "  ATLATL_PROMPT__OFFLOAD__%-22s default %s\n", v.name, v.def)
 	}
+	fmt.Fprintf(w, "\nEnvironment of the proxy alone:\n  %-46s TOOL=PATH,TOOL=PATH as -records (none by default)\n", recordsEnv)
 }

@@ -80,7 +80,7 @@ func fakeStdioServer() {
 		case "initialize":
 			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}`
 		case "tools/list":
-			result = `{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"records","inputSchema":{"type":"object"}},{"name":"rows","inputSchema":{"type":"object"}}]}`
+			result = `{"tools":[{"name":"small","inputSchema":{"type":"object"}},{"name":"records","inputSchema":{"type":"object"}},{"name":"rows","inputSchema":{"type":"object"}},{"name":"statements","inputSchema":{"type":"object"}}]}`
 		case "tools/call":
 			result = `{"content":[{"type":"text","text":"ok"}]}`
 			switch m.Params.Name {
@@ -88,6 +88,8 @@ func fakeStdioServer() {
 				result = string(records)
 			case "rows":
 				result = fiftyThousandRows()
+			case "statements":
+				result = statements()
 			}
 		}
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, result)

@@ -3,6 +3,7 @@ package records
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -567,4 +568,49 @@ func sameJSON(raw json.RawMessage, v any) bool {
 		return false
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// CheckPath reports whether p is a path as Dotted writes it: names
+// joined by dots, an element's index in brackets after a name or at the
+// start ("data.statements[0].rows", "[0].rows"). A name cannot hold a dot
+// or an opening bracket.
+func CheckPath(p string) error {
+	rest := p
+	name := true // a name may come next (at the start, or after a dot)
+	for rest != "" {
+		switch {
+		case rest[0] == '[':
+			if name && len(rest) < len(p) {
+				return fmt.Errorf("path %q: a name, not a bracket, after a dot", p)
+			}
+			end := strings.IndexByte(rest, ']')
+			if end < 2 {
+				return fmt.Errorf("path %q: want an element's index in brackets, such as [0]", p)
+			}
+			if _, err := strconv.ParseUint(rest[1:end], 10, 31); err != nil {
+				return fmt.Errorf("path %q: %q is not an element's index", p, rest[1:end])
+			}
+			rest, name = rest[end+1:], false
+		case rest[0] == '.':
+			if name {
+				return fmt.Errorf("path %q: an empty name", p)
+			}
+			rest, name = rest[1:], true
+			if rest == "" {
+				return fmt.Errorf("path %q: an empty name at the end", p)
+			}
+		case name:
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			rest, name = rest[end:], false
+		default:
+			return fmt.Errorf("path %q: want a dot or a bracket after %q", p, p[:len(p)-len(rest)])
+		}
+	}
+	if p == "" {
+		return fmt.Errorf("the path is empty")
+	}
+	return nil
 }

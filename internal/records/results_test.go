@@ -93,3 +93,16 @@ func BenchmarkFindLayout(b *testing.B) {
 		})
 	}
 }
+
+func TestCheckPath(t *testing.T) {
+	for _, p := range []string{"results", "data.items", "data.statements[0].rows", "[0].rows", "a[1][3]", "[2]", "x-y.z_w"} {
+		if err := CheckPath(p); err != nil {
+			t.Errorf("CheckPath(%q) = %v", p, err)
+		}
+	}
+	for _, p := range []string{"", ".a", "a.", "a..b", "a[", "a[]", "a[x]", "a[-1]", "a[0]b", "a.[0]"} {
+		if err := CheckPath(p); err == nil {
+			t.Errorf("CheckPath(%q) = nil, want an error", p)
+		}
+	}
+}
