@@ -3,6 +3,7 @@ package extractworker
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,9 +58,12 @@ func Describe(err error, timeout time.Duration) *Failure {
 	var qe *jqsandbox.QueryError
 	var he *jqsandbox.HaltError
 	var f *Failure
+	var le *jqsandbox.LineError
 	switch {
 	case errors.As(err, &f):
 		return f
+	case errors.As(err, &le):
+		return lineFailure(le)
 	case errors.As(err, &qe) && qe.Record > 0:
 		return &Failure{Kind: KindQuery, Message: fmt.Sprintf("query failed on record %d: %s", qe.Record, qe.Message)}
 	case errors.As(err, &qe):
@@ -78,6 +82,21 @@ func Describe(err error, timeout time.Duration) *Failure {
 		return &Failure{Kind: KindFile, Message: "reading the file: " + trimPrefix(err)}
 	}
 	return &Failure{Kind: KindInternal, Message: trimPrefix(err)}
+}
+
+// lineFailure describes a record too long to decode: it names the limit
+// and what reads the file all the same. The records were the reader's:
+// the file's header, line 1, is not among them.
+func lineFailure(le *jqsandbox.LineError) *Failure {
+	return &Failure{Kind: KindFile, Message: fmt.Sprintf(
+		"reading the file: record %d (line %d of the file) is longer than %d bytes (%s), the longest record a recipe, query or question reads (a thirty-second of the extract memory bound, MaxHeapBytes). "+
+			"grep and lines read every line, a long one cut; or, when that record holds the records you want (an array inside it), name them so that each is a line of its own: ToolPolicy.RecordsField in the server, or lro-proxy -records TOOL=PATH, and call the tool again",
+		le.Line, le.Line+1, le.Limit, mebibytes(le.Limit))}
+}
+
+// mebibytes writes n bytes in MiB: "16 MiB", "1.5 MiB".
+func mebibytes(n int64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
 }
 
 // compileFailure describes an error of Compile: the query is invalid

@@ -37,6 +37,21 @@ var (
 	ErrStuck = errors.New("the evaluation is stuck in a builtin")
 )
 
+// LineError is the error of an input line longer than the longest one
+// read (a thirty-second of Limits.MaxHeapBytes, at most MaxInputBytes):
+// one record that large would take the heap a query may use, decoded. It
+// wraps ErrInputTooLarge.
+type LineError struct {
+	Line  int   // the line's number in the input, from 1
+	Limit int64 // the longest line read, in bytes
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("jqsandbox: input too large: line %d is longer than %d bytes", e.Line, e.Limit)
+}
+
+func (e *LineError) Unwrap() error { return ErrInputTooLarge }
+
 // QueryError is an error of the query itself: it does not parse or compile,
 // it uses a disabled feature, or it raised an error while running (error/1,
 // a type error, ...). Message is the jq-style description.

@@ -246,7 +246,7 @@ func (rs *records) readLine() ([]byte, error) {
 	for {
 		chunk, err := rs.br.ReadSlice('\n')
 		if int64(len(rs.buf)+len(chunk)) > rs.maxLine {
-			return nil, limitf(ErrInputTooLarge, "line %d is longer than %d bytes", rs.line+1, rs.maxLine)
+			return nil, &LineError{Line: rs.line + 1, Limit: rs.maxLine}
 		}
 		if err == nil && len(rs.buf) == 0 {
 			return chunk, nil
