@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -49,9 +50,12 @@ func (s *Spec) Answer(outputs []json.RawMessage, budget int, estimate func([]byt
 		return "", fmt.Errorf("internal error: the question's answer is malformed (%d values)", len(outputs))
 	}
 	if len(o.Missing) > 0 {
-		e := &FieldsError{Missing: o.Missing, Records: o.Records}
-		for _, f := range o.Missing {
-			e.Args = append(e.Args, s.argOf(f))
+		e := &FieldsError{Records: o.Records}
+		for _, f := range s.fieldsInOrder() { // as the arguments name them
+			if slices.Contains(o.Missing, f) && !slices.Contains(e.Missing, f) {
+				e.Missing = append(e.Missing, f)
+				e.Args = append(e.Args, s.argOf(f))
+			}
 		}
 		return "", e
 	}

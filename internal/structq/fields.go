@@ -92,6 +92,26 @@ func (e *FieldsError) Error() string {
 // maxListedFields bounds the fields a FieldsError lists.
 const maxListedFields = 40
 
+// fieldsInOrder lists the fields of s in the order of its arguments:
+// where, select, sort, aggregate, group_by.
+func (s *Spec) fieldsInOrder() []string {
+	var out []string
+	for _, c := range s.Where {
+		out = append(out, c.Field)
+	}
+	out = append(out, s.Select...)
+	if s.Sort != nil {
+		out = append(out, s.Sort.Field)
+	}
+	if s.Aggregate != nil && s.Aggregate.Field != "" {
+		out = append(out, s.Aggregate.Field)
+	}
+	if s.GroupBy != "" {
+		out = append(out, s.GroupBy)
+	}
+	return out
+}
+
 // argOf names the argument that names field f.
 func (s *Spec) argOf(f string) string {
 	for i, c := range s.Where {
@@ -164,32 +184,39 @@ func ReadShape(r io.Reader) *Shape {
 }
 
 // walk returns the kind of the value data starts with, listing the fields
-// of an object at prefix (the top level: ""), to maxPathSteps deep.
+// of an object at prefix (the top level: ""), each before its own
+// fields, to maxPathSteps deep.
 func (sh *Shape) walk(data []byte, prefix string, depth int) string {
+	kind := kindOf(data)
+	if kind != "object" || depth >= maxPathSteps {
+		return kind
+	}
+	_ = jsonscan.Fields(data, func(kv jsonscan.Field) bool {
+		key := string(kv.Key)
+		if bytes.IndexByte(kv.Key, '\\') >= 0 {
+			_ = json.Unmarshal([]byte(`"`+key+`"`), &key) // as written, if not valid
+		}
+		p := key
+		if prefix != "" {
+			p = prefix + "." + key
+		}
+		if !sh.seen[p] && len(sh.Fields) < maxShapeFields {
+			sh.seen[p] = true
+			sh.Fields = append(sh.Fields, FieldShape{Path: p, Kind: kindOf(kv.Value)})
+		}
+		sh.walk(kv.Value, p, depth+1)
+		return true
+	})
+	return kind
+}
+
+// kindOf names the kind of the JSON value data starts with.
+func kindOf(data []byte) string {
+	if len(data) == 0 {
+		return "null"
+	}
 	switch data[0] {
 	case '{':
-		_ = jsonscan.Fields(data, func(kv jsonscan.Field) bool {
-			key := string(kv.Key)
-			if bytes.IndexByte(kv.Key, '\\') >= 0 {
-				_ = json.Unmarshal([]byte(`"`+key+`"`), &key) // as written, if not valid
-			}
-			p := key
-			if prefix != "" {
-				p = prefix + "." + key
-			}
-			kind := "null"
-			if len(kv.Value) > 0 {
-				kind = "object"
-				if depth+1 < maxPathSteps || kv.Value[0] != '{' {
-					kind = sh.walk(kv.Value, p, depth+1)
-				}
-			}
-			if !sh.seen[p] && len(sh.Fields) < maxShapeFields {
-				sh.seen[p] = true
-				sh.Fields = append(sh.Fields, FieldShape{Path: p, Kind: kind})
-			}
-			return true
-		})
 		return "object"
 	case '[':
 		return "array"
