@@ -74,13 +74,14 @@ func (s *Spec) Answer(outputs []json.RawMessage, budget int, estimate func([]byt
 		b.Write(orNull(o.Value))
 		b.WriteString("}\n")
 		if estimate(b.Bytes()) > budget {
+			if o.Cut == 0 {
+				notes += cutNote
+				budget -= estimate([]byte(cutNote))
+			}
 			b.Truncate(head)
 			b.WriteString(`"value":`)
 			b.Write(fitValue(o.Value, func(v []byte) int { return estimate(v) + estimate(b.Bytes()) + 1 }, budget))
 			b.WriteString("}\n")
-			if o.Cut == 0 {
-				notes += cutNote
-			}
 		}
 		return b.String() + notes, nil
 	}

@@ -167,15 +167,23 @@ func ReadShape(r io.Reader) *Shape {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for sh.Records < maxShapeRecords {
 		line, err := br.ReadBytes('\n')
+		valid := true
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			if kind := sh.walk(line, "", 0); kind != "object" {
+			kind := ""
+			if valid = err == nil || json.Valid(line); valid {
+				kind = sh.walk(line, "", 0)
+			} else {
+				// Cut short: the fields its tokens give.
+				kind, _ = sh.walkTokens(json.NewDecoder(bytes.NewReader(line)), "", 0)
+			}
+			if kind != "object" && kind != "" {
 				sh.Kinds[kind]++
 			}
 			sh.Records++
 		}
 		if err != nil {
 			// The end of r: the file's, or the caller's bound.
-			sh.Partial = !errors.Is(err, io.EOF) || len(line) > 0 && !json.Valid(line)
+			sh.Partial = !errors.Is(err, io.EOF) || !valid
 			return sh
 		}
 	}
@@ -208,6 +216,53 @@ func (sh *Shape) walk(data []byte, prefix string, depth int) string {
 		return true
 	})
 	return kind
+}
+
+// walkTokens is walk over a decoder's tokens, for a record cut short: it
+// lists the fields it meets until the cut.
+func (sh *Shape) walkTokens(dec *json.Decoder, prefix string, depth int) (string, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	d, ok := t.(json.Delim)
+	switch {
+	case !ok:
+		return kindOf(jsonText(t)), nil
+	case d == '[':
+		for dec.More() {
+			if _, err := sh.walkTokens(dec, "", maxPathSteps); err != nil {
+				return "array", err
+			}
+		}
+		_, err := dec.Token()
+		return "array", err
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return "object", err
+		}
+		p, _ := k.(string)
+		if prefix != "" {
+			p = prefix + "." + p
+		}
+		at := len(sh.Fields)
+		track := depth < maxPathSteps && !sh.seen[p] && len(sh.Fields) < maxShapeFields
+		if track {
+			sh.seen[p] = true
+			sh.Fields = append(sh.Fields, FieldShape{Path: p})
+		}
+		kind, err := sh.walkTokens(dec, p, depth+1)
+		if track {
+			sh.Fields[at].Kind = kind
+		}
+		if err != nil {
+			return "object", err
+		}
+	}
+	_, err = dec.Token()
+	return "object", err
 }
 
 // kindOf names the kind of the JSON value data starts with.
