@@ -110,7 +110,7 @@ func (o *Tool) extractJQ(ctx context.Context, call extractCall, f *offloadFile, 
 		return "", resp.Failure
 	}
 	if call.structured != nil {
-		return o.structuredAnswer(call.structured, resp)
+		return o.structuredAnswer(call.structured, resp, f)
 	}
 	return o.formatResults(jqsandbox.Result{Values: resp.Values, Truncated: resp.Truncated, Omitted: resp.Omitted, Uncounted: resp.Uncounted, Elements: resp.Elements}, raw), nil
 }

@@ -61,3 +61,17 @@ func (a *aggregator) value() any {
 	}
 	return a.best.v
 }
+
+// empty reports whether the aggregate found nothing to aggregate: no
+// number for sum and avg, no value for min, max and distinct.
+func (a *aggregator) empty() bool {
+	switch a.op {
+	case "sum", "avg":
+		return a.sum.n == 0
+	case "min", "max":
+		return !a.found
+	case "distinct":
+		return len(a.seen) == 0
+	}
+	return false
+}

@@ -31,9 +31,13 @@ func Apply(records []any, q any, stop func() error) ([]any, error) {
 	if b, ok := whole(m["budget"]); ok {
 		s.Budget = b
 	}
+	if b, ok := whole(m["value_bytes"]); ok {
+		s.ValueBytes = b
+	}
 	for i := range s.Where {
 		s.Where[i].at = pathOf(s.Where[i].Field)
 	}
+	sv := newSurvey(s)
 	var matched []int
 	for i, rec := range records {
 		if i%4096 == 4095 && stop != nil {
@@ -41,22 +45,60 @@ func Apply(records []any, q any, stop func() error) ([]any, error) {
 				return nil, err
 			}
 		}
+		sv.look(rec)
 		if s.matches(rec) {
 			matched = append(matched, i)
 		}
 	}
+	var out []any
 	switch {
 	case s.GroupBy != "":
-		return []any{s.groups(records, matched)}, nil
+		out = []any{s.groups(records, matched)}
 	case s.Aggregate != nil:
 		a := newAggregator(s.Aggregate.Op)
 		p := pathOf(s.Aggregate.Field)
 		for _, i := range matched {
 			a.add(p.get(records[i]))
 		}
-		return []any{map[string]any{"matched": len(matched), "value": a.value()}}, nil
+		v, cut := cutValue(a.value(), s.Budget)
+		head := map[string]any{"matched": len(matched), "value": v}
+		if cut {
+			head["cut"] = 1
+		}
+		if a.empty() {
+			s.tally(head, records, matched)
+		}
+		out = []any{head}
+	default:
+		out = s.records(records, matched)
 	}
-	return s.records(records, matched), nil
+	sv.report(out[0].(map[string]any), len(records))
+	return out, nil
+}
+
+// tally adds to head, when the aggregate found nothing to aggregate in
+// the matched records, what they hold at its field: "present", how many
+// have a value there other than null, and "example", the first such
+// value, cut, so that the answer can say why its value is null (or 0).
+func (s *Spec) tally(head map[string]any, records []any, matched []int) {
+	if s.Aggregate.Field == "" || len(matched) == 0 {
+		return
+	}
+	p := pathOf(s.Aggregate.Field)
+	present := 0
+	var example any
+	for _, i := range matched {
+		if x := p.get(records[i]); x != nil {
+			if present == 0 {
+				example, _ = cutValue(x, maxExampleBytes)
+			}
+			present++
+		}
+	}
+	head["present"] = present
+	if present > 0 {
+		head["example"] = example
+	}
 }
 
 // path is a field as Apply reads it: its keys.

@@ -2,6 +2,7 @@ package structq
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
@@ -42,8 +43,23 @@ func FuzzQuestion(f *testing.F) {
 			}
 			raw = append(raw, b)
 		}
-		if _, err := s.Answer(raw, 400, func(b []byte) int { return len(b) / 4 }); err != nil {
+		var fe *FieldsError
+		if _, err := s.Answer(raw, 400, func(b []byte) int { return len(b) / 4 }); err != nil && !errors.As(err, &fe) {
 			t.Fatalf("the answer does not render: %v", err)
 		}
+		for _, f := range missingOf(fe) {
+			for _, r := range records {
+				if pathOf(f).has(r) {
+					t.Fatalf("%q is said missing, and %s has it", f, jsonText(r))
+				}
+			}
+		}
 	})
+}
+
+func missingOf(e *FieldsError) []string {
+	if e == nil {
+		return nil
+	}
+	return e.Missing
 }

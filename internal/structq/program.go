@@ -72,7 +72,7 @@ func (s *Spec) Program() string {
 }
 
 // Value returns s in the form Parse reads, for the engine to bind as $q
-// (budget added: Apply's bound on what it returns).
+// (budget and value_bytes added: Apply's bounds on what it returns).
 func (s *Spec) Value() map[string]any {
 	v := map[string]any{}
 	if s.Where != nil {
@@ -107,6 +107,9 @@ func (s *Spec) Value() map[string]any {
 	}
 	if s.Budget > 0 {
 		v["budget"] = s.Budget
+	}
+	if s.ValueBytes > 0 {
+		v["value_bytes"] = s.ValueBytes
 	}
 	return v
 }

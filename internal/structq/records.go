@@ -47,11 +47,15 @@ func (s *Spec) records(records []any, matched []int) []any {
 		paths[k] = pathOf(f)
 	}
 	items := make([]any, 0, min(total, 256))
-	size := 0
+	size, cuts := 0, 0
 	for _, i := range matched[:total] {
 		out := make(map[string]any, len(s.Select))
 		for k, f := range s.Select {
-			out[f] = paths[k].get(records[i])
+			v, cut := cutValue(paths[k].get(records[i]), s.ValueBytes)
+			out[f] = v
+			if cut {
+				cuts++
+			}
 		}
 		if size += len(jsonText(out)) + 1; s.Budget > 0 && size > s.Budget {
 			break
@@ -59,6 +63,9 @@ func (s *Spec) records(records []any, matched []int) []any {
 		items = append(items, out)
 	}
 	head["items"] = items
+	if cuts > 0 {
+		head["cut"] = cuts
+	}
 	return []any{head}
 }
 
@@ -107,13 +114,28 @@ func (s *Spec) groups(records []any, matched []int) map[string]any {
 		total = min(total, s.Limit)
 	}
 	items := make([]any, 0, min(total, 256))
-	size := 0
+	size, cuts := 0, 0
 	for _, i := range idx[:total] {
-		item := map[string]any{"key": order[i].key, "value": values[i], "count": order[i].count}
+		k, cutKey := cutValue(order[i].key, s.ValueBytes)
+		v, cutVal := cutValue(values[i], s.ValueBytes)
+		if cutKey {
+			cuts++
+		}
+		if cutVal {
+			cuts++
+		}
+		item := map[string]any{"key": k, "value": v, "count": order[i].count}
 		if size += len(jsonText(item)) + 1; s.Budget > 0 && size > s.Budget {
 			break
 		}
 		items = append(items, item)
 	}
-	return map[string]any{"matched": len(matched), "total": total, "groups": len(order), "items": items}
+	head := map[string]any{"matched": len(matched), "total": total, "groups": len(order), "items": items}
+	if cuts > 0 {
+		head["cut"] = cuts
+	}
+	if !slices.ContainsFunc(order, func(g *group) bool { return !g.agg.empty() }) {
+		s.tally(head, records, matched)
+	}
+	return head
 }

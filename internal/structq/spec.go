@@ -49,6 +49,11 @@ type Spec struct {
 	// bound): only a threshold's worth is shown, and the engine's output
 	// is capped a little above that.
 	Budget int
+	// ValueBytes bounds, when set, each value a record or group shows (a
+	// selected field, a group's key or value): a longer one is cut,
+	// ending in CutMarker, so that a long text leaves room for the
+	// others. An aggregate's single value is cut to Budget.
+	ValueBytes int
 
 	paths []string // see Paths, once computed
 }
@@ -255,6 +260,9 @@ func (c *Cond) prepare(name string) error {
 		}
 		if err := scalar(name, v); err != nil {
 			return err
+		}
+		if _, ok := v.(bool); ok && c.Op != "eq" && c.Op != "ne" {
+			return fmt.Errorf("%s must be a number or a string for %s (nothing is less or greater than true or false), got %s", name, c.Op, echo(v))
 		}
 		c.num = asNumber(v)
 	}
