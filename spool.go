@@ -211,7 +211,9 @@ func (s *spool) discardLocked(why error) error {
 		if c, ok := s.fs.(io.Closer); ok {
 			c.Close()
 		}
-		return errors.Join(err, os.RemoveAll(s.scratch))
+		rerr := os.RemoveAll(s.scratch)
+		scratch.Release(s.scratch)
+		return errors.Join(err, rerr)
 	}
 	s.o.store.Release(s.name, s.claim)
 	s.claim = store.Claim{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -184,9 +185,31 @@ func expiryOfKey(key string) time.Time {
 	return time.Unix(0, n)
 }
 
-// dirLocked returns the directory of the copies, made on first use; c.mu
-// is held.
+// lost forgets the copy of key, whose file is gone from under it (see
+// isolate): the next get makes it again. Holds on it are given back as
+// usual.
+func (c *localCopies) lost(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok || e.elem == nil {
+		return
+	}
+	c.lru.Remove(e.elem)
+	e.elem = nil
+	c.used -= e.size
+	c.forgetLocked(e)
+}
+
+// dirLocked returns the directory of the copies, made on first use, and
+// again when it was removed from under this process; c.mu is held.
 func (c *localCopies) dirLocked() (string, error) {
+	if c.dir != "" {
+		if _, err := os.Lstat(c.dir); errors.Is(err, fs.ErrNotExist) {
+			scratch.Release(c.dir)
+			c.dir = ""
+		}
+	}
 	if c.dir == "" {
 		dir, err := scratch.Dir("lro-extract-copies-")
 		if err != nil {
@@ -241,7 +264,7 @@ func (c *localCopies) release(e *localCopy) {
 		c.used -= e.size
 		c.forgetLocked(e)
 		os.Remove(e.path)
-		os.Remove(c.dir)
+		c.removeDirLocked()
 		return
 	}
 	c.lru.MoveToBack(e.elem)
@@ -278,8 +301,17 @@ func (c *localCopies) close() {
 			c.forgetLocked(e)
 		}
 	}
-	if c.dir != "" {
-		os.Remove(c.dir) // fails while a copy is still read
+	c.removeDirLocked() // fails while a copy is still read
+}
+
+// removeDirLocked removes the directory of the copies once it is empty,
+// and gives up its lock (see scratch.Dir); c.mu is held.
+func (c *localCopies) removeDirLocked() {
+	if c.dir == "" {
+		return
+	}
+	if err := os.Remove(c.dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+		scratch.Release(c.dir)
 	}
 }
 
@@ -299,22 +331,39 @@ const maxCopiesBytes = 512 << 20
 // replaced by its local copy, made on its first query and kept for the
 // next ones; f is then closed. Queries chosen to run in this process, and
 // systems without workers, keep f.
+//
+// A copy can be lost while it is kept: another process's sweep, a cleaner
+// of TMPDIR, an operator. A lost copy is forgotten and made again, once;
+// should that fail too, the call fails saying so. On error f is left
+// open, the caller's to close.
 func (o *Tool) isolate(ctx context.Context, f *offloadFile, lim Limits) (*offloadFile, error) {
 	if f.direct || lim.InProcess || !extractworker.Supported() {
 		return f, nil
 	}
-	path, release, err := o.copies.get(ctx, f.key, lim.MaxFileBytes, max(lim.MaxFileBytes, maxCopiesBytes), func() (io.ReadCloser, error) {
-		return io.NopCloser(f.f), nil // not read yet: from its first byte
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", echo(o.env.FS.Path(f.name)), err)
+	read := false
+	open := func() (io.ReadCloser, error) {
+		if !read {
+			read = true
+			return io.NopCloser(f.f), nil // not read yet: from its first byte
+		}
+		return o.env.FS.Open(f.name) // f was copied, and the copy lost
 	}
-	lf, err := o.openCopy(f.name, path, release)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		path, release, err := o.copies.get(ctx, f.key, lim.MaxFileBytes, max(lim.MaxFileBytes, maxCopiesBytes), open)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", echo(o.env.FS.Path(f.name)), err)
+		}
+		lf, err := o.openCopy(f.name, path, release)
+		if errors.Is(err, fs.ErrNotExist) && attempt == 0 {
+			o.copies.lost(f.key)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		return lf, nil
 	}
-	f.Close()
-	return lf, nil
 }
 
 // openCopy opens path, the local copy of the file name, which release
@@ -323,7 +372,7 @@ func (o *Tool) openCopy(name, path string, release func()) (*offloadFile, error)
 	lf, id, err := extractworker.Open(path)
 	if err != nil {
 		release()
-		return nil, fmt.Errorf("cannot read the local copy of %s: %v", echo(o.env.FS.Path(name)), err)
+		return nil, fmt.Errorf("cannot read the local copy of %s: %w", echo(o.env.FS.Path(name)), err)
 	}
 	return &offloadFile{name: name, f: lf, size: id.Size, key: name + "\x00" + id.Key(), id: id, direct: true, local: path, release: release}, nil
 }
@@ -348,6 +397,9 @@ func (o *Tool) useCopy(name string, e *localCopy) *offloadFile {
 	}
 	f, err := o.openCopy(name, e.path, func() { o.copies.release(e) })
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			o.copies.lost(e.key)
+		}
 		return nil
 	}
 	return f

@@ -105,9 +105,11 @@ func (o *Tool) extract(ctx context.Context, args map[string]any) (string, error)
 	if f.size > lim.MaxFileBytes {
 		return "", fmt.Errorf("%s is %d bytes, more than the %d this tool reads", echo(call.path), f.size, lim.MaxFileBytes)
 	}
-	if f, err = o.isolate(ctx, f, lim); err != nil {
-		return "", err
+	lf, err := o.isolate(ctx, f, lim)
+	if err != nil {
+		return "", err // f is still open, and closed by the deferred call
 	}
+	f = lf
 	// Modes that do not run jq dispatch here, on the file opened safely.
 	if call.grep != "" || call.lines != "" {
 		text, err := o.extractText(ctx, call, f, lim, ticket)

@@ -6,18 +6,30 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestScratchPID: only names Dir makes carry a process to check;
-// an older name (random digits only) is never taken for one.
-func TestScratchPID(t *testing.T) {
-	for name, want := range map[string]int{
-		"lro-extract-copies-pid123-456": 123,
-		"lro-extract-copies-123456":     0,
-		"lro-extract-copies-pid-456":    0,
-		"lro-extract-copies-pid12x-456": 0,
-		"lro-spool-pid123-456":          0, // another prefix
-		"lro-extract-copies-pid0-1":     0,
+// TestScratchName: only names Dir makes carry a process to check; an
+// older name (random digits only) is never taken for one, and only the
+// names of this version have a lock.
+func TestScratchName(t *testing.T) {
+	type want struct {
+		pid    int
+		locked bool
+		ok     bool
+	}
+	for name, w := range map[string]want{
+		"lro-extract-copies-pid123-456":    {123, false, true},
+		"lro-extract-copies-pid123-lk456":  {123, true, true},
+		"lro-extract-copies-123456":        {},
+		"lro-extract-copies-pid-456":       {},
+		"lro-extract-copies-pid12x-456":    {},
+		"lro-spool-pid123-456":             {}, // another prefix
+		"lro-extract-copies-pid0-1":        {},
+		"lro-extract-copies-pid0-lk1":      {},
+		"lro-extract-copies-pid7lk-lk1234": {},
 	} {
-		pid, ok := scratchPID(name, "lro-extract-copies-")
-		assert.Equal(t, want, pid*map[bool]int{true: 1, false: 0}[ok], name)
+		pid, locked, ok := scratchName(name, "lro-extract-copies-")
+		if !ok {
+			pid, locked = 0, false
+		}
+		assert.Equal(t, w, want{pid, locked, ok}, name)
 	}
 }
