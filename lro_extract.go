@@ -37,10 +37,13 @@ import (
 //   - the server's memory is not touched by it: the server holds the
 //     call's arguments, the file's header and the query's results, all
 //     bounded;
-//   - it ends by Timeout: the worker's own deadline stops what gojq can
-//     interrupt, and a worker still busy half a second later (in a
-//     builtin, a regular expression over a huge string) is killed and
-//     replaced; the call says the query took too long;
+//   - it ends by Timeout of its worker's CPU time, so that a loaded
+//     machine does not stop a query that costs little: the worker's own
+//     watch stops what gojq can interrupt, and a worker still busy half a
+//     second of CPU later (in a builtin, a regular expression over a huge
+//     string) is killed and replaced; a worker that gets too little CPU
+//     to use it is stopped at four times Timeout of wall-clock time; the
+//     call says which bound stopped the query;
 //   - it uses at most WorkerMemoryBytes: on Linux a hard limit on the
 //     memory the worker maps for data (RLIMIT_DATA: heap and stacks,
 //     touched or not), past which the worker dies and is replaced and the
@@ -52,13 +55,14 @@ import (
 //     share of the budget;
 //   - it holds one worker: other calls run on the others, and when every
 //     worker is held by a query running for a quarter of a second already,
-//     the pool grows, up to MaxWorkers. A call that finds no worker free
-//     waits in line two seconds at most, then fails with "busy, retry in
-//     N s"; one call of a session waits, its others are refused at once,
-//     and a worker that comes free goes to the session that used the
-//     workers least lately, or is kept a few seconds for the one refused:
-//     callers looping on queries that run to their deadline cannot keep
-//     the workers from a caller that asks now and then;
+//     the pool grows, up to MaxWorkers. Calls that find no worker free
+//     queue: each session's in a line of its own, served in order, the
+//     sessions taking turns (round robin), so that callers looping on
+//     queries that run to their deadline cannot keep the workers from a
+//     caller that asks now and then. A call is refused ("busy, retry in N
+//     s", with the counts of the calls running and waiting) only past 16
+//     calls of its session waiting or 30 s in line, which an agent's
+//     parallel calls do not reach;
 //   - it does not slow the server's other tools: workers run at a lower
 //     CPU priority (nice 10) than the server.
 //
@@ -148,7 +152,7 @@ func (h Host) ServeResources() []host.ResourceTemplate {
 // never blocking. A read is admitted, bounded and timed as an lro_extract
 // call (see [ExtractLimits]): it counts against MaxCalls and
 // MaxCallBytes, fairly between sessions, and when they are spent it fails
-// (after a second in line at most), wrapping [ErrResourceBusy] ("busy,
+// (after 30 s in line at most), wrapping [ErrResourceBusy] ("busy,
 // retry in N s"); it ends by Timeout; and no
 // file larger than MaxFileBytes is read, whole or by lines.
 //

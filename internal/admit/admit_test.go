@@ -3,6 +3,8 @@ package admit
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,79 +19,190 @@ func enter(t *testing.T, a *Admission, session string, limit int, wait time.Dura
 	return tk
 }
 
+// waitFor waits until n requests wait in line: a liveness wait, with no
+// bound in time asserted.
+func waitFor(t *testing.T, a *Admission, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { _, w := a.Held(); return w == n }, time.Minute, time.Millisecond)
+}
+
 func TestCountsRequestsNotSessions(t *testing.T) {
 	a := New("requests")
 	t1 := enter(t, a, "s", 2, 0)
 	t2 := enter(t, a, "s", 2, 0)
 	_, err := a.Enter(context.Background(), Request{Session: "s", Limit: 2})
 	var busy *BusyError
-	require.ErrorAs(t, err, &busy, "a third request of the same session is refused")
-	assert.Contains(t, err.Error(), "retry in")
+	require.ErrorAs(t, err, &busy, "a third request that may not wait is refused")
+	assert.Equal(t, "busy: 2 of 2 requests are taken and 0 requests wait; retry in 1 s", err.Error())
 	t1.Leave()
 	t1.Leave() // twice frees once
 	held, _ := a.Held()
-	assert.Equal(t, 2, held, "the freed place is kept for the session refused")
-	t3 := enter(t, a, "s", 2, 0)
+	assert.Equal(t, 1, held)
 	t2.Leave()
-	t3.Leave()
 	held, _ = a.Held()
 	assert.Zero(t, held)
 }
 
-func TestFreedPlaceGoesToTheSessionServedLeast(t *testing.T) {
-	a := New("requests")
-	h1 := enter(t, a, "hostile", 2, 0)
-	h2 := enter(t, a, "hostile", 2, 0)
-	hostileIn := make(chan *Ticket)
-	go func() {
-		tk, _ := a.Enter(context.Background(), Request{Session: "hostile", Limit: 2, Wait: -1})
-		hostileIn <- tk
-	}()
-	require.Eventually(t, func() bool { _, w := a.Held(); return w == 1 }, 5*time.Second, time.Millisecond)
-	ordinaryIn := make(chan *Ticket)
-	go func() {
-		tk, _ := a.Enter(context.Background(), Request{Session: "ordinary", Limit: 2, Wait: -1})
-		ordinaryIn <- tk
-	}()
-	require.Eventually(t, func() bool { _, w := a.Held(); return w == 2 }, 5*time.Second, time.Millisecond)
-
-	_, err := a.Enter(context.Background(), Request{Session: "hostile", Limit: 2, Wait: -1})
-	assert.ErrorAs(t, err, new(*BusyError), "one waiter a session: the second is refused at once")
-
-	h1.Leave()
-	o := <-ordinaryIn // the hostile session holds one place, the ordinary none
-	h2.Leave()
-	h3 := <-hostileIn
-	o.Leave()
-	h3.Leave()
+// run lets n requests of each session enter at once, each holding its
+// place until the test lets it go, and returns the sessions in the order
+// they were admitted.
+func run(t *testing.T, a *Admission, limit int, sessions []string, n int) []string {
+	t.Helper()
+	type grant struct {
+		session string
+		t       *Ticket
+	}
+	grants := make(chan grant)
+	errs := make(chan error, len(sessions)*n)
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		for range n {
+			wg.Go(func() {
+				tk, err := a.Enter(context.Background(), Request{Session: s, Limit: limit, Wait: -1})
+				if err != nil {
+					errs <- err
+					return
+				}
+				grants <- grant{s, tk}
+			})
+		}
+	}
+	var order []string
+	for range len(sessions) * n {
+		select {
+		case g := <-grants:
+			order = append(order, g.session)
+			g.t.Leave()
+		case err := <-errs:
+			t.Fatalf("a request was refused: %v", err)
+		}
+	}
+	wg.Wait()
+	held, waiting := a.Held()
+	assert.Zero(t, held+waiting)
+	return order
 }
 
-func TestWaitIsBoundedAndKeepsAClaim(t *testing.T) {
-	defer func(d time.Duration) { ClaimHold = d }(ClaimHold)
-	ClaimHold = time.Hour
+// TestParallelCallsOfOneSessionQueue: sixteen requests of one session at
+// once are all admitted (issue 40: 7 of 8 were refused at once).
+func TestParallelCallsOfOneSessionQueue(t *testing.T) {
+	order := run(t, New("calls"), 2, []string{"agent"}, SessionDepth)
+	assert.Len(t, order, SessionDepth)
+}
+
+// TestSessionsTimesParallelCallsQueue: eight sessions of four parallel
+// requests each are all admitted.
+func TestSessionsTimesParallelCallsQueue(t *testing.T) {
+	var sessions []string
+	for i := range 8 {
+		sessions = append(sessions, fmt.Sprint("s", i))
+	}
+	assert.Len(t, run(t, New("calls"), 4, sessions, 4), 32)
+}
+
+// TestTurnsGoRoundRobin: with every place taken, the sessions' waiting
+// requests are admitted in turn, one session after the other, whatever
+// the number each sends.
+func TestTurnsGoRoundRobin(t *testing.T) {
+	a := New("calls")
+	holder := enter(t, a, "holder", 1, 0)
+	type grant struct {
+		session string
+		t       *Ticket
+	}
+	grants := make(chan grant, 64)
+	send := func(s string, n int) {
+		for range n {
+			go func() {
+				tk, err := a.Enter(context.Background(), Request{Session: s, Limit: 1, Wait: -1})
+				if err == nil {
+					grants <- grant{s, tk}
+				}
+			}()
+		}
+	}
+	send("loop1", SessionDepth)
+	send("loop2", SessionDepth)
+	waitFor(t, a, 2*SessionDepth)
+	send("ordinary", 1)
+	waitFor(t, a, 2*SessionDepth+1)
+	_, err := a.Enter(context.Background(), Request{Session: "loop1", Limit: 1, Wait: -1})
+	var busy *BusyError
+	require.ErrorAs(t, err, &busy, "past its depth, a session is refused at once")
+	assert.Contains(t, err.Error(), fmt.Sprintf("%d requests of this session wait already for one of 1 calls (1 running, %d waiting in all)", SessionDepth, 2*SessionDepth+1))
+
+	holder.Leave()
+	var order []string
+	for range 2*SessionDepth + 1 {
+		g := <-grants
+		order = append(order, g.session)
+		g.t.Leave()
+	}
+	assert.Contains(t, order[:3], "ordinary", "the ordinary session's one request is served within the first round")
+	for i := 1; i < len(order); i++ {
+		if order[i] == order[i-1] {
+			t.Fatalf("session %s served twice in a row while others waited: %v", order[i], order)
+		}
+	}
+}
+
+// TestOrdinaryBesideLoopingSessions: two sessions that keep SessionDepth
+// requests in line each, re-sending each one answered, and an ordinary
+// session asking ten times, one call after the other: each ordinary call
+// is admitted after at most one request of each looping session, counted
+// from when it entered the line.
+func TestOrdinaryBesideLoopingSessions(t *testing.T) {
+	a := New("calls")
+	holder := enter(t, a, "holder", 1, 0)
+	type grant struct {
+		session string
+		t       *Ticket
+	}
+	grants := make(chan grant, 64)
+	send := func(s string) {
+		go func() {
+			tk, err := a.Enter(context.Background(), Request{Session: s, Limit: 1, Wait: -1})
+			if err == nil {
+				grants <- grant{s, tk}
+			}
+		}()
+	}
+	for range SessionDepth {
+		send("loop1")
+		send("loop2")
+	}
+	send("ordinary")
+	waitFor(t, a, 2*SessionDepth+1)
+	holder.Leave()
+	answered, others := 0, 0
+	for answered < 10 {
+		g := <-grants
+		if g.session == "ordinary" {
+			assert.LessOrEqual(t, others, 2, "call %d waited for %d requests of the looping sessions", answered+1, others)
+			answered++
+			others = 0
+		} else {
+			others++
+		}
+		if answered < 10 {
+			send(g.session) // the loop asks again; the ordinary session its next question
+			waitFor(t, a, 2*SessionDepth+1)
+		}
+		g.t.Leave()
+	}
+	assert.Equal(t, 10, answered)
+}
+
+func TestWaitIsBounded(t *testing.T) {
 	a := New("requests")
 	h := enter(t, a, "hostile", 1, 0)
 	_, err := a.Enter(context.Background(), Request{Session: "ordinary", Limit: 1, Wait: time.Millisecond})
 	require.ErrorAs(t, err, new(*BusyError), "the wait ends")
-	h.Leave() // the place is kept for the refused session
-	_, err = a.Enter(context.Background(), Request{Session: "hostile", Limit: 1})
-	require.ErrorAs(t, err, new(*BusyError), "a claimed place is not the newcomer's")
-	o := enter(t, a, "ordinary", 1, 0)
-	o.Leave()
-	h = enter(t, a, "hostile", 1, 0)
+	assert.Contains(t, err.Error(), "no place of 1 requests came free within 1ms (1 running, 0 waiting)")
+	_, waiting := a.Held()
+	assert.Zero(t, waiting, "a request whose wait ended leaves the line")
 	h.Leave()
-}
-
-func TestClaimLapses(t *testing.T) {
-	defer func(d time.Duration) { ClaimHold = d }(ClaimHold)
-	ClaimHold = time.Millisecond
-	a := New("requests")
-	h := enter(t, a, "hostile", 1, 0)
-	_, err := a.Enter(context.Background(), Request{Session: "ordinary", Limit: 1})
-	require.ErrorAs(t, err, new(*BusyError))
-	h.Leave()
-	require.Eventually(t, func() bool { held, _ := a.Held(); return held == 0 }, 5*time.Second, time.Millisecond)
-	enter(t, a, "hostile", 1, 0).Leave()
+	enter(t, a, "ordinary", 1, 0).Leave()
 }
 
 func TestEnterEndsWithContext(t *testing.T) {
@@ -111,50 +224,51 @@ func TestReserveBoundsBytes(t *testing.T) {
 	a := New("reads")
 	t1 := enter(t, a, "a", 4, 0)
 	t2 := enter(t, a, "b", 4, 0)
-	require.NoError(t, t1.Reserve(80, 100))
-	assert.ErrorAs(t, t2.Reserve(30, 100), new(*BusyError))
-	require.NoError(t, t1.Reserve(30, 100), "a request alone may pass the bound")
+	require.NoError(t, t1.Reserve(80<<20, 100<<20))
+	err := t2.Reserve(30<<20, 100<<20)
+	require.ErrorAs(t, err, new(*BusyError))
+	assert.Contains(t, err.Error(), "the 2 running reads hold 80 MiB")
+	require.NoError(t, t1.Reserve(30<<20, 100<<20), "a request alone may pass the bound")
 	t1.Leave()
-	require.NoError(t, t2.Reserve(90, 100))
+	require.NoError(t, t2.Reserve(90<<20, 100<<20))
 	t2.Leave()
 }
 
-// TestFreedPlaceGoesToTheSessionThatUsedLeast: of two sessions that hold
-// nothing and wait, the one that held places for less time lately goes
-// first, whoever was served last.
-func TestFreedPlaceGoesToTheSessionThatUsedLeast(t *testing.T) {
-	a := New("queries")
-	long := enter(t, a, "looping", 1, 0)
-	time.Sleep(50 * time.Millisecond) // a query held to its deadline
-	long.Leave()
-	enter(t, a, "ordinary", 1, 0).Leave() // served last, but briefly
-	holder := enter(t, a, "third", 1, 0)
-	in := make(chan string, 2)
-	for _, s := range []string{"looping", "ordinary"} {
-		go func() {
-			tk, err := a.Enter(context.Background(), Request{Session: s, Limit: 1, Wait: -1})
-			if err == nil {
-				in <- s
-				tk.Leave()
-			}
-		}()
-	}
-	require.Eventually(t, func() bool { _, w := a.Held(); return w == 2 }, 5*time.Second, time.Millisecond)
-	holder.Leave()
-	assert.Equal(t, "ordinary", <-in)
-	assert.Equal(t, "looping", <-in)
-}
-
-// TestClaimDoesNotRefuseAFreePlace: a session that keeps a claim under a
-// small limit is not refused a place free under its next request's
-// larger one (each Offloader checks its own bound of a shared count).
-func TestClaimDoesNotRefuseAFreePlace(t *testing.T) {
+// TestWaitingUnderASmallLimitHoldsNoFreePlace: a request waiting under a
+// small limit does not keep a request of another session from a place
+// free under its larger one (each Offloader checks its own bound of a
+// shared count).
+func TestWaitingUnderASmallLimitHoldsNoFreePlace(t *testing.T) {
 	a := New("calls")
 	h := enter(t, a, "other", 1, 0)
-	_, err := a.Enter(context.Background(), Request{Session: "s", Limit: 1})
-	require.ErrorAs(t, err, new(*BusyError))
-	enter(t, a, "s", 3, 0).Leave()
+	in := make(chan *Ticket)
+	go func() {
+		tk, _ := a.Enter(context.Background(), Request{Session: "s", Limit: 1, Wait: -1})
+		in <- tk
+	}()
+	waitFor(t, a, 1)
+	enter(t, a, "t", 3, 0).Leave()
 	h.Leave()
+	(<-in).Leave()
 	held, waiting := a.Held()
 	assert.Zero(t, held+waiting)
+}
+
+// TestNewcomerDoesNotPassTheLine: a place freed while a session waits is
+// its, not a newcomer's that may not wait.
+func TestNewcomerDoesNotPassTheLine(t *testing.T) {
+	a := New("calls")
+	h := enter(t, a, "a", 1, 0)
+	in := make(chan *Ticket)
+	go func() {
+		tk, _ := a.Enter(context.Background(), Request{Session: "b", Limit: 1, Wait: -1})
+		in <- tk
+	}()
+	waitFor(t, a, 1)
+	h.Leave()
+	b := <-in
+	_, err := a.Enter(context.Background(), Request{Session: "c", Limit: 1})
+	require.ErrorAs(t, err, new(*BusyError))
+	assert.Contains(t, err.Error(), "1 of 1 calls are taken and 0 requests wait")
+	b.Leave()
 }

@@ -9,22 +9,31 @@
 // [Ticket.Leave], which the caller calls once the request's answer is
 // written (or, for a request that gets no answer, once its handler has
 // returned), never on a cancel alone: a cancelled handler may still hold
-// its memory until it returns.
+// its memory until it returns. The places bound what the requests hold
+// together (memory, workers); a request waiting holds neither.
 //
-// It is fair between sessions: a session waits in line with at most one
-// request (a second one of the same session is refused at once, since a
-// session that loops must not fill the line), and a freed place goes to
-// the waiting session that holds the fewest places, then to the one that
-// used places least lately (a session looping on queries that run to their
-// deadline uses much; one asking now and then, little), then to the one
-// served least recently. A session that was refused after its wait keeps
-// its turn: the next place that comes free for it is kept for it for
-// [ClaimHold], so that a caller that retries when told finds it. A session
-// is whatever the caller names ([WithSession]): an MCP session id, a
-// transport's connection.
+// Requests queue; they are not refused for arriving together. Each session
+// has a line of its own, served in order, and a freed place goes to the
+// first request of the session whose turn it is: the one holding the
+// fewest places, then the one served longest ago (round robin). A session
+// that loops is therefore served no more often than any other, however
+// many requests it sends, and a session that asks now and then is served
+// at the next place that comes free. A newcomer does not pass a session
+// waiting.
 //
-// Every wait is bounded: by [Request.Wait], and by the context. A refusal
-// is a [*BusyError], which says when to retry.
+// A request is refused, with a [*BusyError] that says when to retry and
+// the counts as they are, only
+//
+//   - when [SessionDepth] (16) requests of its session wait already: an
+//     agent's parallel calls never reach it, a loop does;
+//   - when its wait in line ends ([Request.Wait]; the library's callers
+//     allow [Wait], 30 s, which the calls of sixteen sessions in turn do
+//     not reach);
+//   - or when its bytes do not fit ([Ticket.Reserve]).
+//
+// Every wait is also bounded by the context. A session is whatever the
+// caller names ([WithSession]): an MCP session id, a transport's
+// connection.
 //
 // A place may be allowed bytes ([Ticket.Reserve]): the bytes the admitted
 // requests hold in this process together stay within the bound each

@@ -10,8 +10,12 @@ import (
 // Limits is lro.ExtractLimits, whose documentation says what each bound
 // guarantees. Zero fields take their defaults.
 type Limits struct {
-	// Timeout bounds a query's wall-clock time, compiling and decoding
-	// included, and a resource read's; default 10s.
+	// Timeout bounds a query's CPU time in its worker, compiling and
+	// decoding included (and four times Timeout its wall-clock time, for
+	// a worker given no CPU), and a resource read's wall-clock time;
+	// default 10s. Queries run in this process (InProcess) are bounded by
+	// Timeout of wall-clock time: one query's CPU time cannot be told
+	// from the others' there.
 	Timeout time.Duration
 	// MaxQueryBytes bounds the length of the query text; default 4096.
 	MaxQueryBytes int
@@ -71,9 +75,10 @@ type Limits struct {
 	// (MaxHeapBytes is lowered to fit).
 	MemoryBudget uint64
 	// MaxCalls bounds the lro_extract calls and resources/read of
-	// offloaded files (see [Host.ReadResource]) the process admits at
-	// once, running or waiting; default 16. The process's Offloaders share the
-	// count, each checking its own bound.
+	// offloaded files (see [Host.ReadResource]) the process runs at
+	// once; default 16. More calls wait, each session's in its own line
+	// (16 deep), taking turns, 30 s at most. The process's Offloaders
+	// share the count, each checking its own bound.
 	MaxCalls int
 	// MaxCallBytes bounds the memory the admitted calls may hold in this
 	// process: headers and results (a resource read's text), and, for

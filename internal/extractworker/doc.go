@@ -35,8 +35,12 @@
 //
 // # What a Pool guarantees
 //
-//   - A worker that does not answer within the query's timeout plus half a
-//     second is killed; its caller is told the query took too long.
+//   - A query's timeout is its worker's CPU time (see bound.go): the
+//     worker stops its query there itself, and one that has used half a
+//     second of CPU more (read from /proc on Linux) is killed; a worker
+//     that does not answer within four times the timeout of wall-clock
+//     time (WallBound; it got too little CPU) is killed too. The caller
+//     is told which bound stopped the query.
 //   - On Linux (without the race detector) a worker's data segment is
 //     capped with RLIMIT_DATA at its size at start plus
 //     Config.MemoryBytes; a query that needs more kills its worker, and
@@ -57,11 +61,12 @@
 //   - A dead, killed or stuck worker is replaced; the pool keeps
 //     Config.Workers warm and grows to Config.MaxWorkers under load.
 //   - A call waits in line for a place (MaxWorkers of them) at most
-//     LineWait, then fails with a busy error that says when the first
-//     running query ends; one call of a session waits, the session's
-//     others fail at once, and a freed place goes to the session that used
-//     the workers least lately (internal/admit). Past its place, a call
-//     waits at most half a second for a worker (one being replaced).
+//     LineWait (30 s), then fails with a busy error that says when the
+//     first running query ends and what runs and waits; each session's
+//     calls wait in a line of their own (16 deep), and the sessions take
+//     turns (internal/admit). Past its place, a call waits for a worker
+//     (one being replaced, or starting: a start is bounded by two
+//     minutes, which only a program that hangs reaches).
 //   - Workers run at a lower CPU priority than the server (nice 10), so
 //     that queries that spin do not slow the server's other tools.
 //   - A worker keeps the exact counts of the queries it ran (CountCache):

@@ -44,8 +44,9 @@ type Input struct {
 }
 
 // Run answers req. Everything it does, compiling and decoding included,
-// counts against req.Limits.Timeout; only a builtin call or a decoding
-// step cannot be interrupted (a worker is killed for those).
+// counts against req.Limits.Timeout (in wall-clock time) and stops when
+// ctx ends (a worker's CPU bound, see boundCPU); only a builtin call or a
+// decoding step cannot be interrupted (a worker is killed for those).
 func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	if req.Text != nil {
 		return runText(ctx, req, in)
@@ -124,6 +125,9 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 		}
 		decoded = true
 		_, cached = e.Files.Get(in.Key) // unless they did not fit
+	}
+	if ctx.Err() != nil { // decoding does not watch the context: a CPU bound met meanwhile
+		return &Response{Failure: Describe(context.Cause(ctx), timeout)}
 	}
 	d, r := left()
 	if r != nil {

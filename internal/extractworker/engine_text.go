@@ -48,6 +48,8 @@ func runText(ctx context.Context, req *Request, in Input) *Response {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Response{Failure: TimeoutFailure(timeout)}
+	case err != nil && ctx.Err() != nil: // a worker's CPU bound
+		return &Response{Failure: Describe(context.Cause(ctx), timeout)}
 	case err != nil:
 		return &Response{Failure: &Failure{Kind: KindFile, Message: "reading the file: " + err.Error()}}
 	}

@@ -33,6 +33,9 @@ const (
 type Failure struct {
 	Kind    Kind   `json:"kind"`
 	Message string `json:"message"`
+	// wall marks TimeoutFailure's, which a worker words again as
+	// WallFailure's (its wall-clock bound is the backstop).
+	wall bool
 }
 
 // Error returns the message.
@@ -44,9 +47,24 @@ const (
 	msgMemory = "query needed too much memory and was stopped; narrow it"
 )
 
-// TimeoutFailure is the failure of a query stopped at its deadline.
+// TimeoutFailure is the failure of a query stopped at its deadline in
+// wall-clock time: the bound of queries run in the server's own process,
+// where one query's CPU time cannot be told from the others'.
 func TimeoutFailure(timeout time.Duration) *Failure {
-	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped; narrow it", timeout)}
+	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (wall-clock time); narrow it", timeout), wall: true}
+}
+
+// CPUFailure is the failure of a query whose worker used its bound of CPU
+// time: the query's own cost, whatever the machine's load.
+func CPUFailure(bound time.Duration) *Failure {
+	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (%s of CPU time, its bound); narrow it", bound, bound)}
+}
+
+// WallFailure is the failure of a query whose worker reached the
+// wall-clock backstop (WallBound of its CPU bound) having used only cpu
+// of CPU time: the worker was given little CPU, the machine is busy.
+func WallFailure(bound, cpu time.Duration) *Failure {
+	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (wall-clock time: its worker got only %s of CPU time of the %s it may use, the machine is busy); retry later, or narrow it", WallBound(bound), cpu.Round(time.Millisecond), bound)}
 }
 
 // MemoryFailure is the failure of a query that needed too much memory.

@@ -68,13 +68,6 @@ func (c Config) withDefaults() Config {
 
 // Timing of the pool.
 const (
-	// queueWait bounds how long a call waits for a worker before it is
-	// told to come back: long enough for ordinary queries ahead of it to
-	// end, short enough that waiting calls do not fill a server's
-	// handlers.
-	queueWait = 500 * time.Millisecond
-	// maxWaiting bounds the calls waiting for a worker.
-	maxWaiting = 16
 	// idleExtra and idleWarm are how long a worker beyond Workers, and
 	// one of the warm ones, may stay idle before it is stopped.
 	idleExtra = 30 * time.Second
@@ -101,18 +94,23 @@ var (
 	ErrUnavailable = errors.New("extractworker: worker processes are unavailable")
 )
 
-// BusyError is returned when every worker is taken and no worker became
-// free in time.
+// BusyError is returned when a call that holds its place in line got no
+// worker within LineWait (its workers were replaced, or their start
+// failed meanwhile).
 type BusyError struct {
 	// RetryAfter is when the earliest running query reaches its deadline.
 	RetryAfter time.Duration
-	// Running and Waiting count the calls that hold or wait for a worker.
-	Running, Waiting int
+	// Waited is how long the call waited for a worker.
+	Waited time.Duration
+	// Running counts the workers running a query, Starting those
+	// starting, and Waiting the other calls waiting for one.
+	Running, Starting, Waiting int
 }
 
-// Error says how long to wait, for the model.
+// Error says what the workers do and how long to wait, for the model.
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("busy: %d queries are running and %d waiting; retry in %d s", e.Running, e.Waiting, retrySeconds(e.RetryAfter))
+	return fmt.Sprintf("busy: no worker came free within %v (%d running a query, %d starting, %d other calls waiting for one); retry in %d s",
+		e.Waited.Round(time.Second), e.Running, e.Starting, e.Waiting, retrySeconds(e.RetryAfter))
 }
 
 // A Pool runs requests in worker processes: copies of this executable
@@ -122,22 +120,19 @@ func (e *BusyError) Error() string {
 // replaced, and its caller told why its query stopped.
 //
 // A call first takes a place in the pool's line (LineWait, see
-// internal/admit): at most MaxWorkers calls hold one, one call of a
-// session waits for one, and a freed place goes to the session that used
-// the workers least lately, so that sessions looping on slow queries
-// cannot keep the workers from others.
+// internal/admit): at most MaxWorkers calls hold one; the others wait in
+// their session's line, and the sessions take turns, so that sessions
+// looping on slow queries cannot keep the workers from others.
 //
-// A call goes to a free worker that has its file decoded, else to any
-// free worker. When none is free, it waits in line, and the pool starts
-// another worker (up to MaxWorkers) only once every worker has held its
-// query for slowQuery: ordinary queries end sooner than a new worker
-// starts and decodes the file, and a flood of them must not start
-// processes. A call that gets no worker within queueWait (or, while a
-// worker is starting, within that start's bound) fails with a
-// *BusyError, and at once when MaxWorkers workers run and each holds a
-// slow query. A query that holds its worker to its deadline therefore
-// delays others only when it and its like hold MaxWorkers workers, and
-// then they are told so at once rather than kept waiting.
+// A call that holds a place goes to a free worker that has its file
+// decoded, else to any free worker. When none is free (each runs a query
+// of a call that is leaving, or is starting), it waits for one, and the
+// pool starts another worker (up to MaxWorkers) only once every worker
+// has held its query for slowQuery: ordinary queries end sooner than a
+// new worker starts and decodes the file, and a flood of them must not
+// start processes. A call waits for a worker starting however long its
+// start takes (helloWait bounds only a program that hangs); it fails
+// with a *BusyError only when no worker came to it within LineWait.
 //
 // A Pool is safe for concurrent use.
 type Pool struct {
@@ -228,14 +223,15 @@ func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, max
 }
 
 // LineWait bounds how long a query waits in the pool's line for a place
-// (MaxWorkers places, see [admit]) before it is told to retry.
-var LineWait = 2 * time.Second
+// (MaxWorkers places, see [admit]), then for a worker, before it is told
+// to retry.
+var LineWait = admit.Wait
 
 // enter takes a place in the pool's line for a query of the session ctx
 // names (see admit.WithSession) that may run for timeout: at most
-// MaxWorkers queries hold one, and a freed one goes to the session that
-// used the workers least, so that callers looping on queries that run to
-// their deadline cannot keep the workers from others.
+// MaxWorkers queries hold one, and the sessions waiting take turns, so
+// that callers looping on queries that run to their deadline cannot keep
+// the workers from others.
 func (p *Pool) enter(ctx context.Context, timeout time.Duration) (*admit.Ticket, error) {
 	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: timeout + killGrace})
 }
@@ -259,11 +255,14 @@ func (p *Pool) retry(ctx context.Context, req *Request, timeout time.Duration, m
 	return resp, nil
 }
 
-// acquire hands the caller a worker for a query of the file key that
-// may run for timeout: a free one, else a new one if the pool may grow,
-// else the first to come free within queueWait, or the one starting.
+// acquire hands the caller, which holds a place in line, a worker for a
+// query of the file key that may run for timeout: a free one, else a new
+// one if the pool may grow, else the first to come free or to start.
+// Since the places are as many as the workers may be, one comes soon; the
+// wait is bounded by LineWait, and by the start of a worker starting.
 func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (*proc, error) {
-	giveUp := time.Now().Add(queueWait)
+	since := time.Now()
+	giveUp := since.Add(LineWait)
 	pos := -1 // where the call stood in line, to keep its place
 	p.mu.Lock()
 	for {
@@ -277,18 +276,6 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		}
 		if len(p.procs) == 0 {
 			err := p.unavailable()
-			p.mu.Unlock()
-			return nil, err
-		}
-		if len(p.procs) >= p.cfg.MaxWorkers && !time.Now().Before(p.slowAt()) {
-			// Every worker holds a query that is no ordinary one, and
-			// the pool may not grow: none is likely to come free soon.
-			err := p.busy()
-			p.mu.Unlock()
-			return nil, err
-		}
-		if pos < 0 && len(p.waiting) >= maxWaiting {
-			err := p.busy()
 			p.mu.Unlock()
 			return nil, err
 		}
@@ -338,7 +325,7 @@ func (p *Pool) acquire(ctx context.Context, key string, timeout time.Duration) (
 		// A worker still starting is not taken: the call waits for it up
 		// to the start's own bound, however long a loaded machine takes.
 		if err == nil && !time.Now().Before(later(giveUp, p.startedBy())) {
-			err = p.busy()
+			err = p.busy(time.Since(since))
 		}
 		if err != nil {
 			p.mu.Unlock()
@@ -518,12 +505,15 @@ func (p *Pool) take(w *proc, timeout time.Duration) {
 	w.deadline = w.started.Add(timeout + killGrace)
 }
 
-// busy returns the BusyError for now; p.mu is held.
-func (p *Pool) busy() *BusyError {
-	e := &BusyError{Waiting: len(p.waiting), RetryAfter: time.Second}
+// busy returns the BusyError of a call that waited for a worker, and
+// left the line of those waiting; p.mu is held.
+func (p *Pool) busy(waited time.Duration) *BusyError {
+	e := &BusyError{Waited: waited, Waiting: len(p.waiting), RetryAfter: time.Second}
 	first := time.Time{}
 	for _, w := range p.procs {
-		if w.busy && w.cmd != nil {
+		if w.cmd == nil {
+			e.Starting++
+		} else if w.busy {
 			e.Running++
 			if first.IsZero() || w.deadline.Before(first) {
 				first = w.deadline

@@ -16,8 +16,8 @@ import (
 )
 
 // TestPoolWaitsForAWorkerStarting: a call that finds its only worker still
-// starting (a loaded machine: here a start slower than queueWait) waits for
-// it rather than being told busy while nothing runs. lro-proxy's end-to-end
+// starting (a loaded machine: here a start of a second) waits for it
+// rather than being told busy while nothing runs. lro-proxy's end-to-end
 // test met "busy: 0 queries are running and 0 waiting" on a loaded machine.
 func TestPoolWaitsForAWorkerStarting(t *testing.T) {
 	testenv.Parallel(t)
@@ -26,7 +26,6 @@ func TestPoolWaitsForAWorkerStarting(t *testing.T) {
 	slow := filepath.Join(t.TempDir(), "slow-worker")
 	script := "#!/bin/sh\nsleep 1\nexec " + shellQuote(self) + "\n"
 	require.NoError(t, os.WriteFile(slow, []byte(script), 0o700))
-	require.Greater(t, time.Second, queueWait, "the start outlasts queueWait")
 
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 2, Executable: slow})
 	p.Prestart()

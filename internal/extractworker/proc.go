@@ -28,8 +28,13 @@ type proc struct {
 	stderr     *tail
 	pid        int
 	exited     chan struct{} // closed once the process has been waited for
-	// timedOut is set when the parent killed the process at a deadline.
-	timedOut atomic.Bool
+	// timedOut is set when the parent killed the process at its
+	// wall-clock backstop, cpuOut when at its bound of CPU time.
+	timedOut, cpuOut atomic.Bool
+	// cpuAtStart is the process's CPU time when the exchange in progress
+	// started (see proc.cpuTime), cpuUsed what it used since, as last read.
+	cpuAtStart time.Duration
+	cpuUsed    atomic.Int64
 	// stalled is set when the parent killed the process because it was
 	// stopped (SIGSTOP) during an exchange.
 	stalled atomic.Bool
@@ -48,10 +53,13 @@ type proc struct {
 
 const (
 	// helloWait bounds the start of a worker: a binary that does not
-	// answer as a worker within it is not one.
-	helloWait = 10 * time.Second
-	// killGrace is how long past its deadline a query's worker may take
-	// to answer: the worker's own deadline fires first for anything that
+	// answer as a worker within it is not one. Only a program that hangs
+	// reaches it: a loaded machine (load 20 on 2 cores) took 14 s to
+	// start a worker, and a bound of 10 s failed calls there; a program
+	// that is no worker exits or writes something else at once.
+	helloWait = 2 * time.Minute
+	// killGrace is how long past its bound a query's worker may take
+	// to answer: the worker's own bound fires first for anything that
 	// the VM can interrupt, and this covers what it cannot.
 	killGrace = 500 * time.Millisecond
 	// workerNice is the workers' nice value: below the server's priority
@@ -61,7 +69,7 @@ const (
 	// maxRememberedFiles bounds proc.files.
 	maxRememberedFiles = 32
 	// stallCheck is how often an exchange checks that its worker is not
-	// stopped (see proc.stopped).
+	// stopped (see proc.stopped) and has not overrun its CPU time.
 	stallCheck = 200 * time.Millisecond
 )
 
@@ -199,19 +207,23 @@ func (p *proc) alive() bool {
 	}
 }
 
-// exchange sends req and reads the response. A worker that does not answer
-// within timeout plus killGrace is killed. A worker that dies is reported
+// exchange sends req and reads the response. A worker that uses timeout
+// of CPU time plus killGrace (where its CPU time can be read), or that does
+// not answer within WallBound(timeout) plus killGrace, is killed. A worker
+// that dies is reported
 // as a Failure, never an error: the caller's query did that. The errors
 // are for a worker that was already unusable (its pipe closed before it
 // read anything), and for one found stopped (SIGSTOP) and killed: the
 // query may run again elsewhere.
 func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*Response, error) {
-	t := time.AfterFunc(timeout+killGrace, func() {
+	t := time.AfterFunc(WallBound(timeout)+killGrace, func() {
 		p.timedOut.Store(true)
 		p.kill()
 	})
 	defer t.Stop()
-	defer p.watchStall()()
+	p.cpuAtStart, _ = p.cpuTime()
+	p.cpuUsed.Store(0)
+	defer p.watch(timeout + killGrace)()
 	// Whether the system's out-of-memory killer ends a process meanwhile
 	// tells how a worker killed by a signal died.
 	oom, oomKnown := oomKills()
@@ -224,7 +236,7 @@ func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*
 	if err != nil {
 		p.kill()
 		<-p.exited
-		if p.stalled.Load() && !p.timedOut.Load() {
+		if p.stalled.Load() && !p.timedOut.Load() && !p.cpuOut.Load() {
 			return nil, errStalled
 		}
 		return &Response{Failure: p.deathFailure(timeout, err, func() bool {
@@ -236,11 +248,13 @@ func (p *proc) exchange(req *Request, timeout time.Duration, maxResponse int) (*
 	return &resp, nil
 }
 
-// watchStall checks every stallCheck that the worker is not stopped, and
-// kills it if it is, until the returned function is called. A stopped
-// worker would otherwise hold its query, and the calls waiting in line,
-// until the query's deadline.
-func (p *proc) watchStall() (stop func()) {
+// watch checks every stallCheck that the worker is not stopped and has
+// not used more than cpu of CPU time since the exchange started, and
+// kills it if it is or has, until the returned function is called. A
+// stopped worker would otherwise hold its query, and the calls waiting in
+// line, until the wall-clock backstop; one whose query is stuck in a
+// builtin that its own CPU bound cannot interrupt, too.
+func (p *proc) watch(cpu time.Duration) (stop func()) {
 	var mu sync.Mutex
 	done := false
 	var t *time.Timer
@@ -252,6 +266,13 @@ func (p *proc) watchStall() (stop func()) {
 		}
 		if p.stopped() {
 			p.stalled.Store(true)
+			p.kill()
+			return
+		}
+		n, ok := p.cpuTime()
+		p.cpuUsed.Store(int64(n - p.cpuAtStart))
+		if ok && n-p.cpuAtStart > cpu {
+			p.cpuOut.Store(true)
 			p.kill()
 			return
 		}
@@ -285,8 +306,11 @@ func (p *proc) spent() bool {
 // reports whether the system's out-of-memory killer may have ended it
 // (it ended a process meanwhile, or that is not known).
 func (p *proc) deathFailure(timeout time.Duration, readErr error, oomMaybe func() bool) *Failure {
+	if p.cpuOut.Load() {
+		return CPUFailure(timeout)
+	}
 	if p.timedOut.Load() {
-		return TimeoutFailure(timeout)
+		return WallFailure(timeout, max(0, time.Duration(p.cpuUsed.Load()))) // as last read: the process is gone
 	}
 	if errors.Is(readErr, errFrameTooLarge) {
 		return &Failure{Kind: KindLimit, Message: "query results were larger than allowed and were dropped; narrow it"}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"time"
 )
 
 // stopped reports whether the process is stopped (SIGSTOP, SIGTSTP, a
@@ -26,6 +27,31 @@ func (p *proc) stopped() bool {
 		return true
 	}
 	return false
+}
+
+// cpuTime returns the CPU time the process has used, user and system
+// (utime and stime of /proc/PID/stat, in clock ticks of 1/100 s, the
+// USER_HZ of every Linux ABI Go supports), if it can be read.
+func (p *proc) cpuTime() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	// After the command: state (3), then fields 4 to 13, utime (14), stime (15).
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseUint(string(f[11]), 10, 64)
+	s, err2 := strconv.ParseUint(string(f[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(u+s) * (time.Second / 100), true
 }
 
 // dataBytes returns the process's data segment (VmData: its private

@@ -37,8 +37,8 @@ type Request struct {
 	PatternCost int `json:"pattern_cost,omitempty"`
 	// Slurp runs the query once over the array of all records.
 	Slurp bool `json:"slurp,omitempty"`
-	// Limits bound the run. Limits.Timeout covers compiling and decoding
-	// too.
+	// Limits bound the run. Limits.Timeout bounds the worker's CPU time,
+	// compiling and decoding included, and WallBound of it its wall time.
 	Limits jqsandbox.Limits `json:"limits"`
 	// Text, when set, asks for the file's lines instead of a jq query:
 	// grep, whose pattern is Query, or a range of lines. Only
@@ -212,4 +212,5 @@ type hello struct {
 
 // protocolVersion changes whenever Request, Response or the framing do.
 // 3: Request.Text, Response.Text. 4: Response.Uncounted (Omitted exact).
-const protocolVersion = 4
+// 5: Limits.Timeout bounds the worker's CPU time, WallBound its wall time.
+const protocolVersion = 5

@@ -127,16 +127,7 @@ func serve(cfgText string, in io.Reader, out *os.File) int {
 			fmt.Fprintf(os.Stderr, "lro extract worker: %v\n", err)
 			return 1
 		}
-		// The parent kills a worker that overruns; should the parent be
-		// gone (killed itself), the worker must not run a stuck builtin
-		// for hours on its own.
-		deadline := req.Limits.Timeout
-		if deadline <= 0 {
-			deadline = jqsandbox.DefaultTimeout
-		}
-		orphan := time.AfterFunc(deadline+selfKillGrace, func() { os.Exit(4) })
-		resp := e.Run(context.Background(), req, workerInput(req))
-		orphan.Stop()
+		resp := answer(e, req)
 		if writeFrame(w, resp, resp.Values) != nil || w.Flush() != nil {
 			return 1
 		}
@@ -144,6 +135,29 @@ func serve(cfgText string, in io.Reader, out *os.File) int {
 			return 0 // a builtin still runs: the parent replaces this worker
 		}
 	}
+}
+
+// answer runs req within its bounds: Limits.Timeout of CPU time, which
+// stops the query through its context, and WallBound of it in wall-clock
+// time, which jqsandbox's own deadline enforces. The parent kills a
+// worker that overruns either; should the parent be gone (killed
+// itself), the worker must not run a stuck builtin for hours on its own.
+func answer(e *Engine, req *Request) *Response {
+	bound := req.Limits.Timeout
+	if bound <= 0 {
+		bound = jqsandbox.DefaultTimeout
+	}
+	wall := WallBound(bound)
+	req.Limits.Timeout = wall
+	orphan := time.AfterFunc(wall+selfKillGrace, func() { os.Exit(4) })
+	defer orphan.Stop()
+	ctx, used, stop := boundCPU(context.Background(), bound)
+	defer stop()
+	resp := e.Run(ctx, req, workerInput(req))
+	if f := resp.Failure; f != nil && f.wall {
+		resp.Failure = WallFailure(bound, used())
+	}
+	return resp
 }
 
 // workerInput opens the request's file by its path, and accepts it only if
