@@ -15,3 +15,11 @@ func TestGateNoticeIsBounded(t *testing.T) {
 		t.Fatalf("the notice takes %d tokens, over NoticeTokens (%d): %s", got, NoticeTokens, n)
 	}
 }
+
+// The note of a _meta left out fits NoticeTokens with the largest numbers.
+func TestMetaNoteFitsNoticeTokens(t *testing.T) {
+	n := metaNote(math.MaxInt, math.MaxInt)
+	if got := (HeuristicEstimator{}).EstimateTokens([]byte(n)); got > NoticeTokens {
+		t.Fatalf("the note takes %d tokens, over NoticeTokens (%d): %s", got, NoticeTokens, n)
+	}
+}
