@@ -33,9 +33,12 @@ import (
 
 // boundResult is what a handler returns, host-neutral.
 type boundResult struct {
-	texts      []string // text items
-	resource   string   // an embedded text resource, when not empty
-	image      bool     // an image item first
+	texts      []string       // text items
+	resource   string         // an embedded text resource, when not empty
+	noURI      bool           // the resource's uri is ""
+	blob       bool           // the resource holds a 1-byte blob beside its text (the official SDK's only)
+	meta       map[string]any // the result's _meta
+	image      bool           // an image item first
 	structured json.RawMessage
 	noContent  bool // content null
 	isError    bool
@@ -51,6 +54,15 @@ type boundAnswer struct {
 	texts      []string // text items and embedded text resources
 	links      []string // resource links: their URI, name, description and MIME type
 	structured []byte
+	meta       []byte // the result's _meta as JSON
+}
+
+// uri is the uri of r's embedded resource.
+func (r boundResult) uri() string {
+	if r.noURI {
+		return ""
+	}
+	return "file:///r.json"
 }
 
 // A boundHost serves a tool "t" whose handler returns a boundResult,
@@ -100,6 +112,9 @@ func coreBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer 
 			return host.Result{}, errors.New(r.goErr)
 		}
 		orig = host.Result{IsError: r.isError, NeedsInput: r.needsInput}
+		if r.meta != nil {
+			orig.Meta = r.meta
+		}
 		if r.image {
 			orig.Content = append(orig.Content, host.Content{Other: "an image"})
 		}
@@ -107,7 +122,7 @@ func coreBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer 
 			orig.Content = append(orig.Content, host.TextContent(s))
 		}
 		if r.resource != "" {
-			orig.Content = append(orig.Content, host.Content{Text: r.resource, URI: "file:///r.json", Other: "a resource"})
+			orig.Content = append(orig.Content, host.Content{Text: r.resource, URI: r.uri(), Other: "a resource"})
 		}
 		if r.structured != nil {
 			orig.Structured = r.structured
@@ -130,6 +145,9 @@ func coreBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer 
 	if res.Structured != nil {
 		a.structured, _ = json.Marshal(res.Structured)
 	}
+	if res.Meta != nil {
+		a.meta, _ = json.Marshal(res.Meta)
+	}
 	return a
 }
 
@@ -151,10 +169,10 @@ func (r boundResult) collect(ctx context.Context) boundResult {
 	case err != nil:
 		return boundResult{texts: []string{"error: " + err.Error()}, isError: true}
 	case offloaded:
-		return boundResult{texts: []string{"(offloaded)"}}
+		return boundResult{texts: []string{"(offloaded)"}, meta: r.meta}
 	}
 	b, _ := json.Marshal(inline)
-	return boundResult{texts: []string{string(b)}}
+	return boundResult{texts: []string{string(b)}, meta: r.meta}
 }
 
 func mcpgoBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
@@ -178,7 +196,7 @@ func mcpgoBoundHandler(r boundResult) server.ToolHandlerFunc {
 			res.Content = append(res.Content, mcpgomcp.NewTextContent(s))
 		}
 		if r.resource != "" {
-			res.Content = append(res.Content, mcpgomcp.NewEmbeddedResource(mcpgomcp.TextResourceContents{URI: "file:///r.json", MIMEType: "application/json", Text: r.resource}))
+			res.Content = append(res.Content, mcpgomcp.NewEmbeddedResource(mcpgomcp.TextResourceContents{URI: r.uri(), MIMEType: "application/json", Text: r.resource}))
 		}
 		if r.noContent {
 			res.Content = nil
@@ -188,6 +206,9 @@ func mcpgoBoundHandler(r boundResult) server.ToolHandlerFunc {
 		}
 		if r.needsInput {
 			res.ResultType = mcpgomcp.ResultTypeInputRequired
+		}
+		if r.meta != nil {
+			res.Meta = &mcpgomcp.Meta{AdditionalFields: r.meta}
 		}
 		return res, nil
 	}
@@ -211,6 +232,9 @@ func mcpgoBound(res *mcpgomcp.CallToolResult) boundAnswer {
 	if res.StructuredContent != nil {
 		a.structured, _ = json.Marshal(res.StructuredContent)
 	}
+	if res.Meta != nil {
+		a.meta, _ = json.Marshal(res.Meta)
+	}
 	return a
 }
 
@@ -230,13 +254,20 @@ func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 			res.Content = append(res.Content, &mcp.TextContent{Text: s})
 		}
 		if r.resource != "" {
-			res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///r.json", MIMEType: "application/json", Text: r.resource}})
+			rc := &mcp.ResourceContents{URI: r.uri(), MIMEType: "application/json", Text: r.resource}
+			if r.blob {
+				rc.Blob = []byte{1}
+			}
+			res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: rc})
 		}
 		if r.noContent {
 			res.Content = nil
 		}
 		if r.structured != nil {
 			res.StructuredContent = r.structured
+		}
+		if r.meta != nil {
+			res.Meta = r.meta
 		}
 		return res, nil
 	})
@@ -264,6 +295,9 @@ func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 	}
 	if res.StructuredContent != nil {
 		a.structured, _ = json.Marshal(res.StructuredContent)
+	}
+	if res.Meta != nil {
+		a.meta, _ = json.Marshal(res.Meta)
 	}
 	return a
 }
@@ -299,6 +333,9 @@ func answerTokens(o *lro.Offloader, a boundAnswer) int {
 	if len(a.structured) > 0 && string(a.structured) != "null" && !repeated {
 		tokens += o.EstimateTokens(a.structured)
 	}
+	if len(a.meta) > 0 && string(a.meta) != "null" {
+		tokens += o.EstimateTokens(a.meta) + 4 // and its member's name
+	}
 	return tokens
 }
 
@@ -306,7 +343,7 @@ func answerTokens(o *lro.Offloader, a boundAnswer) int {
 // the threshold and NoticeTokens, and logs its bytes and tokens.
 func assertBound(t *testing.T, o *lro.Offloader, a boundAnswer, what string) {
 	t.Helper()
-	size := len(a.structured)
+	size := len(a.structured) + len(a.meta)
 	for _, s := range a.texts {
 		size += len(s)
 	}
@@ -458,6 +495,13 @@ func boundShapes(t *testing.T) []boundShape {
 		{name: "content missing", result: boundResult{wire: `{"data":` + mustJSON(t, linesOf(400)) + `}`}, only: []string{"proxy child", "proxy raw remote"}},
 		{name: "an item of an unknown type", result: boundResult{wire: `{"content":[{"type":"hologram","text":` + mustJSON(t, linesOf(400)) + `}]}`}, only: []string{"proxy child", "proxy raw remote"}},
 		{name: "an item of no type", result: boundResult{wire: `{"content":[{"text":` + mustJSON(t, linesOf(400)) + `}]}`}, only: []string{"proxy child", "proxy raw remote"}},
+		{name: "embedded resource of no uri", result: boundResult{resource: mustJSON(t, tickets(100)), noURI: true}},
+		{name: "embedded resource of text and a blob", result: boundResult{resource: linesOf(400), blob: true}, only: []string{"official SDK", "core"}},
+		{name: "embedded resource of text and a blob, as written", result: boundResult{wire: `{"content":[{"type":"resource","resource":{"uri":"","text":` + mustJSON(t, linesOf(400)) + `,"blob":"AQ=="}}]}`}, only: []string{"proxy child", "proxy raw remote"}},
+		{name: "large _meta", result: boundResult{texts: []string{"done"}, meta: map[string]any{"trace": strings.Repeat("m", 100000)}}},
+		{name: "large _meta beside an array", result: boundResult{texts: []string{mustJSON(t, tickets(100))}, meta: map[string]any{"trace": strings.Repeat("m", 100000)}}},
+		{name: "large _meta of a tool error", result: boundResult{isError: true, texts: []string{"failed"}, meta: map[string]any{"trace": strings.Repeat("m", 100000)}}},
+		{name: "large _meta of a streamed set", result: boundResult{stream: 300, meta: map[string]any{"trace": strings.Repeat("m", 100000)}}},
 	}
 }
 

@@ -198,8 +198,8 @@ func openChild(t *testing.T, o *lro.Offloader) boundCall {
 // wireBound is what a client reads of m, the JSON-RPC response to a
 // tools/call: of an error its message and data; of a result the text of
 // its items (of any type, with a text), embedded resources and resource
-// links, its structured content, and the JSON of members MCP does not
-// define (but _meta, which is not shown to a model).
+// links, its structured content, its _meta, and the JSON of members MCP
+// does not define.
 func wireBound(t *testing.T, m map[string]json.RawMessage) boundAnswer {
 	if e := m["error"]; e != nil {
 		var rpc struct {
@@ -234,7 +234,11 @@ func wireBound(t *testing.T, m map[string]json.RawMessage) boundAnswer {
 	require.NoError(t, json.Unmarshal(m["result"], &members))
 	for k, v := range members {
 		switch k {
-		case "content", "structuredContent", "isError", "resultType", "_meta":
+		case "_meta":
+			if string(v) != "null" {
+				a.meta = v
+			}
+		case "content", "structuredContent", "isError", "resultType":
 		default:
 			a.texts = append(a.texts, string(v)) // a member no client reads, which a host may yet show
 		}

@@ -98,9 +98,16 @@ func (o *Offloader) serveWith(ctx context.Context, call host.Call, policy ToolPo
 		return o.serveProxy(ctx, next)
 	}
 	var v verdict
-	res, replaced, err := o.serve(ctx, call, policy, next, &v)
-	if v.pointer || v.unjudged {
+	var meta any // the handler's _meta, which every answer judged counts
+	res, replaced, err := o.serve(ctx, call, policy, metaOf(next, &meta), &v)
+	if v.unjudged || err != nil && v.pointer {
 		return res, replaced, err
+	}
+	if v.pointer {
+		return o.pointerMeta(res, meta), replaced, err
+	}
+	if replaced {
+		res.Meta = meta
 	}
 	if err != nil {
 		// A handler's error becomes a JSON-RPC error whose message the

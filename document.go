@@ -74,7 +74,7 @@ const smallItemBytes = records.SectionBytes
 // resources of res, and their total size.
 func textItems(res host.Result) (idx []int, size int) {
 	for i, c := range res.Content {
-		if c.Other == nil || c.URI != "" {
+		if c.Judged() {
 			idx = append(idx, i)
 			size += len(c.Text)
 		}

@@ -33,34 +33,96 @@ const NoticeTokens = 128
 // whether it changed res.
 func (o *Offloader) gate(res host.Result) (host.Result, bool) {
 	s := structuredJSON(res.Structured)
-	if o.surelyWithin(res, s) {
+	m := structuredJSON(res.Meta)
+	if o.surelyWithin(res, s, m) {
 		return res, false
 	}
 	texts, structured := o.answerTokens(res, s)
-	tokens := texts + structured
-	if tokens <= o.cfg.ThresholdTokens+NoticeTokens {
+	meta := o.metaTokens(m)
+	bound := o.cfg.ThresholdTokens + NoticeTokens
+	if texts+structured+meta <= bound {
 		return res, false
 	}
-	return o.cut(res, s, tokens, structured > 0), true
+	if m != nil {
+		// A server's _meta is not the model's content: it goes first,
+		// whole, and the answer is judged without it.
+		res = withoutMeta(res)
+		if note := metaNote(meta, o.cfg.ThresholdTokens); texts+structured+o.EstimateTokens([]byte(note)) <= bound {
+			res.Content = append(res.Content[:len(res.Content):len(res.Content)], host.TextContent(note))
+			return res, true
+		}
+	}
+	return o.cut(res, s, texts+structured+meta, structured > 0, m != nil), true
+}
+
+// metaTokens estimates a result's _meta, m as JSON, as a client receives
+// it: its JSON and its member's name.
+func (o *Offloader) metaTokens(m []byte) int {
+	if m == nil {
+		return 0
+	}
+	return o.EstimateTokens(m) + 4
+}
+
+// withoutMeta returns res without its _meta.
+func withoutMeta(res host.Result) host.Result {
+	res.Meta = nil
+	return res
+}
+
+// metaNote says that a result's _meta of about tokens tokens was left
+// out, in at most NoticeTokens.
+func metaNote(tokens, threshold int) string {
+	return fmt.Sprintf("lro: the result's _meta (about %d tokens) was left out: with it this answer is over the threshold of %d tokens. A server's _meta is not the model's content.", tokens, threshold)
+}
+
+// metaOf is next, noting the _meta of the result it returns in meta.
+func metaOf(next func(context.Context) (host.Result, error), meta *any) func(context.Context) (host.Result, error) {
+	return func(ctx context.Context) (host.Result, error) {
+		res, err := next(ctx)
+		*meta = res.Meta
+		return res, err
+	}
+}
+
+// pointerMeta gives res, a pointer to offloaded files, the handler's
+// _meta m when it fits beside it within the threshold and NoticeTokens;
+// otherwise res goes without it, with a note (a pointer is the one answer
+// the bound does not hold to, as its size does not grow with the result:
+// a _meta does).
+func (o *Offloader) pointerMeta(res host.Result, m any) host.Result {
+	b := structuredJSON(m)
+	if b == nil {
+		return res
+	}
+	texts, structured := o.answerTokens(res, structuredJSON(res.Structured))
+	meta := o.metaTokens(b)
+	if texts+structured+meta <= o.cfg.ThresholdTokens+NoticeTokens {
+		res.Meta = m
+		return res
+	}
+	res.Meta = nil
+	res.Content = append(res.Content[:len(res.Content):len(res.Content)], host.TextContent(metaNote(meta, o.cfg.ThresholdTokens)))
+	return res
 }
 
 // surelyWithin reports, without estimating, that an answer whose
-// structured content is s is within the threshold: its bytes together
-// are few enough for the heuristic estimator's bound.
-func (o *Offloader) surelyWithin(res host.Result, s []byte) bool {
-	size := len(s)
+// structured content is s and _meta m is within the threshold: its bytes
+// together are few enough for the heuristic estimator's bound.
+func (o *Offloader) surelyWithin(res host.Result, s, m []byte) bool {
+	size := len(s) + len(m)
 	for _, c := range res.Content {
 		switch {
 		case c.Link != nil:
 			size += len(c.Link.URI) + len(c.Link.Name) + len(c.Link.Description) + len(c.Link.MIMEType)
-		case c.Other == nil || c.URI != "":
+		case c.Judged():
 			size += len(c.Text)
 		}
 	}
 	return o.surelyUnder(size, func() bool {
-		valid := utf8.Valid(s)
+		valid := utf8.Valid(s) && utf8.Valid(m)
 		for _, c := range res.Content {
-			valid = valid && (c.Other != nil && c.URI == "" || utf8.ValidString(c.Text))
+			valid = valid && (!c.Judged() || utf8.ValidString(c.Text))
 		}
 		return valid
 	})
@@ -78,7 +140,7 @@ func (o *Offloader) answerTokens(res host.Result, s []byte) (texts, structured i
 		switch {
 		case c.Link != nil:
 			texts += o.linkTokens(c.Link)
-		case c.Other == nil || c.URI != "":
+		case c.Judged():
 			texts += o.EstimateTokens(records.BytesOf(c.Text))
 			repeated = repeated || s != nil && bytes.Equal(bytes.TrimSpace(records.BytesOf(c.Text)), bytes.TrimSpace(s))
 		}
@@ -118,8 +180,9 @@ func structuredJSON(v any) []byte {
 // out; a notice of what was cut comes last. s is res's structured
 // content as JSON, which is left out; hadStructured says it counted on
 // its own (no text item repeats it): s then takes its place as a text
-// item, cut like the others.
-func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured bool) host.Result {
+// item, cut like the others. metaDropped says the result's _meta was
+// left out, which the notice says.
+func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured, metaDropped bool) host.Result {
 	// Structured content is left out: a result without it would fail a
 	// client's check against the tool's output schema, so it becomes a
 	// tool error, which clients do not check.
@@ -137,7 +200,7 @@ func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured boo
 			out.Content = append(out.Content, c)
 			continue
 		}
-		if c.Other != nil && c.URI == "" {
+		if !c.Judged() {
 			out.Content = append(out.Content, c) // not text: not judged
 			continue
 		}
@@ -159,7 +222,7 @@ func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured boo
 		out.Content = append(out.Content, host.TextContent(c.Text[:n]+records.CutMarker))
 		budget = 0
 	}
-	out.Content = append(out.Content, host.TextContent(gateNotice(tokens, o.cfg.ThresholdTokens, shown, left, cutBytes, ofBytes, dropped)))
+	out.Content = append(out.Content, host.TextContent(gateNotice(tokens, o.cfg.ThresholdTokens, shown, left, cutBytes, ofBytes, dropped, metaDropped)))
 	return out
 }
 
@@ -185,7 +248,7 @@ func (o *Offloader) prefixWithin(text string, budget int) int {
 
 // gateNotice says what the gate cut, in at most NoticeTokens with the
 // marker: its numbers have at most 20 digits each.
-func gateNotice(tokens, threshold, shown, dropped, cutBytes, ofBytes int, structured bool) string {
+func gateNotice(tokens, threshold, shown, dropped, cutBytes, ofBytes int, structured, meta bool) string {
 	what := fmt.Sprintf("%d text items shown whole", shown)
 	if cutBytes >= 0 {
 		what += fmt.Sprintf(", the next cut to its first %d of %d bytes", cutBytes, ofBytes)
@@ -195,6 +258,9 @@ func gateNotice(tokens, threshold, shown, dropped, cutBytes, ofBytes int, struct
 	}
 	if structured {
 		what += ", structured content left out"
+	}
+	if meta {
+		what += ", _meta left out"
 	}
 	return fmt.Sprintf("lro: this answer (about %d tokens) is over the threshold of %d tokens and could not be offloaded, so it is cut: %s. Narrow the call to see the rest.",
 		tokens, threshold, what)

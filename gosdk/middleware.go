@@ -252,14 +252,18 @@ func widen(off *lro.Offloader, tools []*mcp.Tool) []*mcp.Tool {
 // fromSDK views an SDK result in the host-neutral form.
 func fromSDK(r *mcp.CallToolResult) host.Result {
 	res := host.Result{IsError: r.IsError, NeedsInput: r.NeedsInput(), Structured: r.StructuredContent, Content: make([]host.Content, len(r.Content))}
+	if len(r.Meta) > 0 {
+		res.Meta = r.Meta
+	}
 	for i, c := range r.Content {
 		switch t := c.(type) {
 		case *mcp.TextContent:
 			res.Content[i] = host.TextContent(t.Text)
 		case *mcp.EmbeddedResource:
-			// A text resource is text to judge; a binary one is kept.
+			// A resource with a text is text to judge, whatever its URI
+			// and though it holds a blob too; a binary one is kept.
 			res.Content[i] = host.Content{Other: c}
-			if r := t.Resource; r != nil && r.Blob == nil && r.Text != "" {
+			if r := t.Resource; r != nil && r.Text != "" {
 				res.Content[i] = host.Content{Text: r.Text, URI: r.URI, Other: c}
 			}
 		default:
@@ -271,7 +275,8 @@ func fromSDK(r *mcp.CallToolResult) host.Result {
 
 // toSDK builds the SDK result for a replaced result. It starts from a copy
 // of the handler's result, so that what the SDK set on it (its resultType
-// under protocol 2026-07-28, its _meta) goes out too.
+// under protocol 2026-07-28) goes out too, and its _meta when the engine
+// kept it (see host.Result.Meta).
 func toSDK(req *mcp.CallToolRequest, orig *mcp.CallToolResult, res host.Result) *mcp.CallToolResult {
 	var r mcp.CallToolResult
 	if orig != nil {
@@ -281,6 +286,7 @@ func toSDK(req *mcp.CallToolRequest, orig *mcp.CallToolResult, res host.Result) 
 	}
 	r.IsError = res.IsError
 	r.StructuredContent = res.Structured
+	r.Meta, _ = res.Meta.(mcp.Meta) // the handler's, when the engine kept it
 	r.Content = make([]mcp.Content, len(res.Content))
 	for i, c := range res.Content {
 		if other, ok := c.Other.(mcp.Content); ok {

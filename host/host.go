@@ -56,14 +56,21 @@ type Result struct {
 	// NeedsInput marks a result that asks the client for more input; it
 	// is not offloaded, and cut when over the bound.
 	NeedsInput bool
+	// Meta is the result's _meta: the host SDK's own value (adapters
+	// pass it as they found it, and send what comes back), JSON bytes,
+	// or nil for none. It counts toward the bound, and a _meta that does
+	// not fit beside the answer is dropped whole, with a note in the
+	// answer; a result that comes back with Meta nil goes out without it.
+	Meta any
 }
 
 // Content is one content item of a [Result].
 type Content struct {
 	// Text is the text of a text item or of an embedded text resource.
 	Text string
-	// URI is set for an embedded text resource: the resource's URI. Its
-	// text is Text; Other holds the host's item.
+	// URI is the URI of an embedded resource with a text, which may be
+	// empty: its text is Text, and Other holds the host's item. An item
+	// with Other set and a Text is judged as text (see [Content.Judged]).
 	URI string
 	// Other holds the host's own value of an item that is not text (an
 	// image, audio, a binary resource), which offloading keeps as it is.
@@ -84,6 +91,12 @@ type ResourceLink struct {
 	MIMEType    string // "application/jsonl", or "text/plain" for lines of text
 	Size        int64  // the file's size in bytes
 }
+
+// Judged reports whether c is text the library judges: a text item, or
+// an embedded resource with a text, whatever its URI (empty or not) and
+// whether or not it holds a blob too. Only items with no text at all
+// (images, audio, binary resources) are not judged, and stay as they are.
+func (c Content) Judged() bool { return c.Other == nil || c.Text != "" || c.URI != "" }
 
 // TextContent returns a text item.
 func TextContent(text string) Content { return Content{Text: text} }

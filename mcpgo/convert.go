@@ -10,6 +10,9 @@ import (
 func fromResult(r *mcp.CallToolResult) host.Result {
 	res := fromFields(r.Content, r.StructuredContent, r.IsError)
 	res.NeedsInput = r.NeedsInput()
+	if r.Meta != nil {
+		res.Meta = r.Meta
+	}
 	if len(r.RawStructuredContent) > 0 {
 		res.Structured = r.RawStructuredContent
 	}
@@ -49,8 +52,8 @@ func embedded(r mcp.ResourceContents, item mcp.Content) host.Content {
 	return host.Content{Other: item}
 }
 
-// toResult builds the mcp-go result for a replaced result, keeping the
-// original's _meta.
+// toResult builds the mcp-go result for a replaced result, with the
+// original's _meta when the engine kept it.
 func toResult(orig *mcp.CallToolResult, res host.Result) *mcp.CallToolResult {
 	r := &mcp.CallToolResult{IsError: res.IsError, Content: toContent(res.Content), StructuredContent: res.Structured}
 	if orig != nil {
@@ -58,6 +61,7 @@ func toResult(orig *mcp.CallToolResult, res host.Result) *mcp.CallToolResult {
 		// input, cut at the gate, go out too.
 		r.Result, r.MultiRoundTripResult = orig.Result, orig.MultiRoundTripResult
 	}
+	r.Meta = metaOf(res)
 	return r
 }
 
@@ -79,9 +83,20 @@ func toContent(content []host.Content) []mcp.Content {
 	return out
 }
 
+// metaOf is the _meta of res as mcp-go sends it: the handler's, when the
+// engine kept it (see host.Result.Meta), or none.
+func metaOf(res host.Result) *mcp.Meta {
+	m, _ := res.Meta.(*mcp.Meta)
+	return m
+}
+
 // fromTaskResult views a task tool's result in the host-neutral form.
 func fromTaskResult(r *mcp.CreateTaskResult) host.Result {
-	return fromFields(r.Content, r.StructuredContent, r.IsError)
+	res := fromFields(r.Content, r.StructuredContent, r.IsError)
+	if r.Meta != nil {
+		res.Meta = r.Meta
+	}
+	return res
 }
 
 // toTaskResult builds the task result for a replaced result, keeping the
@@ -91,5 +106,6 @@ func toTaskResult(orig *mcp.CreateTaskResult, res host.Result) *mcp.CreateTaskRe
 	if orig != nil {
 		r.Result, r.Task = orig.Result, orig.Task
 	}
+	r.Meta = metaOf(res)
 	return r
 }
