@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"net/url"
+	"strings"
 
 	"github.com/mcplro/lro/internal/store"
 )
@@ -90,6 +91,26 @@ func DefaultOutputDir() string { return store.DefaultOutputDir() }
 // directory that cannot be used yet makes each offload fall back (with
 // that error in the warning), not New fail.
 func DirFS(dir string) FS { return store.DirFS(dir) }
+
+// dirInUse returns the directory fsys writes to, as its Path writes it,
+// for [Offloader.Config]: configured when it is a store URL (its Path
+// may differ from the URL given) or when Path does not end with the name
+// it is given.
+func dirInUse(fsys FS, configured string) string {
+	if _, ok := store.Scheme(configured); ok {
+		return configured
+	}
+	const probe = "lro-probe.jsonl"
+	p := fsys.Path(probe)
+	dir, ok := strings.CutSuffix(p, probe)
+	if !ok || dir == "" {
+		return configured
+	}
+	if trimmed := strings.TrimRight(dir, `/\`); trimmed != "" {
+		dir = trimmed
+	}
+	return dir
+}
 
 // A StoreOpener opens the [FS] that an output_dir URL of its scheme names.
 // The URL is the whole of Config.OutputDir, parsed. The FS should not
