@@ -1,6 +1,7 @@
 package lro
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -164,31 +165,52 @@ func (e *ConfigError) Error() string {
 // Validate reports the first key whose value is out of range as a
 // *[ConfigError]. Zero values are valid: they mean the defaults.
 func (c Config) Validate() error {
-	if c.ThresholdTokens < 0 {
-		return &ConfigError{"threshold_tokens", strconv.Itoa(c.ThresholdTokens), "must be a positive number of tokens (0 for the default)"}
-	}
-	if c.TTLSeconds < 0 {
-		return &ConfigError{"ttl_seconds", strconv.FormatInt(c.TTLSeconds, 10), "must be a positive number of seconds (0 for the default)"}
-	}
-	if c.TTLSeconds > maxTTLSeconds {
-		return &ConfigError{"ttl_seconds", strconv.FormatInt(c.TTLSeconds, 10), "must be at most 10 years"}
-	}
-	if c.FilePrefix != "" {
-		if err := store.CheckName(c.FilePrefix); err != nil {
-			return &ConfigError{"file_prefix", c.FilePrefix, err.Error()}
+	for _, key := range configKeys {
+		if err := c.check(key); err != nil {
+			return err
 		}
 	}
-	if _, err := ParseDelivery(string(c.Delivery)); c.Delivery != "" && err != nil {
-		return &ConfigError{"delivery", string(c.Delivery), "want \"descriptor\", \"compact\" or \"truncate\""}
-	}
-	if c.SessionBudgetTokens < 0 {
-		return &ConfigError{"session_budget_tokens", strconv.Itoa(c.SessionBudgetTokens), "must be a number of tokens, or 0 for none"}
-	}
-	if strings.ContainsRune(c.OutputDir, 0) {
-		return &ConfigError{"output_dir", c.OutputDir, "contains a NUL byte"}
-	}
-	if err := checkStoreURL(c.OutputDir); err != nil {
-		return err
+	return nil
+}
+
+// configKeys are the keys of a Config, in the order Validate checks them
+// and ApplyEnv reads them.
+var configKeys = []string{"enabled", "threshold_tokens", "ttl_seconds", "file_prefix", "delivery",
+	"session_budget_tokens", "output_dir", "max_dir_bytes"}
+
+// check reports whether the value of key is out of range, naming the key.
+func (c Config) check(key string) error {
+	switch key {
+	case "threshold_tokens":
+		if c.ThresholdTokens < 0 {
+			return &ConfigError{key, strconv.Itoa(c.ThresholdTokens), "must be a positive number of tokens (0 for the default)"}
+		}
+	case "ttl_seconds":
+		if c.TTLSeconds < 0 {
+			return &ConfigError{key, strconv.FormatInt(c.TTLSeconds, 10), "must be a positive number of seconds (0 for the default)"}
+		}
+		if c.TTLSeconds > maxTTLSeconds {
+			return &ConfigError{key, strconv.FormatInt(c.TTLSeconds, 10), "must be at most 10 years"}
+		}
+	case "file_prefix":
+		if c.FilePrefix != "" {
+			if err := store.CheckName(c.FilePrefix); err != nil {
+				return &ConfigError{key, c.FilePrefix, err.Error()}
+			}
+		}
+	case "delivery":
+		if _, err := ParseDelivery(string(c.Delivery)); c.Delivery != "" && err != nil {
+			return &ConfigError{key, string(c.Delivery), "want \"descriptor\", \"compact\" or \"truncate\""}
+		}
+	case "session_budget_tokens":
+		if c.SessionBudgetTokens < 0 {
+			return &ConfigError{key, strconv.Itoa(c.SessionBudgetTokens), "must be a number of tokens, or 0 for none"}
+		}
+	case "output_dir":
+		if strings.ContainsRune(c.OutputDir, 0) {
+			return &ConfigError{key, c.OutputDir, "contains a NUL byte"}
+		}
+		return checkStoreURL(c.OutputDir)
 	}
 	return nil
 }
@@ -200,8 +222,11 @@ const maxTTLSeconds = 10 * 365 * 24 * 3600
 // _OUTPUT_DIR, _FILE_PREFIX, _DELIVERY, _SESSION_BUDGET_TOKENS and
 // _MAX_DIR_BYTES that are set. An empty prefix means
 // [DefaultEnvPrefix]. A variable that is set but malformed is an error that
-// names it; it never falls back to a default silently. ApplyEnv does not
-// validate the result: call [Config.Validate], or let [New] do it.
+// names it; it never falls back to a default silently. Each value read is
+// checked as [Config.Validate] checks its key (a negative TTL is refused),
+// and the error names the variable, not the key: the operator who set it
+// finds it. ApplyEnv does not check the fields the environment leaves
+// alone: call [Config.Validate], or let [New] do it.
 func (c *Config) ApplyEnv(prefix string) error {
 	return c.applyEnv(prefix, os.LookupEnv)
 }
@@ -211,6 +236,27 @@ func (c *Config) applyEnv(prefix string, lookup func(string) (string, bool)) err
 		prefix = DefaultEnvPrefix
 	}
 	base := prefix + "_PROMPT__OFFLOAD__"
+	if err := c.readEnv(base, lookup); err != nil {
+		return err
+	}
+	for _, key := range configKeys {
+		variable := base + strings.ToUpper(key)
+		if _, set := lookup(variable); !set {
+			continue
+		}
+		if err := c.check(key); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) && ce.Key == key {
+				return &ConfigError{variable, ce.Value, ce.Reason}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// readEnv sets the fields whose variables are set, parsed.
+func (c *Config) readEnv(base string, lookup func(string) (string, bool)) error {
 	if v, ok := lookup(base + "ENABLED"); ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -215,4 +216,69 @@ func TestZeroIsTheDefault(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, out.Action, "WithMinFreeBytes(%d): %s", n, out.Warning)
 	}
+}
+
+// TestEnvRangeErrorNamesTheVariable (issue 39.7): a value out of range
+// that came from the environment is refused naming the variable the
+// operator set, not the key of Config; set in code, the key.
+func TestEnvRangeErrorNamesTheVariable(t *testing.T) {
+	for name, value := range map[string]string{
+		"ATLATL_PROMPT__OFFLOAD__TTL_SECONDS":           "-5",
+		"ATLATL_PROMPT__OFFLOAD__THRESHOLD_TOKENS":      "-1",
+		"ATLATL_PROMPT__OFFLOAD__SESSION_BUDGET_TOKENS": "-3",
+		"ATLATL_PROMPT__OFFLOAD__FILE_PREFIX":           "a/b",
+		"ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR":            "nostore://bucket/x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			_, err := lro.New(lro.DefaultConfig(), lro.WithoutJanitor())
+			var ce *lro.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, name, ce.Key)
+			assert.Equal(t, value, ce.Value)
+			assert.Contains(t, err.Error(), name)
+		})
+	}
+	cfg := lro.DefaultConfig()
+	cfg.TTLSeconds = -5
+	_, err := lro.New(cfg, lro.WithoutJanitor(), lro.WithoutEnv())
+	var ce *lro.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "ttl_seconds", ce.Key, "set in code: the key")
+}
+
+// TestNegativeMaxDirBytesIsNoQuota (issue 39.7): any negative quota is
+// none, as docs/configuration.md says, not -1 only; a small one is a quota.
+func TestNegativeMaxDirBytesIsNoQuota(t *testing.T) {
+	recs := memories(t, 100, lro.DetailFull) // ~70 KB
+	for value, want := range map[string]lro.Action{"-2": lro.Offloaded, "10000": lro.Truncated} {
+		t.Setenv("ATLATL_PROMPT__OFFLOAD__MAX_DIR_BYTES", value)
+		o, err := lro.New(lro.DefaultConfig(), lro.WithoutJanitor(), lro.WithFS(lrotest.NewMemFS("/lro")))
+		require.NoError(t, err, value)
+		out, err := o.Offload(t.Context(), lro.ResultSet{Operation: "recall", Records: recs})
+		require.NoError(t, err)
+		assert.Equal(t, want, out.Action, "MAX_DIR_BYTES=%s: %s", value, out.Warning)
+		o.Close()
+	}
+}
+
+// TestConfigReportsTheDirectoryInUse (issue 39.7): Config().OutputDir is
+// the directory the files go to, where descriptors' paths begin; it was
+// "" for the default directory.
+func TestConfigReportsTheDirectoryInUse(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	o := newOffloader(t, func(c *lro.Config) { c.OutputDir = "" })
+	assert.Equal(t, lro.DefaultOutputDir(), o.Config().OutputDir)
+	assert.True(t, strings.HasPrefix(o.Config().OutputDir, tmp+"/lro-"), o.Config().OutputDir)
+	out, err := o.Offload(t.Context(), lro.ResultSet{Operation: "recall", Records: memories(t, 100, lro.DetailFull)})
+	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, out.Action, out.Warning)
+	assert.Equal(t, o.Config().OutputDir, filepath.Dir(out.Response.FilePath))
+
+	t.Chdir(tmp)
+	o = newOffloader(t, func(c *lro.Config) { c.OutputDir = "rel" })
+	assert.Equal(t, filepath.Join(tmp, "rel"), o.Config().OutputDir, "a relative directory, made absolute")
+	o = newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/mem/lro")))
+	assert.Equal(t, "/mem/lro", o.Config().OutputDir, "WithFS: the FS's directory")
 }

@@ -268,6 +268,7 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 		o.opts.fs = store.ForDir(cfg.OutputDir)
 		o.life.ownFS = true
 	}
+	o.cfg.OutputDir = dirInUse(o.opts.fs, cfg.OutputDir)
 	if err := o.opts.checkPolicies(); err != nil {
 		return nil, err
 	}
@@ -309,7 +310,10 @@ func New(cfg Config, opts ...Option) (*Offloader, error) {
 }
 
 // Config returns the configuration the Offloader was built with, after
-// the environment and the defaults were applied. It is a copy: changing it
+// the environment and the defaults were applied. Its OutputDir is the
+// directory in use, as the descriptors' paths begin: the absolute path of
+// the directory given, [DefaultOutputDir] when none was, the directory of
+// a [WithFS] file system; a store URL as given. It is a copy: changing it
 // changes nothing.
 func (o *Offloader) Config() Config {
 	c := o.cfg

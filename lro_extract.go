@@ -2,6 +2,7 @@ package lro
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/extract"
@@ -85,7 +86,83 @@ import (
 // (a regular expression over a long string) cannot be interrupted: it
 // keeps the single run slot past its deadline, and other calls fail as
 // busy meanwhile; and Go's out-of-memory is fatal to the whole server.
-type ExtractLimits = extract.Limits
+type ExtractLimits struct {
+	// Timeout bounds a query's CPU time in its worker, compiling and
+	// decoding included (and four times Timeout its wall-clock time, for
+	// a worker given no CPU), and a resource read's wall-clock time;
+	// default 10s. Queries run in this process (InProcess) are bounded by
+	// Timeout of wall-clock time: one query's CPU time cannot be told
+	// from the others' there.
+	Timeout time.Duration
+	// MaxQueryBytes bounds the length of the query text; default 4096.
+	MaxQueryBytes int
+	// MaxFileBytes bounds the size of the file read, by a query or a
+	// resource read (larger files are refused before anything is read);
+	// default 256 MiB.
+	MaxFileBytes int64
+	// MaxHeapBytes bounds the heap growth while a query runs, the decoded
+	// records included when they are not cached; default 512 MiB.
+	MaxHeapBytes uint64
+	// CacheBytes bounds the decoded records kept between queries (an
+	// estimate of their size in memory, not of the files'), in each
+	// worker (or in this process); default [DefaultExtractCacheBytes],
+	// negative disables. One file takes at most half of it. What is kept
+	// of a file is what its queries read: the fields they name, and, for
+	// a select, each record's line (or, in a worker, where the line is in
+	// the file), from which the records it outputs are decoded. A file
+	// smaller than half of CacheBytes is decoded so before its first
+	// query runs; a larger one as its query runs, which keeps what it
+	// decoded when it read every record (not when it stopped at a full
+	// output) and that fits.
+	CacheBytes int64
+
+	// InProcess runs queries in this process rather than in worker
+	// processes: it gives up their isolation (see above for what that
+	// guarantees less). Default false: queries run only in workers, and a
+	// call fails with a clear error where none can run.
+	InProcess bool
+	// WorkerPath is the program the workers run: a build of
+	// cmd/lro-worker, which runs no code of yours. Default: the
+	// LRO_WORKER_PATH environment variable, else lro-worker beside this
+	// executable, else lro-worker on PATH, else this executable run again
+	// (see "Where queries run" above); a program found that answers with
+	// another protocol (an older build) is passed over for the next.
+	WorkerPath string
+	// Workers is how many worker processes are kept warm; under load the
+	// pool grows to MaxWorkers. Default 2.
+	Workers int
+	// MaxWorkers bounds the worker processes that run at once. Default
+	// twice Workers, fewer if MemoryBudget cannot give each 384 MiB (two
+	// with the default budget).
+	MaxWorkers int
+	// WorkerMemoryBytes is what a worker may use beyond its footprint at
+	// start. Default: its share of MemoryBudget, (MemoryBudget -
+	// MaxCallBytes) / MaxWorkers - 32 MiB (384 MiB with the other
+	// defaults).
+	WorkerMemoryBytes uint64
+	// MemoryBudget bounds the memory lro_extract takes in all, in this
+	// process and its workers together: the bytes admitted calls hold
+	// here (MaxCallBytes) plus, for each of the MaxWorkers workers, its
+	// footprint at start (32 MiB) and WorkerMemoryBytes. Default 1 GiB
+	// ([DefaultExtractMemoryBudget]). Fields set beyond it are brought
+	// within it: MaxCallBytes to half of it at most, then MaxWorkers
+	// lowered (to one at least), then WorkerMemoryBytes, never below 64
+	// MiB; a budget under 192 MiB (two such workers) counts as 192 MiB.
+	// Queries run in this process take MaxCallBytes and MaxHeapBytes of it
+	// (MaxHeapBytes is lowered to fit).
+	MemoryBudget uint64
+	// MaxCalls bounds the lro_extract calls and resources/read of
+	// offloaded files (see [Host.ReadResource]) the process runs at
+	// once; default 16. More calls wait, each session's in its own line
+	// (16 deep), taking turns, 30 s at most. The process's Offloaders
+	// share the count, each checking its own bound.
+	MaxCalls int
+	// MaxCallBytes bounds the memory the admitted calls may hold in this
+	// process: headers and results (a resource read's text), and, for
+	// queries run in this process, the records of the files they decode;
+	// default 3/16 of MemoryBudget (192 MiB), 256 MiB at most.
+	MaxCallBytes int64
+}
 
 // ExtractToolDefinition returns the definition of lro_extract, whose calls
 // [Offloader.Extract] answers, for a host adapter that registers the tool.
@@ -187,7 +264,7 @@ func (o *Offloader) newExtractor() *extract.Tool {
 		FilePrefix:        o.cfg.FilePrefix,
 		FS:                o.opts.fs,
 		Store:             o.store,
-		Limits:            o.opts.extractLimits,
+		Limits:            extract.Limits(o.opts.extractLimits),
 		ResourceMaxBytes:  o.opts.resourceMaxBytes,
 		ResourcesOff:      o.opts.resourcesOff,
 		EstimateTokens:    o.EstimateTokens,

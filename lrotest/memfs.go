@@ -13,9 +13,10 @@ import (
 	"time"
 )
 
-// MemFS is an in-memory [lro.FS] for tests: offloading needs no disk, and
-// faults can be injected to exercise the fallback path. The zero value is
-// not usable; call [NewMemFS]. Its methods are safe for concurrent use.
+// MemFS is an in-memory [github.com/mcplro/lro.FS] for tests: offloading
+// needs no disk, and faults can be injected to exercise the fallback
+// path. The zero value is not usable; call [NewMemFS]. Its methods are
+// safe for concurrent use.
 type MemFS struct {
 	mu        sync.Mutex
 	dir       string
@@ -37,9 +38,19 @@ type memFile struct {
 }
 
 // NewMemFS returns an empty in-memory FS whose files appear to live in dir
-// (the paths handed to the model are dir/name).
+// (the paths handed to the model are dir/name). The methods a test calls
+// itself ([MemFS.ReadFile], [MemFS.WriteFile], [MemFS.Symlink]) take a
+// file's name or that path, the file_path of a descriptor.
 func NewMemFS(dir string) *MemFS {
 	return &MemFS{dir: dir, files: make(map[string]*memFile)}
+}
+
+// base returns the name of the file at p, which is a name or dir/name.
+func (m *MemFS) base(p string) string {
+	if rest, ok := strings.CutPrefix(p, strings.TrimSuffix(m.dir, "/")+"/"); ok && !strings.Contains(rest, "/") {
+		return rest
+	}
+	return p
 }
 
 // FailWrite makes the nth Write call from now on (1 for the next) fail with
@@ -70,21 +81,22 @@ func (m *MemFS) FailRename(err error) {
 func (m *MemFS) Symlink(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.files[name] = &memFile{symlink: true}
+	m.files[m.base(name)] = &memFile{symlink: true}
 }
 
 // WriteFile stores a complete file directly, as another process would.
 func (m *MemFS) WriteFile(name string, data []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.files[name] = &memFile{data: bytes.Clone(data), modTime: time.Now()}
+	m.files[m.base(name)] = &memFile{data: bytes.Clone(data), modTime: time.Now()}
 }
 
-// ReadFile returns a copy of the contents of name.
+// ReadFile returns a copy of the contents of name, a file's name or the
+// path a descriptor gives (dir/name).
 func (m *MemFS) ReadFile(name string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	f, ok := m.files[name]
+	f, ok := m.files[m.base(name)]
 	if !ok || f.symlink {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
 	}
@@ -103,7 +115,7 @@ func (m *MemFS) Names() []string {
 	return names
 }
 
-// Create implements [lro.FS].
+// Create implements [github.com/mcplro/lro.FS].
 func (m *MemFS) Create(name string) (io.WriteCloser, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -118,7 +130,7 @@ func (m *MemFS) Create(name string) (io.WriteCloser, error) {
 	return &memWriter{fs: m, name: name, f: f}, nil
 }
 
-// Rename implements [lro.FS].
+// Rename implements [github.com/mcplro/lro.FS].
 func (m *MemFS) Rename(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -137,7 +149,7 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	return nil
 }
 
-// Remove implements [lro.FS].
+// Remove implements [github.com/mcplro/lro.FS].
 func (m *MemFS) Remove(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -148,7 +160,7 @@ func (m *MemFS) Remove(name string) error {
 	return nil
 }
 
-// Open implements [lro.FS].
+// Open implements [github.com/mcplro/lro.FS].
 func (m *MemFS) Open(name string) (fs.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -162,7 +174,7 @@ func (m *MemFS) Open(name string) (fs.File, error) {
 	return &memReader{Reader: bytes.NewReader(bytes.Clone(f.data)), info: f.info(name)}, nil
 }
 
-// ReadDir implements [lro.FS].
+// ReadDir implements [github.com/mcplro/lro.FS].
 func (m *MemFS) ReadDir() ([]fs.DirEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -174,11 +186,11 @@ func (m *MemFS) ReadDir() ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-// Path implements [lro.FS].
+// Path implements [github.com/mcplro/lro.FS].
 func (m *MemFS) Path(name string) string { return path.Join(m.dir, name) }
 
-// Chtimes sets the modification time of name (see [lro.FS]); MemFS keeps no
-// access time.
+// Chtimes sets the modification time of name (see
+// [github.com/mcplro/lro.FS]); MemFS keeps no access time.
 func (m *MemFS) Chtimes(name string, _, mtime time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -191,15 +203,16 @@ func (m *MemFS) Chtimes(name string, _, mtime time.Time) error {
 }
 
 // SetDiskSpace makes DiskSpace report avail bytes free of total, to test
-// the free-space reserve (see [WithMinFreeBytes]). Until it is called,
-// DiskSpace reports that it cannot tell, and there is no reserve.
+// the free-space reserve (see [github.com/mcplro/lro.WithMinFreeBytes]).
+// Until it is called, DiskSpace reports that it cannot tell, and there is
+// no reserve.
 func (m *MemFS) SetDiskSpace(avail, total int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.avail, m.total, m.spaceSet = avail, total, true
 }
 
-// DiskSpace reports what SetDiskSpace set (see [lro.FS]).
+// DiskSpace reports what SetDiskSpace set (see [github.com/mcplro/lro.FS]).
 func (m *MemFS) DiskSpace() (avail, total int64, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

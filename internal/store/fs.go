@@ -12,38 +12,10 @@ import (
 	"time"
 )
 
-// FS is the directory that offloaded files live in. Names are plain file
-// names, never paths: the engine does not create subdirectories.
-//
-// Implementations must be safe for concurrent use. [DirFS] is the default;
-// lrotest.MemFS keeps files in memory for tests and can inject faults.
-//
-// An FS may also have these methods, which the engine uses when present
-// (DirFS and lrotest.MemFS have both):
-//
-//   - Chtimes(name string, atime, mtime time.Time) error sets the times
-//     of name. The engine records each file's expiry as its modification
-//     time before publishing it, so that every offloader sharing the
-//     directory knows when the file may go; without Chtimes, they judge
-//     the file by their own TTL.
-//   - DiskSpace() (avail, total int64, err error) reports the bytes free
-//     to this user and the size of the file system the files are on, for
-//     the free-space reserve of [WithMinFreeBytes]; without it, or when it
-//     fails, there is no reserve.
-//   - Remote() bool reports whether the files are kept where a shell on
-//     the model's machine cannot reach them (an object store, see
-//     [RegisterStore]); when it reports true, descriptors always carry the
-//     native guidance, which points to lro_extract and resources/read,
-//     and Path may return a URL (s3://bucket/prefix/name) rather than an
-//     absolute path. DirFS and lrotest.MemFS do not have it.
-//   - Stat(name string) (fs.FileInfo, error) describes the file name (its
-//     size and modification time) without reading it: for an object
-//     store, one metadata request. lro_extract then finds its local copy
-//     of a file it has read before without reading the file again.
-//   - WatchAvailability(fn func(available bool, cause error)) (stop
-//     func()) reports the outages of a store that fails fast while it is
-//     down (blobfs does: its calls then wrap [ErrStoreDown]); the engine
-//     logs and counts each change of state rather than each call.
+// FS is lro.FS, whose documentation states the contract of each method
+// and the optional ones (Chtimes, DiskSpace, Remote, Stat,
+// WatchAvailability) the engine uses when present. The root package
+// checks that the two method sets stay the same.
 type FS interface {
 	// Create creates the file name for writing, private to its owner
 	// (0600). It must fail, with an error wrapping fs.ErrExist, when any
