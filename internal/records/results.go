@@ -541,14 +541,17 @@ func FromItems(texts []string) Found {
 
 // WithoutStated returns the fields of extra that do not repeat what the
 // summary already says: a field named like a summary field (see
-// OffloadSummary.stated) with the same JSON value is left out, so that a
-// tool's own "count" of the records it returned does not appear twice.
+// OffloadSummary.stated), or whose path ends in such a name
+// ("data.statements[0].count"), with the same JSON value is left out, so
+// that a tool's own "count" of the records it returned does not appear
+// twice.
 // A field with another value stays: a total of 742 beside a count of 200
 // is news. It returns nil when nothing is left.
 func WithoutStated(extra map[string]json.RawMessage, stated map[string]any) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
 	for k, v := range extra {
-		if s, ok := stated[k]; ok && sameJSON(v, s) {
+		name := k[strings.LastIndexByte(k, '.')+1:]
+		if s, ok := stated[name]; ok && sameJSON(v, s) {
 			continue
 		}
 		if out == nil {
