@@ -186,13 +186,11 @@ func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layou
 func search(p []byte, ix *jsonscan.Index, want string, wrap bool) Layout {
 	l := Layout{Root: p, scan: scanShare * len(p), noWrap: !wrap}
 	if p[0] == '[' {
-		els, _ := l.wrapper(p, nil, want)
+		els, held := l.wrapper(p, nil, want)
 		if els == nil {
 			return Layout{Root: p, Sections: []Section{{Found: fromArray(p, ix.Root), Bytes: len(p)}}}
 		}
-		for i, el := range els {
-			l.member([]string{indexStep(i)}, el.value, nil, el.fields, 1, want)
-		}
+		l.elements(nil, els, held, 1, want)
 	} else {
 		l.split(p, ix.Fields, ix.Arrays, nil, 0, want)
 	}
@@ -248,16 +246,7 @@ func (l *Layout) member(path []string, v []byte, els []jsonscan.ElementSpan, fie
 	case '[':
 		if !named {
 			if inner, held := l.wrapper(v, path, want); inner != nil {
-				for i, el := range inner {
-					p := append(slices.Clip(path), indexStep(i))
-					if !held && !towards(p, want) && Dotted(p) != want {
-						// Searched for the policy's path only: the other
-						// elements are fields, not searched.
-						l.AddExtra(p, el.value)
-						continue
-					}
-					l.member(p, el.value, nil, el.fields, depth+1, want)
-				}
+				l.elements(path, inner, held, depth+1, want)
 				return
 			}
 		}
@@ -280,6 +269,20 @@ func (l *Layout) member(path []string, v []byte, els []jsonscan.ElementSpan, fie
 		l.Sections = append(l.Sections, Section{Found: FromLines(BytesOf(s)), path: path, Bytes: len(v), Text: true})
 	default:
 		l.AddExtra(path, v)
+	}
+}
+
+// elements lays out the elements of an array at path that wrapper
+// returned: each is searched as a member is when they hold records;
+// otherwise the policy's path alone is, and the other elements are fields.
+func (l *Layout) elements(path []string, els []element, held bool, depth int, want string) {
+	for i, el := range els {
+		p := append(slices.Clip(path), indexStep(i))
+		if !held && !towards(p, want) && Dotted(p) != want {
+			l.AddExtra(p, el.value)
+			continue
+		}
+		l.member(p, el.value, nil, el.fields, depth, want)
 	}
 }
 
