@@ -67,6 +67,7 @@ func TestRowsInsideStatements(t *testing.T) {
 	require.NoError(t, json.Unmarshal(d.LineSchema, &schema))
 	assert.ElementsMatch(t, []string{"id", "status", "amount", "customer"}, slices.Collect(maps.Keys(schema.Properties)), "the columns")
 	assert.Equal(t, json.RawMessage(`"SELECT * FROM orders -- 0"`), d.Summary.Extra["data.statements[0].sql"], "the statement's small fields stay in the summary")
+	assert.NotContains(t, d.Summary.Extra, "data.statements[0].count", "the server's count is the summary's")
 	assert.Less(t, len(text), 8<<10)
 
 	_, lines := fileRecords(t, d.FilePath)

@@ -186,13 +186,11 @@ func FindLayout(data []byte, isJSON bool, ix *jsonscan.Index, want string) Layou
 func search(p []byte, ix *jsonscan.Index, want string, wrap bool) Layout {
 	l := Layout{Root: p, scan: scanShare * len(p), noWrap: !wrap}
 	if p[0] == '[' {
-		els, _ := l.wrapper(p, nil, want)
+		els, held := l.wrapper(p, nil, want)
 		if els == nil {
 			return Layout{Root: p, Sections: []Section{{Found: fromArray(p, ix.Root), Bytes: len(p)}}}
 		}
-		for i, el := range els {
-			l.member([]string{indexStep(i)}, el.value, nil, el.fields, 1, want)
-		}
+		l.elements(nil, els, held, 1, want)
 	} else {
 		l.split(p, ix.Fields, ix.Arrays, nil, 0, want)
 	}
@@ -248,16 +246,7 @@ func (l *Layout) member(path []string, v []byte, els []jsonscan.ElementSpan, fie
 	case '[':
 		if !named {
 			if inner, held := l.wrapper(v, path, want); inner != nil {
-				for i, el := range inner {
-					p := append(slices.Clip(path), indexStep(i))
-					if !held && !towards(p, want) && Dotted(p) != want {
-						// Searched for the policy's path only: the other
-						// elements are fields, not searched.
-						l.AddExtra(p, el.value)
-						continue
-					}
-					l.member(p, el.value, nil, el.fields, depth+1, want)
-				}
+				l.elements(path, inner, held, depth+1, want)
 				return
 			}
 		}
@@ -280,6 +269,20 @@ func (l *Layout) member(path []string, v []byte, els []jsonscan.ElementSpan, fie
 		l.Sections = append(l.Sections, Section{Found: FromLines(BytesOf(s)), path: path, Bytes: len(v), Text: true})
 	default:
 		l.AddExtra(path, v)
+	}
+}
+
+// elements lays out the elements of an array at path that wrapper
+// returned: each is searched as a member is when they hold records;
+// otherwise the policy's path alone is, and the other elements are fields.
+func (l *Layout) elements(path []string, els []element, held bool, depth int, want string) {
+	for i, el := range els {
+		p := append(slices.Clip(path), indexStep(i))
+		if !held && !towards(p, want) && Dotted(p) != want {
+			l.AddExtra(p, el.value)
+			continue
+		}
+		l.member(p, el.value, nil, el.fields, depth, want)
 	}
 }
 
@@ -541,14 +544,17 @@ func FromItems(texts []string) Found {
 
 // WithoutStated returns the fields of extra that do not repeat what the
 // summary already says: a field named like a summary field (see
-// OffloadSummary.stated) with the same JSON value is left out, so that a
-// tool's own "count" of the records it returned does not appear twice.
+// OffloadSummary.stated), or whose path ends in such a name
+// ("data.statements[0].count"), with the same JSON value is left out, so
+// that a tool's own "count" of the records it returned does not appear
+// twice.
 // A field with another value stays: a total of 742 beside a count of 200
 // is news. It returns nil when nothing is left.
 func WithoutStated(extra map[string]json.RawMessage, stated map[string]any) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
 	for k, v := range extra {
-		if s, ok := stated[k]; ok && sameJSON(v, s) {
+		name := k[strings.LastIndexByte(k, '.')+1:]
+		if s, ok := stated[name]; ok && sameJSON(v, s) {
 			continue
 		}
 		if out == nil {

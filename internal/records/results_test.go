@@ -1,6 +1,7 @@
 package records
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -104,5 +105,44 @@ func TestCheckPath(t *testing.T) {
 		if err := CheckPath(p); err == nil {
 			t.Errorf("CheckPath(%q) = nil, want an error", p)
 		}
+	}
+}
+
+// A policy's path into a top-level array of records searches the element
+// it names only.
+func TestWantIntoRootArray(t *testing.T) {
+	var els []string
+	for i := range 40 {
+		els = append(els, fmt.Sprintf(`{"id":%d,"lines":%s}`, i, rowsJSON(5+i)))
+	}
+	l := FindLayout([]byte("["+strings.Join(els, ",")+"]"), true, nil, "[3].lines")
+	if s := l.Sections[0]; s.Name() != "[3].lines" || s.Src.Count() != 8 {
+		t.Fatalf("section %q of %d records, want [3].lines of 8", s.Name(), s.Src.Count())
+	}
+	for _, s := range l.Sections[1:] {
+		if s.Name() != "fields" {
+			t.Errorf("section %q: the other elements are fields", s.Name())
+		}
+	}
+	kept := make([]int, len(l.Sections))
+	kept[0] = 2
+	cut := l.Truncated(kept)
+	var back []struct {
+		ID    int
+		Lines []map[string]any
+	}
+	if err := json.Unmarshal(cut, &back); err != nil {
+		t.Fatalf("the fallback %.200s: %v", cut, err)
+	}
+	// Small elements stay, as small fields do; the large ones, moved to
+	// the overflow section, are left out with it.
+	three := -1
+	for i, e := range back {
+		if e.ID == 3 {
+			three = i
+		}
+	}
+	if len(back) >= 40 || three < 0 || len(back[three].Lines) != 2 {
+		t.Fatalf("the fallback keeps element 3 with 2 lines, and not every element: %.300s", cut)
 	}
 }
