@@ -45,7 +45,9 @@ func Apply(records []any, q any, stop func() error) ([]any, error) {
 				return nil, err
 			}
 		}
-		sv.look(rec)
+		if sv.unseen > 0 || sv.untyped > 0 { // settled after a record or two
+			sv.look(rec)
+		}
 		if s.matches(rec) {
 			matched = append(matched, i)
 		}

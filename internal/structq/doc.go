@@ -24,6 +24,16 @@
 // argument at fault; [Spec.Answer] turns what Apply returned into the
 // tool's answer, cut to a budget with the cut said plainly.
 //
+// No answer is 0 or null without saying why: the pass that answers also
+// notes which of the question's fields some record has (a field none
+// has is a [FieldsError], which the caller completes with the records'
+// [Shape]: their fields and the closest name), which conditions no
+// record's value could meet for its type, and what the matched records
+// hold where an aggregate found nothing to aggregate; the answer says
+// the last two in notes. Values too long for their share of the answer
+// (an aggregate's, a group's key, a selected field) are cut, ending in
+// [CutMarker], so that no answer exceeds the engine's output.
+//
 // # Semantics
 //
 // A field is a dotted path of object keys ("trace.parent"); it is
