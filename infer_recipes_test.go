@@ -213,9 +213,12 @@ func TestInferredRecipes(t *testing.T) {
 			for i, r := range recipes {
 				assert.False(t, seen[r.Description], "two recipes say %q", r.Description)
 				seen[r.Description] = true
-				assert.Equal(t, JQRecipe{Description: r.Description, Command: "tail -n +2 " + shellQuote(path) + r.command + recipeCut}, out.Response.JQRecipes[i])
+				assert.Equal(t, JQRecipe{Description: r.shownDescription(), Command: "tail -n +2 " + shellQuote(path) + r.command + recipeCut}, out.Response.JQRecipes[i])
+				outside := regexp.MustCompile(`"(\\.|[^"\\])*"`).ReplaceAllString(out.Response.JQRecipes[i].Description, "") // a field's odd name is its own
+				assert.NotContains(t, outside, "$", "a descriptor spells parameters as its commands do")
 				for _, p := range r.Params {
 					assert.Contains(t, r.Description, "$"+p.Name, "the description names each parameter")
+					assert.Contains(t, out.Response.JQRecipes[i].Description, strings.ToUpper(p.Name), "in capitals, as a placeholder")
 					if strings.EqualFold(p.Default, p.Name) {
 						assert.Equal(t, strings.ToUpper(p.Name), p.Default)
 					}

@@ -141,9 +141,61 @@ func shellRecipes(recipes []Recipe, path string) []JQRecipe {
 	head := "tail -n +2 " + shellQuote(path)
 	out := make([]JQRecipe, len(recipes))
 	for i, r := range recipes {
-		out[i] = JQRecipe{Description: r.Description, Command: head + r.command + recipeCut}
+		out[i] = JQRecipe{Description: r.shownDescription(), Command: head + r.command + recipeCut}
 	}
 	return out
+}
+
+// shownDescription is the description a descriptor shows: its
+// parameters in capitals ("Search title for KEYWORD", "Filter by status =
+// VALUE"), as the command spells a placeholder, rather than $keyword,
+// which the command never shows; in lower case each is the name
+// lro_extract's params take. A parameter with a default has it in the
+// command instead. The inferred recipes write them $keyword, as jq binds
+// them; a field's name, quoted when it is odd ("$value"), is left as it
+// is.
+func (r Recipe) shownDescription() string {
+	if len(r.Params) == 0 {
+		return r.Description
+	}
+	d := r.Description
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(d); i++ {
+		switch c := d[i]; {
+		case c == '\\' && quoted && i+1 < len(d):
+			b.WriteString(d[i : i+2])
+			i++
+			continue
+		case c == '"':
+			quoted = !quoted
+		case c == '$' && !quoted:
+			if p, ok := r.paramAt(d[i+1:]); ok {
+				b.WriteString(strings.ToUpper(p))
+				i += len(p)
+				continue
+			}
+		}
+		b.WriteByte(d[i])
+	}
+	return b.String()
+}
+
+// paramAt returns the name of the parameter s starts with, if any: the
+// longest, and only as a whole word.
+func (r Recipe) paramAt(s string) (string, bool) {
+	best := ""
+	for _, p := range r.Params {
+		if strings.HasPrefix(s, p.Name) && len(p.Name) > len(best) &&
+			(len(s) == len(p.Name) || !isWordByte(s[len(p.Name)])) {
+			best = p.Name
+		}
+	}
+	return best, best != ""
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // recipeCut ends every recipe's shell command: run as written, a recipe

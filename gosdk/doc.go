@@ -16,7 +16,8 @@
 // the specification's memory tools have built-in policies, and
 // [lro.WithTool] or [lro.WithAnyTool] add others. A handler whose returned
 // result is not the set to judge (a budgeted context block, one page of a
-// listing) hands the complete set over with [Collect].
+// listing) hands the complete set over with [lro.Collect], as under
+// mcp-go.
 //
 // # Differences from the mcp-go adapter
 //

@@ -28,6 +28,11 @@ func TestQuickstart(t *testing.T) {
       "service": "checkout"
     }`, "the result's own count is the summary's, not repeated in extra")
 	assert.Contains(t, s, `"description": "Count by level"`)
+	// Issue 39.8: a description names a parameter as the command spells
+	// it, KEYWORD, never $keyword, which no command shows.
+	assert.Contains(t, s, `"description": "Search message for KEYWORD"`)
+	assert.Regexp(t, `"description": "Search message for KEYWORD",\s+"command": "[^"]*test\(\\"KEYWORD\\"`, s)
+	assert.NotRegexp(t, `"description": "[^"]*\$`, s)
 	assert.Regexp(t, `lro_extract\(file_path, recipe=\d+\):\n  \[\{"level":"ERROR","count":18\},\{"level":"INFO","count":413\},\{"level":"WARN","count":69\}\]`, s)
 	assert.Regexp(t, `\n  \{"time":"2026-01-01T09:00:00Z","message":"payment declined for order 10000: gateway timeout after 3 s"\}\n`, s,
 		"lro_extract ran the query on the file, keys in the query's order")
