@@ -132,8 +132,16 @@ func mapKeys(m map[string]any) []string {
 	return out
 }
 
+// TestInvalidDetailIsToolError: a detail that is not one of lro's levels,
+// given to a tool whose input schema declares no detail of its own, is a
+// tool error. (The example server declares detail: its own refusal is
+// checked in TestConformance.)
 func TestInvalidDetailIsToolError(t *testing.T) {
-	s, _ := memServer(t, nil)
+	s := server.NewMCPServer("memory", "1.0.0", mcpgo.ServerOption(newOffloader(t, nil)))
+	s.AddTool(mcp.NewTool("recall_memories", mcp.WithString("query"), mcp.WithNumber("limit")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("[]"), nil
+		})
 	c := connect(t, s)
 	for _, bad := range []any{"huge", 3, ""} {
 		res := callTool(t, c, "recall_memories", map[string]any{"query": "x", "limit": 200, "detail": bad})

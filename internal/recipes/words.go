@@ -137,10 +137,14 @@ func valueWords(r []byte) []string {
 			continue
 		}
 		end := jsonscan.SkipString(r, i)
-		if end <= i || end > len(r) {
+		if end <= i+1 || end > len(r) {
 			return nil
 		}
-		if k := jsonscan.SkipSpace(r, end); k < len(r) && r[k] == ':' {
+		k := jsonscan.SkipSpace(r, end)
+		if k >= len(r) && i > 0 {
+			return nil // cut: a key or a value, who knows (a record is never a key)
+		}
+		if k < len(r) && r[k] == ':' {
 			i = end - 1
 			continue
 		}
