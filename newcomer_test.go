@@ -360,6 +360,8 @@ func TestNewcomerRecordsAreJudgedByShape(t *testing.T) {
 			for i, rc := range d.JQRecipes {
 				out, err := exec.Command("bash", "-c", rc.Command).Output()
 				require.NoError(t, err, rc.Command)
+				_, filter, _ := strings.Cut(rc.Command, " | jq ")
+				t.Logf("%2d %-40s jq %s: %d lines", i+1, rc.Description, strings.TrimSuffix(filter, "|head -c32768"), strings.Count(string(out), "\n"))
 				assert.NotEmpty(t, strings.TrimSpace(string(out)), "recipe %d (%s) prints nothing: %s", i+1, rc.Description, rc.Command)
 
 				x := call(lro.ExtractToolName, map[string]any{"file_path": d.FilePath, "recipe": i + 1})
