@@ -54,7 +54,7 @@ type subject struct {
 	sets   []ResultSet // one, or one per section of the result
 	beside int         // tokens of what stays beside the document
 	over   bool        // over the threshold, or over the session budget
-	cursor string      // a page's active cursor: cut, never offloaded
+	cursor string      // a page's active cursor: never offloaded nor cut (pages.go)
 	lost   error       // why a collected stream kept only its first records
 
 	collected *collection // the set handed to Collect, when it was
@@ -80,11 +80,8 @@ func (o *Offloader) resultSubject(ctx context.Context, call host.Call, policy To
 		set.force = true
 	}
 	l := doc.layoutOf(policy.RecordsField)
-	if l.Cursor != "" {
-		o.warnOnce(ctx, call.Tool, "returned a page with an active cursor ("+l.Cursor+") without handing its full set to lro.Collect, so the page is sent inline, cut to the records that fit: offloading one page would hide the others. Call lro.Collect(ctx, allRecords, scores) in the handler to offload the full set")
-		if set.force {
-			return nil
-		}
+	if l.Cursor != "" && set.force {
+		return nil // a page under the threshold goes out as it is
 	}
 	set.preamble = string(doc.preamble)
 	beside := o.keptTokens(res, doc)
@@ -118,16 +115,6 @@ func (o *Offloader) collectedSubject(call host.Call, res host.Result, set Result
 		s.lost = head.lost
 	}
 	return s
-}
-
-// outcomeOf judges s under the call's delivery mode: a page with a
-// cursor is cut whatever the mode, since offloading it would hide the
-// other pages.
-func (o *Offloader) outcomeOf(ctx context.Context, s *subject, mode deliveryMode) (Outcome, error) {
-	if s.cursor != "" {
-		return o.truncateInline(s.sets, s.l, s.beside), nil
-	}
-	return mode.outcome(ctx, o, s)
 }
 
 // writeOut is the outcome of the modes that write a file: the file, or

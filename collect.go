@@ -45,6 +45,12 @@ type collector struct {
 // as it is); scores, when not nil, are the records' relevance scores, for
 // the summary only.
 //
+// The set is judged whatever the call's page size, as the specification's
+// precedence of offloading over pagination asks: a list_memories(limit: 5)
+// whose handler collects 2,000 memories returns a descriptor of all 2,000
+// (logged once per tool). Collect only the records a caller's cap allows
+// ("the 5 best") when the limit is one.
+//
 // Collect reports whether the set will be offloaded. When it returns true
 // the middleware replaces whatever the handler returns with the
 // descriptor, so the handler may return at once without formatting or

@@ -107,23 +107,9 @@ type verdict struct {
 }
 
 func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy, next func(context.Context) (host.Result, error), v *verdict) (host.Result, bool, error) {
-	detail := policy.DefaultDetail
-	if detail == "" {
-		detail = DetailLight
-	}
-	if v, present := call.Arguments["detail"]; present && v != nil && !policy.Generic {
-		s, _ := v.(string)
-		d, err := ParseDetail(s)
-		switch {
-		case err == nil:
-			detail = d
-		case policy.detect:
-			// A search tool's own detail argument ("brief"): its
-			// records are judged by what they are, not by this.
-		default:
-			msg := fmt.Sprintf("%s: invalid detail %s: want \"light\", \"medium\" or \"full\"", call.Tool, extract.EchoJSON(v))
-			return host.Result{IsError: true, Content: []host.Content{host.TextContent(msg)}}, true, nil
-		}
+	detail, refused := detailOf(call, policy)
+	if refused != nil {
+		return *refused, true, nil
 	}
 	if call.OutputSchema && policy.SkipOutputSchema {
 		v.unjudged = true
@@ -157,8 +143,10 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 		s = o.collectedSubject(call, res, set, col, d)
 	} else if s = o.resultSubject(ctx, call, policy, res, set, d); s == nil {
 		return res, false, nil
+	} else if s.cursor != "" {
+		return o.pageRefused(ctx, call, s), true, nil
 	}
-	out, err := o.outcomeOf(ctx, s, d.get().mode)
+	out, err := d.get().mode.outcome(ctx, o, s)
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 	}
@@ -166,6 +154,9 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 		return s.inline()
 	}
 	v.pointer = out.Action == Offloaded
+	if col != nil && v.pointer {
+		o.noteCollectedPage(ctx, call, col.records.Count())
+	}
 	return o.respond(reply{call: call, res: s.answer(), doc: s.doc, l: s.l, delivery: d.get(), first: s.sets[0]}, out), true, nil
 }
 

@@ -10,6 +10,21 @@ import (
 )
 
 // ToolPolicy says how the results of one tool are offloaded.
+//
+// Wiring lro in changes no tool's contract: every argument reaches the
+// handler as the client sent it. lro reads a "detail" argument, the level
+// its file is written at, when it is one of lro's levels ("light",
+// "medium", "full"), or when the tool's input schema declares no "detail"
+// of its own, in which case any other value is refused with a tool error
+// (a model asked for a level that does not exist). A value of the tool's
+// own ("brief", with "detail" in its input schema) is the tool's: the
+// result is judged at DefaultDetail.
+//
+// The built-in policies of the specification's tools (recall_memories,
+// inject_context, list_memories, and search tools) judge records by their
+// shape, not by the tool's name: records in the shape of MIF memories get
+// the memory line schema and recipes, any other records the generic ones,
+// inferred from their own fields (see Generic).
 type ToolPolicy struct {
 	// Operation names the operation in the file name and the header:
 	// "recall", "inject", "list", "search", or the tool's own. Empty means
@@ -17,13 +32,14 @@ type ToolPolicy struct {
 	// replaced by '_'.
 	Operation string
 	// DefaultDetail is the detail level when the call has no detail
-	// argument. Empty means light.
+	// argument, or one of the tool's own. Empty means light.
 	DefaultDetail Detail
 	// Generic marks a tool whose records are not MIF memories: its line
 	// schema and recipes are inferred from its records, and a detail
-	// argument is not read (it is the tool's own). A policy that is not
-	// generic still offloads records that are not memories (the lines of
-	// a text, the sections of a result beside its memories) as generic.
+	// argument is not read (it is the tool's own). A policy of yours that
+	// is not generic declares MIF memories, and still offloads the lines
+	// of a text, and the sections of a result beside its memories, as
+	// generic; the built-in policies judge by shape (see above).
 	Generic bool
 	// RecordsField is the path of the field that holds the records when
 	// the result is a JSON object, its names joined by dots, an array's
@@ -47,24 +63,29 @@ type ToolPolicy struct {
 	// content accept both.
 	SkipOutputSchema bool
 
-	// detect judges the records: memories when they look like MIF
-	// memories, generic otherwise; an argument named detail that is not a
-	// level is the tool's own. The built-in search policy has it.
+	// detect judges the records by their shape: MIF memories when they
+	// look like them, generic otherwise. The built-in policies have it:
+	// a tool's name says nothing of its records' shape.
 	detect bool
+	// search is the built-in policy of search tools, which may search
+	// anything: its generic records take the tool's name as operation, and
+	// a detail argument that is not a level is the tool's own even when
+	// its input schema is not known.
+	search bool
 }
 
 // builtinPolicy returns the policy of the specification's tools.
 func builtinPolicy(tool string) (ToolPolicy, bool) {
 	switch tool {
 	case "recall_memories":
-		return ToolPolicy{Operation: "recall", DefaultDetail: DetailLight}, true
+		return ToolPolicy{Operation: "recall", DefaultDetail: DetailLight, detect: true}, true
 	case "inject_context":
-		return ToolPolicy{Operation: "inject", DefaultDetail: DetailMedium}, true
+		return ToolPolicy{Operation: "inject", DefaultDetail: DetailMedium, detect: true}, true
 	case "list_memories":
-		return ToolPolicy{Operation: "list", DefaultDetail: DetailLight}, true
+		return ToolPolicy{Operation: "list", DefaultDetail: DetailLight, detect: true}, true
 	}
 	if tool == "search" || strings.HasPrefix(tool, "search_") || strings.HasSuffix(tool, "_search") {
-		return ToolPolicy{Operation: "search", DefaultDetail: DetailLight, detect: true}, true
+		return ToolPolicy{Operation: "search", DefaultDetail: DetailLight, detect: true, search: true}, true
 	}
 	return ToolPolicy{}, false
 }
@@ -117,14 +138,19 @@ func (h Host) HasPolicy(tool string) bool {
 	return ok
 }
 
-// looksLikeMemories reports whether records are MIF memories: objects with
-// the string fields id, title, namespace and memory_type, every one of the
-// first hundred. A search tool's tickets or log lines are not.
+// looksLikeMemories reports whether records are in the shape of the
+// specification's MIF memories: objects with the string fields id, title,
+// namespace and memory_type, the last of which no other shape has, in at
+// least nine in ten of the first hundred. A search tool's tickets, or a
+// memory server's own records ({id, title, content, namespace, tags,
+// created, score}), are not: the memory recipes (filter by memory type, by
+// the "_semantic" namespace) would answer nothing on them, and their line
+// schema would name fields they lack.
 func looksLikeMemories(src records.Source) bool {
 	if src.Count() == 0 {
 		return false
 	}
-	memories := true
+	seen, shaped := 0, 0
 	_ = src.Each(func(i int, r *records.Record) bool {
 		n := 0
 		err := jsonscan.Fields(r.Line, func(kv jsonscan.Field) bool {
@@ -136,11 +162,18 @@ func looksLikeMemories(src records.Source) bool {
 			}
 			return true
 		})
-		memories = err == nil && n == 4
-		return memories && i+1 < 100
+		seen++
+		if err == nil && n == 4 {
+			shaped++
+		}
+		// Stop once the answer is known, or at a hundred.
+		return seen < memorySample && (seen-shaped)*10 <= memorySample
 	})
-	return memories
+	return shaped*10 >= seen*9
 }
+
+// memorySample is how many records looksLikeMemories reads at most.
+const memorySample = 100
 
 // genericFallback returns the operation of a detecting policy's records
 // when they are not memories: the WithAnyTool policy's operation if it

@@ -72,6 +72,7 @@ var snippetStubs = map[string][2]string{
 	"cursor":      {"any", ""},
 	"rowsOf":      {"func(any) iter.Seq2[json.RawMessage, error]", ""},
 	"render":      {"func([]json.RawMessage) *mcp.CallToolResult", ""},
+	"page":        {"map[string]any", ""},
 	"section":     {"[]byte", ""},
 	"toml":        {"struct{ Unmarshal func([]byte, any) error }", ""},
 	"metrics":     {"struct{ Observe func(int64, time.Duration) }", ""},

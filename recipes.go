@@ -35,10 +35,13 @@ type Recipe struct {
 type RecipeParam struct {
 	Name string
 	// Default is what the shell command shows and what lro_extract binds
-	// when the caller gives no value: a real value that answers as it
-	// stands ("_semantic", the most common value of a field), or, for what
-	// only the caller knows (a search term, a tag), a placeholder, the
-	// parameter's name in capitals ("KEYWORD", "TAG").
+	// when the caller gives no value. The memory recipes' are the
+	// specification's: a real value ("_semantic") or, for what only the
+	// caller knows (a search term, a tag), a placeholder, the parameter's
+	// name in capitals ("KEYWORD", "TAG"). The recipes inferred for other
+	// records take theirs from the records (the most common value of a
+	// field, a word of a text field, a tag), so that each answers as
+	// written; the placeholder remains where the records have none.
 	Default string
 }
 

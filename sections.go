@@ -43,7 +43,7 @@ func (o *Offloader) sectionSets(base ResultSet, l *records.Layout, tokens, besid
 		set := base
 		set.src, set.Validated = s.Src, true
 		set.Generic = policy.Generic || s.Generic || (policy.detect || i > 0) && !looksLikeMemories(s.Src)
-		if policy.detect && set.Generic {
+		if policy.search && set.Generic {
 			set.Operation = o.genericFallback(tool)
 		}
 		if i > 0 {

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,29 +256,57 @@ func TestManySmallFieldsAreRecords(t *testing.T) {
 	assert.Equal(t, flat[rec.Key], rec.Value)
 }
 
-func TestPageWithCursorIsCutToWholeRecords(t *testing.T) {
+// TestPageWithCursorIsRefusedNamingALimit: a page over the threshold that
+// still has an active cursor is neither offloaded (the file would hide the
+// other pages) nor cut (the records cut would be lost behind the cursor,
+// issue 39): it is a tool error naming a page size that fits, and a page
+// of that size goes out inline, whole.
+func TestPageWithCursorIsRefusedNamingALimit(t *testing.T) {
 	var logs bytes.Buffer
 	o := genericOffloader(t, lro.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	page := mustJSON(t, map[string]any{"items": tickets(500), "next_cursor": "500"})
-	for range 3 {
-		res := serve(t, o, "tickets", nil, host.Result{Content: []host.Content{host.TextContent(page)}})
-		// Over the threshold, the page is cut to the records that fit,
-		// each whole, and keeps its cursor.
-		var got struct {
-			Items      []json.RawMessage `json:"items"`
-			NextCursor string            `json:"next_cursor"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(res.Content[0].Text), &got))
-		assert.Equal(t, "500", got.NextCursor, "the cursor goes out")
-		require.NotEmpty(t, got.Items)
-		assert.Less(t, len(got.Items), 500)
-		for i, it := range got.Items {
-			assert.JSONEq(t, mustJSON(t, tickets(500)[i]), string(it), "record %d whole", i)
-		}
-		assert.Contains(t, res.Content[1].Text, "cut to its first")
-		assert.LessOrEqual(t, o.EstimateTokens([]byte(res.Content[0].Text+res.Content[1].Text)), o.Config().ThresholdTokens)
+	pageOf := func(n int, cursor map[string]any) host.Result {
+		page := map[string]any{"items": tickets(500)[:n]}
+		maps.Copy(page, cursor)
+		return host.Result{Content: []host.Content{host.TextContent(mustJSON(t, page))}}
 	}
-	assert.Equal(t, 1, strings.Count(logs.String(), "active cursor (next_cursor)"), logs.String())
+	for _, c := range []struct {
+		name   string
+		args   map[string]any
+		schema string
+		cursor map[string]any
+		ask    *regexp.Regexp
+	}{
+		{"limit given", map[string]any{"limit": 500.0}, "", map[string]any{"next_cursor": "500"}, regexp.MustCompile(`"limit": (\d+) \(or less\)`)},
+		{"page_size declared", nil, `{"type":"object","properties":{"q":{},"page_size":{"type":"integer"}}}`, map[string]any{"nextCursor": "abc"}, regexp.MustCompile(`"page_size": (\d+) \(or less\)`)},
+		{"no page size", nil, "", map[string]any{"has_more": true}, regexp.MustCompile(`at most (\d+) records a page`)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			call := host.Call{Tool: "tickets", Arguments: c.args}
+			if c.schema != "" {
+				call.InputSchema = func() json.RawMessage { return json.RawMessage(c.schema) }
+			}
+			res, replaced, err := o.Host().Serve(context.Background(), call, func(context.Context) (host.Result, error) { return pageOf(500, c.cursor), nil })
+			require.NoError(t, err)
+			require.True(t, replaced)
+			require.True(t, res.IsError, "%v", res.Content)
+			require.Len(t, res.Content, 1)
+			text := res.Content[0].Text
+			assert.Contains(t, text, "this page of 500 records")
+			assert.Contains(t, text, "nothing of it was sent")
+			m := c.ask.FindStringSubmatch(text)
+			require.NotNil(t, m, text)
+			n, _ := strconv.Atoi(m[1])
+			require.Positive(t, n)
+			require.Less(t, n, 500)
+
+			// A page of that size goes out as the handler sent it.
+			page := pageOf(n, c.cursor)
+			res, replaced, err = o.Host().Serve(context.Background(), call, func(context.Context) (host.Result, error) { return page, nil })
+			require.NoError(t, err)
+			assert.False(t, replaced, "%.300v", res.Content)
+		})
+	}
+	assert.Equal(t, 1, strings.Count(logs.String(), "pages by itself"), logs.String())
 	assert.Contains(t, logs.String(), "lro.Collect")
 
 	// The last page has no active cursor: offloaded.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/mcplro/lro/internal/adapt"
 )
 
 // TestArguments checks arguments against what decoding the whole
@@ -14,7 +16,7 @@ func TestArguments(t *testing.T) {
 	for _, raw := range []string{
 		``, `null`, `[]`, `"detail"`, `{}`, `{"a":1,}`, `{"detail":"full"`,
 		`{"query":"q","detail":"full"}`,
-		`{"limit":5,"nested":{"detail":"light","query":"no"},"detail":"medium"}`,
+		`{"limit":5,"page_size":"7","maxResults":1e3,"nested":{"detail":"light","query":"no"},"detail":"medium"}`,
 		`{"detail":"light","detail":"full"}`,   // the last wins
 		`{"det\u0061il":"full","qu\"ery":"x"}`, // escaped keys
 		`{"Detail":"full","QUERY":"q"}`,        // keys match exactly
@@ -26,8 +28,8 @@ func TestArguments(t *testing.T) {
 		if raw != "" {
 			var all map[string]any
 			if json.Unmarshal([]byte(raw), &all) == nil {
-				for _, k := range readArguments {
-					if v, ok := all[k]; ok {
+				for k, v := range all {
+					if adapt.Reads([]byte(k)) {
 						if want == nil {
 							want = map[string]any{}
 						}

@@ -43,7 +43,7 @@ func Install(s *mcp.Server, off *lro.Offloader) {
 //
 // Give each server its own Middleware: it remembers the server's tools.
 func Middleware(off *lro.Offloader) mcp.Middleware {
-	a := &adapter{off: off, schemas: map[string]bool{}, sessions: map[*mcp.ServerSession]string{}}
+	a := &adapter{off: off, schemas: map[string]bool{}, inputs: map[string]*mcp.Tool{}, sessions: map[*mcp.ServerSession]string{}}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
@@ -70,8 +70,9 @@ type adapter struct {
 	off *lro.Offloader
 
 	mu       sync.Mutex
-	schemas  map[string]bool // tool name: declares an output schema
-	native   bool            // the server lists lro_extract
+	schemas  map[string]bool      // tool name: declares an output schema
+	inputs   map[string]*mcp.Tool // tool name: the tool, whose input schema the engine may read
+	native   bool                 // the server lists lro_extract
 	sessions map[*mcp.ServerSession]string
 }
 
@@ -109,6 +110,7 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 		call.Arguments = arguments(req.Params.Arguments)
 	}
 	call.OutputSchema, call.NativeExtract = a.tool(ctx, req, next, call.Tool)
+	call.InputSchema = func() json.RawMessage { return a.inputSchema(call.Tool) }
 	if ss := req.Session; ss != nil {
 		call.Session = a.session(ss)
 		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
@@ -143,14 +145,11 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 	return toSDK(req, orig, res), nil
 }
 
-// readArguments are the arguments the engine reads (see host.Call).
-var readArguments = [...]string{"detail", "query"}
-
 // arguments decodes the members of a call's arguments that the engine
 // reads, as json.Unmarshal into a map would decode them (escaped keys
 // decoded, the last of duplicate keys winning); nil when the arguments
 // are not a JSON object, which is the handler's to refuse. Decoding
-// every member, to read two, was half the time the middleware added to
+// every member, to read a few, was half the time the middleware added to
 // a call whose result stays inline.
 func arguments(raw json.RawMessage) map[string]any {
 	if len(raw) == 0 || !jsonscan.Valid(raw) {
@@ -163,26 +162,39 @@ func arguments(raw json.RawMessage) map[string]any {
 			k, _ := jsonscan.Unquote(append(append([]byte{'"'}, key...), '"'))
 			key = []byte(k)
 		}
-		for _, name := range readArguments {
-			if string(key) != name {
-				continue
-			}
+		if adapt.Reads(key) {
 			// Most are strings: unquoted as encoding/json would, without
 			// its reflection.
 			var v any
 			if str, ok := jsonscan.Unquote(f.Value); ok {
 				v = str
 			} else if json.Unmarshal(f.Value, &v) != nil {
-				continue
+				return true
 			}
 			if args == nil {
-				args = make(map[string]any, len(readArguments))
+				args = make(map[string]any, 2)
 			}
-			args[name] = v
+			args[string(key)] = v
 		}
 		return true
 	})
 	return args
+}
+
+// inputSchema returns the input schema of the tool name as JSON, or nil
+// when the tool is not known (see host.Call.InputSchema).
+func (a *adapter) inputSchema(name string) json.RawMessage {
+	a.mu.Lock()
+	t := a.inputs[name]
+	a.mu.Unlock()
+	if t == nil || t.InputSchema == nil {
+		return nil
+	}
+	b, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // tool reports whether the tool declares an output schema and whether the
@@ -222,6 +234,7 @@ func (a *adapter) learn(tools []*mcp.Tool) {
 			continue
 		}
 		a.schemas[t.Name] = t.OutputSchema != nil
+		a.inputs[t.Name] = t
 		if t.Name == lro.ExtractToolName {
 			a.native = true
 		}

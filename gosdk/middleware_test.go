@@ -45,7 +45,7 @@ type exportResult struct {
 func newServer(off *lro.Offloader) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	gosdk.Install(s, off)
-	s.AddTool(&mcp.Tool{Name: "logs", InputSchema: json.RawMessage(`{"type":"object","properties":{"detail":{"type":"string"}}}`)},
+	s.AddTool(&mcp.Tool{Name: "logs", InputSchema: json.RawMessage(`{"type":"object","properties":{"lines":{"type":"integer"}}}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("level=info msg=served\n", 3000)}}}, nil
 		})

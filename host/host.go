@@ -20,8 +20,17 @@ type Call struct {
 	// Tool is the name of the tool called.
 	Tool string
 	// Arguments are the call's arguments decoded from JSON, or nil. Only
-	// "detail" and "query" are read.
+	// "detail", "query" and a page size ("limit", "page_size", "pageSize",
+	// "per_page", "perPage", "max_results", "maxResults") are read; the
+	// handler gets every argument as the client sent it.
 	Arguments map[string]any
+	// InputSchema returns the tool's input schema as JSON, or nil when it
+	// is not known; InputSchema itself may be nil. It is called only when
+	// needed, rarely: a detail argument that is not one of lro's levels is
+	// the tool's own when the schema declares a property "detail" (and
+	// refused otherwise), and a page too large to send names the page-size
+	// argument the schema declares.
+	InputSchema func() json.RawMessage
 	// FromProxy says the client is an LRO proxy (see [ProxyAnnounced]),
 	// which offloads on its own side: it gets full results inline.
 	FromProxy bool

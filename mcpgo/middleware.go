@@ -121,6 +121,7 @@ func serveAs[R any](ctx context.Context, off *lro.Offloader, req mcp.CallToolReq
 		// is not seen (see TaskHandler).
 		if st := srv.GetTool(call.Tool); st != nil {
 			call.OutputSchema = st.Tool.OutputSchema.Type != "" || len(st.Tool.RawOutputSchema) > 0
+			call.InputSchema = func() json.RawMessage { return inputSchemaOf(st.Tool) }
 		}
 		call.NativeExtract = srv.GetTool(lro.ExtractToolName) != nil
 	} else {

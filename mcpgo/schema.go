@@ -84,3 +84,17 @@ func withOutputSchema(t mcp.Tool, schema json.RawMessage) mcp.Tool {
 	t.OutputSchema, t.RawOutputSchema = mcp.ToolOutputSchema{}, schema
 	return t
 }
+
+// inputSchemaOf returns the input schema of t as JSON, or nil: what the
+// engine reads of it is whether it declares an argument (see
+// host.Call.InputSchema).
+func inputSchemaOf(t mcp.Tool) json.RawMessage {
+	if len(t.RawInputSchema) > 0 {
+		return t.RawInputSchema
+	}
+	b, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -23,6 +23,7 @@ type Shape struct {
 	kind   string            // JSON type of the records themselves
 	fields map[string]*field // top-level fields, for object records
 	order  []string          // field names in first-seen order
+	any    words             // a search term of any string value, at any depth
 }
 
 type field struct {
@@ -41,6 +42,8 @@ type field struct {
 	// field whose values differ is a key that finds one record.
 	distinct map[uint64]struct{}
 	first    string // the first value, as values holds it
+	words    words  // a string field's search term (see words.go)
+	elem     string // a list's first string element, when short
 }
 
 func jsonType(v []byte) string {
@@ -102,6 +105,7 @@ func (s *Shape) add(r []byte) {
 	case s.kind != t:
 		s.kind = "mixed"
 	}
+	s.any.addRecord(r)
 	if t != "object" {
 		return
 	}
@@ -155,6 +159,7 @@ func (f *field) add(v []byte) {
 	switch t {
 	case "string":
 		f.strLen += len(v) - 2
+		f.words.addString(v)
 		if !first && f.values == nil && f.distinct == nil {
 			return
 		}
@@ -176,6 +181,9 @@ func (f *field) add(v []byte) {
 	case "array":
 		_ = jsonscan.EachElement(v, func(el []byte) bool {
 			f.elemStr = jsonType(el) == "string"
+			if str, ok := jsonscan.String(el); ok && f.elem == "" && len(str) <= maxValueLen {
+				f.elem = string(str)
+			}
 			return false // the first element says
 		})
 	}

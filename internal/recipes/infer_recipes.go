@@ -15,10 +15,36 @@ type candidate struct {
 
 // Parameters show in descriptions as $name, where they are used ("Search
 // title for $keyword"), so that a model learns them from the descriptor.
-var (
-	keywordParam = []RecipeParam{{"keyword", placeholder("keyword")}}
-	rangeParams  = []RecipeParam{{"from", "11"}, {"to", "20"}}
-)
+var rangeParams = []RecipeParam{{"from", "11"}, {"to", "20"}}
+
+// keywordParam is the parameter of a search of w: a word of it (see
+// words.go), or the placeholder when it has none.
+func keywordParam(w *words) []RecipeParam {
+	k := ""
+	if w != nil {
+		k = w.best()
+	}
+	if k == "" {
+		k = placeholder("keyword")
+	}
+	return []RecipeParam{{"keyword", k}}
+}
+
+// anyWords returns the search term of a search of every field: the
+// longest text's, else the first string field's, else one of any string.
+func (s *Shape) anyWords() *words {
+	if s.kind == "object" {
+		if fs := s.classify(); len(fs.texts) > 0 && fs.texts[0].words.best() != "" {
+			return &fs.texts[0].words
+		}
+		for _, name := range s.order {
+			if f := s.fields[name]; f.words.best() != "" {
+				return &f.words
+			}
+		}
+	}
+	return &s.any
+}
 
 // recipes returns exactly Count recipes: the first ten records, the
 // count, then the most useful of the recipes the records' shape allows,
@@ -33,11 +59,11 @@ func (s *Shape) Recipes() []Recipe {
 	var cs []candidate
 	switch {
 	case s.isLines():
-		cs = lineRecipes()
+		cs = lineRecipes(keywordParam(&s.fields["text"].words))
 	case s.kind == "object":
 		cs = s.objectRecipes()
 	case s.kind == "string":
-		cs = stringRecipes()
+		cs = stringRecipes(keywordParam(&s.any))
 	case numeric(s.kind):
 		cs = numberRecipes()
 	}
@@ -65,7 +91,7 @@ func (s *Shape) isLines() bool {
 // numbered prints a {"line","text"} record as grep -n does.
 const numbered = `"\(.line): \(.text)"`
 
-func lineRecipes() []candidate {
+func lineRecipes(keywordParam []RecipeParam) []candidate {
 	search := `select(.text | test($keyword; "i"))`
 	return []candidate{
 		{1, Recipe{Description: "Search lines for $keyword", Filter: search + " | " + numbered, Raw: true, Params: keywordParam}},
@@ -81,7 +107,7 @@ func lineRecipes() []candidate {
 	}
 }
 
-func stringRecipes() []candidate {
+func stringRecipes(keywordParam []RecipeParam) []candidate {
 	search := `select(test($keyword; "i"))`
 	return []candidate{
 		{1, Recipe{Description: "Search records for $keyword", Filter: search, Params: keywordParam}},
@@ -220,7 +246,7 @@ func (s *Shape) objectRecipes() []candidate {
 	}
 	for i, f := range fs.texts[:min(2, len(fs.texts))] {
 		add([]int{2, 8}[i], Recipe{Description: "Search " + display(f.name) + " for $keyword",
-			Filter: "select(" + JQPath(f.name) + ` | test($keyword; "i"))`, Params: keywordParam})
+			Filter: "select(" + JQPath(f.name) + ` | test($keyword; "i"))`, Params: keywordParam(&f.words)})
 	}
 	if f := fs.key; f != nil {
 		add(7, filterBy(f, f.first))
@@ -235,8 +261,12 @@ func (s *Shape) objectRecipes() []candidate {
 		add([]int{4, 11}[i], filterBy(f, mostCommon(f.values)))
 	}
 	for _, f := range fs.tagLists[:min(1, len(fs.tagLists))] {
+		value := f.elem
+		if value == "" {
+			value = placeholder("value")
+		}
 		add(5, Recipe{Description: "Show records with $value in " + display(f.name),
-			Filter: "select(" + JQPath(f.name) + " | index($value))", Params: []RecipeParam{{"value", placeholder("value")}}})
+			Filter: "select(" + JQPath(f.name) + " | index($value))", Params: []RecipeParam{{"value", value}}})
 	}
 	for i, f := range fs.numbers[:min(2, len(fs.numbers))] {
 		add([]int{6, 13}[i], Recipe{Description: "Top 10 by " + display(f.name) + ", highest first", Slurp: true,
@@ -286,6 +316,7 @@ func (s *Shape) fillers() []candidate {
 		col = 1
 	}
 	search := `select(any(.. | scalars; tostring | test($keyword; "i")))`
+	kw := keywordParam(s.anyWords())
 	things := "records"
 	if s.kind == "object" {
 		things = "all fields"
@@ -297,7 +328,7 @@ func (s *Shape) fillers() []candidate {
 		fieldRanks[0] = 9
 	}
 	add([3]int{110, 110, 1}, Recipe{Description: "Count records by JSON type", Filter: "group_by(type) | map({type: .[0] | type, count: length})", Slurp: true})
-	add([3]int{9, 107, 2}, Recipe{Description: "Search " + things + " for $keyword", Filter: search, Params: keywordParam})
+	add([3]int{9, 107, 2}, Recipe{Description: "Search " + things + " for $keyword", Filter: search, Params: kw})
 	add(fieldRanks, Recipe{Description: "Count records per field", Filter: "[.[] | objects | keys[]] | group_by(.) | map({field: .[0], count: length})", Slurp: true})
 	if s.kind == "object" && len(optional) > 0 {
 		add([3]int{9, 9, 9}, Recipe{Description: "Show records that have field $field", Filter: "select(has($field))",
@@ -306,7 +337,7 @@ func (s *Shape) fillers() []candidate {
 	add([3]int{101, 101, 4}, Recipe{Description: "Show the last 10 records", Filter: ".[-10:]", Slurp: true})
 	add([3]int{102, 102, 5}, Recipe{Description: "Show records $from to $to", Filter: ".[($from | tonumber) - 1:($to | tonumber)]", Slurp: true, Params: rangeParams})
 	add([3]int{103, 103, 6}, Recipe{Description: "Sample 10 records evenly", Filter: ". as $r | [range(0; length; length / 10 | floor + 1) | $r[.]]", Slurp: true})
-	add([3]int{104, 108, 7}, Recipe{Description: "Count records matching $keyword", Filter: "map(" + search + ") | length", Slurp: true, Params: keywordParam})
+	add([3]int{104, 108, 7}, Recipe{Description: "Count records matching $keyword", Filter: "map(" + search + ") | length", Slurp: true, Params: kw})
 	add([3]int{106, 104, 8}, Recipe{Description: "Show the 10 largest records", Filter: "sort_by(tostring | length) | reverse | .[:10]", Slurp: true})
 	add([3]int{107, 109, 9}, Recipe{Description: "Count distinct records", Filter: "unique | length", Slurp: true})
 	return cs

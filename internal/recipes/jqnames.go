@@ -72,7 +72,7 @@ func display(name string) string {
 }
 
 // placeholder is the default of a parameter only the caller can fill (a
-// search term, a tag): its name in capitals, as the memory recipes spell
-// theirs (templates/recipes.tmpl). Parameters with a useful real default
-// (the most common value of a field, a line range) keep it.
+// search term, a tag) when the records offer no value for it (see
+// words.go): its name in capitals, as the memory recipes spell theirs
+// (templates/recipes.tmpl).
 func placeholder(name string) string { return strings.ToUpper(name) }
