@@ -222,6 +222,31 @@ func (f *field) only() string {
 	return ""
 }
 
+// maxSchemaBytes bounds the properties and required names of an inferred
+// line schema: fields past it, in first-seen order, are left out and
+// counted in a "$comment" that ends with the cut marker, so that a
+// descriptor keeps to its 700 tokens whatever the keys (64 fields of
+// 128-byte names made a 22 KB descriptor).
+const maxSchemaBytes = 360
+
+// schemaType is the JSON Schema of f's values.
+func (f *field) schemaType() string {
+	types := make([]string, 0, len(f.types))
+	for t := range f.types {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	switch {
+	case len(types) == 1 && types[0] == "array" && f.elemStr:
+		return `{"type":"array","items":{"type":"string"}}`
+	case len(types) == 1:
+		return fmt.Sprintf(`{"type":%q}`, types[0])
+	}
+	t, _ := records.MarshalText(types)
+	return fmt.Sprintf(`{"type":%s}`, t)
+}
+
+// Schema returns the JSON Schema of one record, within maxSchemaBytes.
 func (s *Shape) Schema() json.RawMessage {
 	var b strings.Builder
 	if s.kind != "object" {
@@ -233,34 +258,32 @@ func (s *Shape) Schema() json.RawMessage {
 		return json.RawMessage(b.String())
 	}
 	b.WriteString(`{"type":"object","properties":{`)
-	for i, name := range s.order {
-		if i > 0 {
+	var req []string
+	used, shown := 0, 0
+	for _, name := range s.order {
+		key, _ := records.MarshalText(name)
+		f := s.fields[name]
+		prop := string(key) + ":" + f.schemaType()
+		need := len(prop) + 1
+		if f.seen == s.n {
+			need += len(key) + 1 // named again in required
+		}
+		if used+need > maxSchemaBytes {
+			break
+		}
+		if shown > 0 {
 			b.WriteByte(',')
 		}
-		key, _ := records.MarshalText(name)
-		b.Write(key)
-		f := s.fields[name]
-		types := make([]string, 0, len(f.types))
-		for t := range f.types {
-			types = append(types, t)
-		}
-		slices.Sort(types)
-		switch {
-		case len(types) == 1 && types[0] == "array" && f.elemStr:
-			b.WriteString(`:{"type":"array","items":{"type":"string"}}`)
-		case len(types) == 1:
-			fmt.Fprintf(&b, `:{"type":%q}`, types[0])
-		default:
-			t, _ := records.MarshalText(types)
-			fmt.Fprintf(&b, `:{"type":%s}`, t)
+		b.WriteString(prop)
+		used += need
+		shown++
+		if f.seen == s.n {
+			req = append(req, name)
 		}
 	}
 	b.WriteString(`}`)
-	var req []string
-	for _, name := range s.order {
-		if s.fields[name].seen == s.n {
-			req = append(req, name)
-		}
+	if left := len(s.order) - shown; left > 0 {
+		fmt.Fprintf(&b, `,"$comment":"%d more fields left out%s"`, left, records.CutMarker)
 	}
 	if len(req) > 0 {
 		r, _ := records.MarshalText(req)
