@@ -60,6 +60,21 @@ func nestedKeys(depth, keyLen int) string {
 	return b.String()
 }
 
+// longSections is an object of n large fields of 120-byte names, each an
+// array of records of 20 fields of 60-byte names.
+func longSections(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `%q:%s`, fmt.Sprintf("s%d_", i)+strings.Repeat("s", 120), keyedRecords(100, 20, 60))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
 // Descriptors grew with hostile key shapes: records of 64 fields of
 // 128-byte names made a 22 KB descriptor (the review's 16,709 bytes), 64
 // of 60 bytes 12 KB (11,544), 300 short ones 5 KB, 40 fields of 120-byte
@@ -77,6 +92,7 @@ func TestDescriptorBudgetForAnyKeys(t *testing.T) {
 		{"40 extra fields of long names", wideExtra(40), false},
 		{"nested 20 deep, 128-byte names", nestedKeys(20, 125), false},
 		{"nested 3 deep, 128-byte names", nestedKeys(3, 125), false},
+		{"8 sections of long names", longSections(8), true},
 	} {
 		for _, native := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/native=%v", c.name, native), func(t *testing.T) {

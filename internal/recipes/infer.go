@@ -223,11 +223,12 @@ func (f *field) only() string {
 }
 
 // maxSchemaBytes bounds the properties and required names of an inferred
-// line schema: fields past it, in first-seen order, are left out and
-// counted in a "$comment" that ends with the cut marker, so that a
-// descriptor keeps to its 700 tokens whatever the keys (64 fields of
-// 128-byte names made a 22 KB descriptor).
-const maxSchemaBytes = 360
+// line schema: when they do not fit, the schema lists the fields that fit
+// without required, in first-seen order, and counts the others in a
+// "$comment" that ends with the cut marker, so that a descriptor keeps to
+// its 700 tokens whatever the keys (64 fields of 128-byte names made a
+// 22 KB descriptor).
+const maxSchemaBytes = 300
 
 // schemaType is the JSON Schema of f's values.
 func (f *field) schemaType() string {
@@ -257,32 +258,35 @@ func (s *Shape) Schema() json.RawMessage {
 		fmt.Fprintf(&b, `{"type":%q}`, typ)
 		return json.RawMessage(b.String())
 	}
-	b.WriteString(`{"type":"object","properties":{`)
+	// Every field with required, when that fits; otherwise the fields
+	// that fit without it, and a count of the others.
+	props := make([]string, len(s.order))
 	var req []string
-	used, shown := 0, 0
-	for _, name := range s.order {
+	size, reqSize := 0, 0
+	for i, name := range s.order {
 		key, _ := records.MarshalText(name)
-		f := s.fields[name]
-		prop := string(key) + ":" + f.schemaType()
-		need := len(prop) + 1
-		if f.seen == s.n {
-			need += len(key) + 1 // named again in required
-		}
-		if used+need > maxSchemaBytes {
-			break
-		}
-		if shown > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(prop)
-		used += need
-		shown++
-		if f.seen == s.n {
+		props[i] = string(key) + ":" + s.fields[name].schemaType()
+		size += len(props[i]) + 1
+		if s.fields[name].seen == s.n {
 			req = append(req, name)
+			reqSize += len(key) + 1
 		}
 	}
+	shown := len(props)
+	if size+reqSize > maxSchemaBytes {
+		req, size = nil, 0
+		for i, p := range props {
+			if size+len(p)+1 > maxSchemaBytes {
+				shown = i
+				break
+			}
+			size += len(p) + 1
+		}
+	}
+	b.WriteString(`{"type":"object","properties":{`)
+	b.WriteString(strings.Join(props[:shown], ","))
 	b.WriteString(`}`)
-	if left := len(s.order) - shown; left > 0 {
+	if left := len(props) - shown; left > 0 {
 		fmt.Fprintf(&b, `,"$comment":"%d more fields left out%s"`, left, records.CutMarker)
 	}
 	if len(req) > 0 {

@@ -31,7 +31,7 @@ func ClipCopied(s string) string {
 // names made 5.7 KB of it.
 const (
 	maxExtraFields = 32
-	maxNameBytes   = 128 // a field name or a section's path
+	maxNameBytes   = 32  // a section's path
 	maxExtraName   = 48  // a field name in summary.extra
 	maxExtraValue  = 96  // a value copied whole into summary.extra
 	maxExtraBytes  = 128 // the names and values of summary.extra together
