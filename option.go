@@ -156,7 +156,10 @@ func WithLogger(l *slog.Logger) Option {
 // fails New with an error naming the file, the line and the construct, as
 // do a syntax error and a field the data lacks; the methods of a field's
 // value (.TTL.Hours) are not called. The data are those the built-in files
-// document in their opening comments.
+// document in their opening comments. A rendering prints at most 64 KiB,
+// and no printf width or precision exceeds it (nor comes from an
+// argument, *): a template past it fails New, or the render, with an
+// error naming it.
 func WithTemplates(fsys fs.FS) Option {
 	return func(o *options) { o.templates = fsys }
 }

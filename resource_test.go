@@ -132,7 +132,8 @@ func TestReadResource(t *testing.T) {
 
 	c, err := o.Host().ReadResource(ctx, uri)
 	require.NoError(t, err)
-	assert.Equal(t, host.ResourceContents{URI: uri, MIMEType: "application/jsonl", Text: string(data)}, c)
+	assert.Equal(t, host.ResourceContents{URI: uri, MIMEType: "application/jsonl", Text: string(data), Expires: c.Expires}, c)
+	assert.True(t, c.Expires.After(time.Now()), "the file's expiry, for the read's cache hints: %v", c.Expires)
 
 	lines := strings.SplitAfter(string(data), "\n")
 	c, err = o.Host().ReadResource(ctx, uri+"/lines/2-4")

@@ -3,7 +3,9 @@ package lro_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,4 +35,25 @@ func TestTemplatesOverrideUseTheSubset(t *testing.T) {
 	out, err := o.Offload(ctx, lro.ResultSet{Operation: "recall", Records: memories(t, 100, lro.DetailLight)})
 	require.NoError(t, err)
 	assert.Regexp(t, `^100 at light(, kept .+)?$`, out.Response.Guidance)
+}
+
+// Template output is bounded at New: 2,000 actions {{printf "%999999d" 1}}
+// in an override made lro.New allocate 2.5 GiB before it was killed. A
+// template that prints past tmpl.MaxOutput (64 KiB) fails New with an
+// error naming it.
+func TestTemplateOutputBoundedAtNew(t *testing.T) {
+	for name, text := range map[string]string{
+		"wide":        strings.Repeat(`{{printf "%999999d" 1}}`, 2000),
+		"many":        strings.Repeat(`{{printf "%60000d" 1}}`, 2000),
+		"long values": strings.Repeat(`{{print "`+strings.Repeat("x", 1000)+`"}}`, 100),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := lro.DefaultConfig()
+			cfg.OutputDir = t.TempDir()
+			_, err := lro.New(cfg, lro.WithTemplates(fstest.MapFS{lro.ShellGuidanceTemplate: {Data: []byte(text)}}))
+			require.Error(t, err, "New refuses a template that prints past the bound")
+			assert.Contains(t, err.Error(), lro.ShellGuidanceTemplate, "the error names the template")
+			assert.Contains(t, err.Error(), "65536", "and the bound")
+		})
+	}
 }

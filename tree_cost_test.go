@@ -27,7 +27,7 @@ func plainChain(n int) string {
 // 4.37 s, as each node's members were looked up in its text, which read
 // its whole subtree again. The nodes are indexed in one pass now: eight
 // times the depth costs about eight times as much (the quadratic walk
-// cost 64 times; the assertion allows 24), compared in the same run. The
+// cost 54 to 135 times; the assertion allows 32), compared in the same run. The
 // bound in time (0.5 s for 5,000 deep) is asserted with LRO_TEST_TIMING.
 func TestDeepTreeCostIsLinear(t *testing.T) {
 	for _, shape := range []struct {
@@ -36,21 +36,22 @@ func TestDeepTreeCostIsLinear(t *testing.T) {
 	}{{"short names", plainChain}, {"20-byte names", nestedChain}} {
 		t.Run(shape.name, func(t *testing.T) {
 			o := genericOffloader(t)
-			cost := func(n int) time.Duration {
-				tree := shape.chain(n)
-				best := time.Duration(1 << 62)
-				for range 3 { // the least of three: the machine is shared
-					start := time.Now()
-					serve(t, o, "tree", nil, host.Result{Content: []host.Content{host.TextContent(tree)}})
-					best = min(best, time.Since(start))
-				}
-				return best
+			small, large := shape.chain(625), shape.chain(5000)
+			offload := func(tree string) time.Duration {
+				start := time.Now()
+				serve(t, o, "tree", nil, host.Result{Content: []host.Content{host.TextContent(tree)}})
+				return time.Since(start)
 			}
-			small, large := cost(625), cost(5000)
-			ratio := float64(large) / float64(small)
-			t.Logf("625 deep: %v; 5,000 deep: %v (%.1fx)", small, large, ratio)
-			assert.Less(t, ratio, 24.0, "eight times the depth costs about eight times as much, not 64")
-			testenv.Within(t, large, 500*time.Millisecond, "an offload of a tree 5,000 deep")
+			// The least of seven of each, in turn: the machine is shared,
+			// and other tests of the package run beside this one.
+			a, b := time.Duration(1<<62), time.Duration(1<<62)
+			for range 7 {
+				a, b = min(a, offload(small)), min(b, offload(large))
+			}
+			ratio := float64(b) / float64(a)
+			t.Logf("625 deep: %v; 5,000 deep: %v (%.1fx)", a, b, ratio)
+			assert.Less(t, ratio, 32.0, "eight times the depth costs about eight times as much, not 64")
+			testenv.Within(t, b, 500*time.Millisecond, "an offload of a tree 5,000 deep")
 		})
 	}
 }

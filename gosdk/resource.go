@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/mcplro/lro"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -51,5 +52,10 @@ func readResource(ctx context.Context, off *lro.Offloader, req *mcp.ReadResource
 	case err != nil:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}}}, nil
+	return &mcp.ReadResourceResult{
+		// An offloaded file is one caller's, until it expires: not the
+		// SDK's default of public and stale at once.
+		Cacheable: mcp.Cacheable{CacheScope: "private", TTLMs: int(c.TTLMs(time.Now()))},
+		Contents:  []*mcp.ResourceContents{{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}},
+	}, nil
 }

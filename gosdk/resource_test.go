@@ -51,6 +51,11 @@ func TestAddResources(t *testing.T) {
 	require.Len(t, res.Contents, 1)
 	assert.Equal(t, `{"id":0,"title":"record 0"}`+"\n"+`{"id":1,"title":"record 1"}`+"\n", res.Contents[0].Text)
 	assert.Equal(t, "application/jsonl", res.Contents[0].MIMEType)
+	// SEP-2549: the SDK's default was cacheScope "public" and ttlMs 0; an
+	// offloaded file is one caller's until it expires.
+	assert.Equal(t, "private", res.CacheScope, "an offloaded file is one caller's")
+	assert.Positive(t, res.TTLMs, "cached until the file expires")
+	assert.LessOrEqual(t, res.TTLMs, int(off.Config().TTL().Milliseconds())+1000, "and no longer")
 
 	code := func(err error) int64 {
 		var we *jsonrpc.Error

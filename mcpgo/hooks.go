@@ -16,12 +16,17 @@ import (
 // the SDK's typed client info drops, and the results of task tools, so
 // that a task tool whose handler is not wrapped by [TaskHandler] is logged
 // once when its result goes out inline over the threshold; and the end of
-// sessions, whose session budget it forgets. [ServerOption] does this for
+// sessions, whose session budget it forgets; and the cache hints of a
+// resources/read of an offloaded file (private, until the file expires). [ServerOption] does this for
 // you when the server already has hooks (server.WithHooks given before
 // it) or has none.
 func AddHooks(h *server.Hooks, off *lro.Offloader) {
 	st := stateOf(off)
 	addTaskHooks(h, off, st)
+	st.hooked.Store(true)
+	h.AddAfterReadResource(func(ctx context.Context, _ any, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult) {
+		cacheHints(ctx, st, req, res)
+	})
 	h.AddOnRequestInitialization(func(ctx context.Context, _ any, message any) error {
 		raw, ok := message.(json.RawMessage)
 		if !ok || !initializeFromProxy(raw) {

@@ -2,11 +2,13 @@ package mcpgo
 
 import (
 	"context"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/extract"
 )
 
@@ -44,5 +46,25 @@ func readResource(ctx context.Context, off *lro.Offloader, req mcp.ReadResourceR
 	if err != nil {
 		return nil, err
 	}
+	if st := stateOf(off); st.hooked.Load() {
+		st.expiries.Store(req.Params.URI, c.Expires) // for cacheHints
+	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}}, nil
+}
+
+// cacheHints gives a resources/read result of an offloaded file, under
+// protocol 2026-07-28, cacheScope "private" and ttlMs the time to the
+// file's expiry (SEP-2549): mcp-go's default ttlMs is 0.
+func cacheHints(ctx context.Context, st *state, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult) {
+	if req == nil || res == nil {
+		return
+	}
+	v, ok := st.expiries.LoadAndDelete(req.Params.URI)
+	if !ok {
+		return
+	}
+	if info := server.RequestProtocolInfoFromContext(ctx); info == nil || !info.Modern {
+		return // the fields are those of 2026-07-28
+	}
+	res.SetCacheHints(host.ResourceContents{Expires: v.(time.Time)}.TTLMs(time.Now()), mcp.CacheScopePrivate)
 }

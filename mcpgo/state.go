@@ -2,6 +2,7 @@ package mcpgo
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcplro/lro"
 )
@@ -19,6 +20,12 @@ type state struct {
 	proxies sync.Map
 	// wrapped holds the task tools a wrapper of TaskHandler serves.
 	wrapped sync.Map
+	// expiries holds, while hooks are installed (hooked), the expiry of
+	// each offloaded file a resources/read has just read, by URI, for
+	// the hook that gives the result its cache hints: mcp-go's resource
+	// handler returns only the contents.
+	expiries sync.Map
+	hooked   atomic.Bool
 }
 
 // stateKey names this adapter's slot in an Offloader.

@@ -91,6 +91,9 @@ func (o *Tool) ReadResource(ctx context.Context, uri string) (host.ResourceConte
 	} else {
 		c, err = o.readRange(ctx, uri, f, rng, limit, lim, ticket)
 	}
+	if info, serr := f.f.Stat(); serr == nil && err == nil {
+		c.Expires = info.ModTime() // the library records a file's expiry there
+	}
 	var se *store.Error
 	switch {
 	case errors.As(err, &se):

@@ -230,6 +230,32 @@ func (f *field) only() string {
 	return ""
 }
 
+// maxSchemaBytes bounds the properties and required names of an inferred
+// line schema: when they do not fit, the schema lists the fields that fit
+// without required, in first-seen order, and counts the others in a
+// "$comment" that ends with the cut marker, so that a descriptor keeps to
+// its 700 tokens whatever the keys (64 fields of 128-byte names made a
+// 22 KB descriptor).
+const maxSchemaBytes = 300
+
+// schemaType is the JSON Schema of f's values.
+func (f *field) schemaType() string {
+	types := make([]string, 0, len(f.types))
+	for t := range f.types {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	switch {
+	case len(types) == 1 && types[0] == "array" && f.elemStr:
+		return `{"type":"array","items":{"type":"string"}}`
+	case len(types) == 1:
+		return fmt.Sprintf(`{"type":%q}`, types[0])
+	}
+	t, _ := records.MarshalText(types)
+	return fmt.Sprintf(`{"type":%s}`, t)
+}
+
+// Schema returns the JSON Schema of one record, within maxSchemaBytes.
 func (s *Shape) Schema() json.RawMessage {
 	var b strings.Builder
 	if s.kind != "object" {
@@ -240,35 +266,36 @@ func (s *Shape) Schema() json.RawMessage {
 		fmt.Fprintf(&b, `{"type":%q}`, typ)
 		return json.RawMessage(b.String())
 	}
-	b.WriteString(`{"type":"object","properties":{`)
-	for i, name := range s.order {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		key, _ := records.MarshalText(name)
-		b.Write(key)
-		f := s.fields[name]
-		types := make([]string, 0, len(f.types))
-		for t := range f.types {
-			types = append(types, t)
-		}
-		slices.Sort(types)
-		switch {
-		case len(types) == 1 && types[0] == "array" && f.elemStr:
-			b.WriteString(`:{"type":"array","items":{"type":"string"}}`)
-		case len(types) == 1:
-			fmt.Fprintf(&b, `:{"type":%q}`, types[0])
-		default:
-			t, _ := records.MarshalText(types)
-			fmt.Fprintf(&b, `:{"type":%s}`, t)
-		}
-	}
-	b.WriteString(`}`)
+	// Every field with required, when that fits; otherwise the fields
+	// that fit without it, and a count of the others.
+	props := make([]string, len(s.order))
 	var req []string
-	for _, name := range s.order {
+	size, reqSize := 0, 0
+	for i, name := range s.order {
+		key, _ := records.MarshalText(name)
+		props[i] = string(key) + ":" + s.fields[name].schemaType()
+		size += len(props[i]) + 1
 		if s.fields[name].seen == s.n {
 			req = append(req, name)
+			reqSize += len(key) + 1
 		}
+	}
+	shown := len(props)
+	if size+reqSize > maxSchemaBytes {
+		req, size = nil, 0
+		for i, p := range props {
+			if size+len(p)+1 > maxSchemaBytes {
+				shown = i
+				break
+			}
+			size += len(p) + 1
+		}
+	}
+	b.WriteString(`{"type":"object","properties":{`)
+	b.WriteString(strings.Join(props[:shown], ","))
+	b.WriteString(`}`)
+	if left := len(props) - shown; left > 0 {
+		fmt.Fprintf(&b, `,"$comment":"%d more fields left out%s"`, left, records.CutMarker)
 	}
 	if len(req) > 0 {
 		r, _ := records.MarshalText(req)

@@ -142,13 +142,18 @@ type fields struct {
 	key        *field   // values that each find one record
 }
 
+// maxRecipeName is the longest field name a recipe is written on: ten
+// recipes naming fields of 128 bytes twice each took 3 KB of a
+// descriptor. lro_extract and the records still have every field.
+const maxRecipeName = 40
+
 func (s *Shape) classify() fields {
 	var fs fields
 	var keys []*field
 	for _, name := range s.order {
 		f := s.fields[name]
-		if f.seen != s.n {
-			continue
+		if f.seen != s.n || len(f.name) > maxRecipeName {
+			continue // a long name would fill the descriptor's recipes
 		}
 		fs.all = append(fs.all, f)
 		d := len(f.values)
@@ -301,7 +306,7 @@ func filterBy(f *field, def string) Recipe {
 func (s *Shape) fillers() []candidate {
 	var optional []string // fields some records lack, most common first
 	for _, name := range s.order {
-		if f := s.fields[name]; f.seen < s.n {
+		if f := s.fields[name]; f.seen < s.n && len(name) <= maxRecipeName {
 			optional = append(optional, name)
 		}
 	}

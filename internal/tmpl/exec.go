@@ -5,6 +5,14 @@ import (
 	"strings"
 )
 
+// MaxOutput is the most bytes one rendering of a template may print, and
+// the most a value it makes (print's, printf's) may hold: a template that
+// writes past it fails with an error naming it, and a printf width or
+// precision past it fails before it is formatted. Guidance and recipes
+// are a few hundred bytes; 2,000 actions {{printf "%999999d" 1}} in an
+// override made lro.New allocate 2.5 GiB.
+const MaxOutput = 64 << 10
+
 // state is one rendering of a template.
 type state struct {
 	t    *Template
@@ -39,6 +47,9 @@ func (s *state) walk(dot any, list []node) error {
 				return err
 			}
 			fmt.Fprint(&s.out, v)
+			if s.out.Len() > MaxOutput {
+				return s.errorf(n.pos, n.end, "the output is over the %d bytes a template may print", MaxOutput)
+			}
 		case *branchNode:
 			if err := s.branch(dot, n); err != nil {
 				return err
@@ -186,6 +197,9 @@ func (s *state) call(dot any, fn *operand, args []*operand, final any, piped boo
 	v, err := b.call(argv)
 	if err != nil {
 		return nil, s.errorf(fn.pos, fn.end, "error calling %s: %v", name, err)
+	}
+	if str, ok := v.(string); ok && len(str) > MaxOutput {
+		return nil, s.errorf(fn.pos, fn.end, "%s made %d bytes, over the %d a template may print", name, len(str), MaxOutput)
 	}
 	return v, nil
 }

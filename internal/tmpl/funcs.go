@@ -2,6 +2,7 @@ package tmpl
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -57,8 +58,44 @@ var builtins = map[string]builtin{
 	"print":   {min: 0, max: -1, call: func(a []any) (any, error) { return fmt.Sprint(a...), nil }},
 	"println": {min: 0, max: -1, call: func(a []any) (any, error) { return fmt.Sprintln(a...), nil }},
 	"printf": {min: 1, max: -1, format: true, call: func(a []any) (any, error) {
+		if err := checkWidths(a[0].(string)); err != nil {
+			return nil, err
+		}
 		return fmt.Sprintf(a[0].(string), a[1:]...), nil
 	}},
+}
+
+// checkWidths refuses a format whose width or precision is over
+// MaxOutput, or given by an argument (*), before fmt makes a string of
+// that size.
+func checkWidths(format string) error {
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+	verb:
+		for i++; i < len(format); i++ {
+			c := format[i]
+			switch {
+			case c == '*':
+				return fmt.Errorf("a width or precision given by an argument (*) is not supported")
+			case c >= '0' && c <= '9':
+				n := 0
+				for ; i < len(format) && format[i] >= '0' && format[i] <= '9'; i++ {
+					n = min(n*10+int(format[i]-'0'), MaxOutput+1)
+				}
+				if n > MaxOutput {
+					return fmt.Errorf("a width or precision over %d", MaxOutput)
+				}
+				i--
+				continue
+			case strings.IndexByte("+-# .[]", c) >= 0:
+				continue
+			}
+			break verb
+		}
+	}
+	return nil
 }
 
 func ne(a []any) (any, error) {

@@ -136,3 +136,38 @@ func TestParenDepthAsTextTemplate(t *testing.T) {
 		}
 	}
 }
+
+// Output is bounded: 2,000 actions {{printf "%999999d" 1}} made lro.New
+// allocate 2.5 GiB. A width over MaxOutput fails before it is formatted,
+// output past MaxOutput fails at the action that wrote it, and so does a
+// value over it; each error names the template.
+func TestOutputBounded(t *testing.T) {
+	for name, text := range map[string]string{
+		"a wide printf":          `{{printf "%999999d" 1}}`,
+		"a star width":           `{{printf "%*d" 1000000000 1}}`,
+		"many actions":           strings.Repeat(`{{printf "%60000d" 1}}`, 2000),
+		"much text and actions":  strings.Repeat(`{{"`+strings.Repeat("t", 1000)+`"}}`, 100),
+		"values over the output": `{{printf "%s%s%s%s%s%s%s%s" ` + strings.Repeat(`"`+strings.Repeat("v", 9000)+`" `, 8) + `}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tt, err := Parse("big.tmpl", text, nil)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			out, err := tt.Render(Fields{})
+			if err == nil {
+				t.Fatalf("rendered %d bytes, over MaxOutput (%d), with no error", len(out), MaxOutput)
+			}
+			if !strings.Contains(err.Error(), "big.tmpl") {
+				t.Errorf("the error does not name the template: %v", err)
+			}
+		})
+	}
+	tt, err := Parse("ok.tmpl", `{{printf "%60000d" 1}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tt.Render(Fields{}); err != nil || len(out) != 60000 {
+		t.Errorf("a template within MaxOutput: %d bytes, %v", len(out), err)
+	}
+}
