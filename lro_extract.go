@@ -42,7 +42,7 @@ import (
 //     watch stops what gojq can interrupt, and a worker still busy half a
 //     second of CPU later (in a builtin, a regular expression over a huge
 //     string) is killed and replaced; a worker that gets too little CPU
-//     to use it is stopped at four times Timeout of wall-clock time; the
+//     to use it is stopped at four times Timeout plus 2 s of wall-clock time; the
 //     call says which bound stopped the query;
 //   - it uses at most WorkerMemoryBytes: on Linux a hard limit on the
 //     memory the worker maps for data (RLIMIT_DATA: heap and stacks,

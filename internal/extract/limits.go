@@ -11,7 +11,7 @@ import (
 // guarantees. Zero fields take their defaults.
 type Limits struct {
 	// Timeout bounds a query's CPU time in its worker, compiling and
-	// decoding included (and four times Timeout its wall-clock time, for
+	// decoding included (and four times Timeout plus 2 s its wall-clock time, for
 	// a worker given no CPU), and a resource read's wall-clock time;
 	// default 10s. Queries run in this process (InProcess) are bounded by
 	// Timeout of wall-clock time: one query's CPU time cannot be told
