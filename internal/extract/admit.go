@@ -25,7 +25,7 @@ var extractCalls = admit.New("lro_extract calls and resource reads")
 // enterCall admits a call under lim, for the session ctx names; the
 // ticket's Leave must be called when it ends.
 func enterCall(ctx context.Context, lim Limits) (*admit.Ticket, error) {
-	return extractCalls.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: lim.MaxCalls, Wait: callWait, Hold: lim.Timeout + time.Second})
+	return extractCalls.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: lim.MaxCalls, Wait: callWait, Hold: lim.Timeout + time.Second, Spare: true})
 }
 
 // callWait bounds a call's wait for its place: admit.Wait, which an
