@@ -152,7 +152,8 @@ func (h Host) ServeResources() []host.ResourceTemplate {
 // never blocking. A read is admitted, bounded and timed as an lro_extract
 // call (see [ExtractLimits]): it counts against MaxCalls and
 // MaxCallBytes, fairly between sessions, and when they are spent it fails
-// (after 30 s in line at most), wrapping [ErrResourceBusy] ("busy,
+// (after a second in line at most, one read of a session waiting),
+// wrapping [ErrResourceBusy] ("busy,
 // retry in N s"); it ends by Timeout; and no
 // file larger than MaxFileBytes is read, whole or by lines.
 //

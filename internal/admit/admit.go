@@ -1,6 +1,7 @@
 package admit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -40,6 +41,9 @@ type Request struct {
 	// Hold is how long the request holds its place at most, for the
 	// retry hint of refusals; zero when it cannot tell.
 	Hold time.Duration
+	// Depth is how many requests of the session may wait at once; zero
+	// is SessionDepth.
+	Depth int
 	// Spare keeps the last free place (of a Limit of two or more), while
 	// other sessions hold or wait, for a session that holds none and
 	// waits with one request at most: a session that asks now and then
@@ -118,7 +122,7 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		err := a.busy(fmt.Sprintf("%d of %d %s are taken and %d requests wait", a.held, r.Limit, a.what, a.waiting))
 		a.mu.Unlock()
 		return nil, err
-	case len(s.line) >= SessionDepth:
+	case len(s.line) >= cmp.Or(r.Depth, SessionDepth):
 		err := a.busy(fmt.Sprintf("%d requests of this session wait already for one of %d %s (%d running, %d waiting in all)", len(s.line), r.Limit, a.what, a.held, a.waiting))
 		a.mu.Unlock()
 		return nil, err

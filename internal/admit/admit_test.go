@@ -312,3 +312,21 @@ func TestSparePlaceForASessionHoldingNone(t *testing.T) {
 	n, w := a.Held()
 	assert.Zero(t, n+w)
 }
+
+// TestDepthBoundsTheSessionsLine: a request may name a shallower line
+// than SessionDepth (resource reads: one waiting).
+func TestDepthBoundsTheSessionsLine(t *testing.T) {
+	a := New("reads")
+	h := enter(t, a, "s", 1, 0)
+	in := make(chan *Ticket)
+	go func() {
+		tk, _ := a.Enter(context.Background(), Request{Session: "s", Limit: 1, Wait: -1, Depth: 1})
+		in <- tk
+	}()
+	waitFor(t, a, 1)
+	_, err := a.Enter(context.Background(), Request{Session: "s", Limit: 1, Wait: -1, Depth: 1})
+	require.ErrorAs(t, err, new(*BusyError))
+	assert.Contains(t, err.Error(), "1 requests of this session wait already for one of 1 reads (1 running, 1 waiting in all)")
+	h.Leave()
+	(<-in).Leave()
+}

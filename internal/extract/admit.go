@@ -30,12 +30,16 @@ func enterCall(ctx context.Context, lim Limits) (*admit.Ticket, error) {
 
 // callWait bounds a call's wait for its place: admit.Wait, which an
 // agent's parallel calls do not reach.
-var callWait = admit.Wait
+const callWait = admit.Wait
 
-// SetCallWait sets how long a call waits for its place, and returns the
-// setting it replaces: a test of a refusal need not wait admit.Wait.
-func SetCallWait(d time.Duration) time.Duration {
-	prev := callWait
-	callWait = d
-	return prev
+// enterRead admits a resource read under lim, for the session ctx names,
+// as a call, but with one read of a session waiting, a second at most:
+// reads come from a host, not from a model's parallel calls, and each
+// read waiting is a whole file's answer more that a client which does
+// not read its answers makes the server hold (issue 30's stdio case).
+func enterRead(ctx context.Context, lim Limits) (*admit.Ticket, error) {
+	return extractCalls.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: lim.MaxCalls, Wait: readWait, Depth: 1, Hold: lim.Timeout + time.Second, Spare: true})
 }
+
+// readWait bounds a resource read's wait for its place.
+const readWait = time.Second
