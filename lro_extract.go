@@ -43,7 +43,7 @@ import (
 //     watch stops what gojq can interrupt, and a worker still busy half a
 //     second of CPU later (in a builtin, a regular expression over a huge
 //     string) is killed and replaced; a worker that gets too little CPU
-//     to use it is stopped at four times Timeout of wall-clock time; the
+//     to use it is stopped at four times Timeout plus 2 s of wall-clock time; the
 //     call says which bound stopped the query;
 //   - it uses at most WorkerMemoryBytes: on Linux a hard limit on the
 //     memory the worker maps for data (RLIMIT_DATA: heap and stacks,
@@ -88,8 +88,8 @@ import (
 // busy meanwhile; and Go's out-of-memory is fatal to the whole server.
 type ExtractLimits struct {
 	// Timeout bounds a query's CPU time in its worker, compiling and
-	// decoding included (and four times Timeout its wall-clock time, for
-	// a worker given no CPU), and a resource read's wall-clock time;
+	// decoding included (and four times Timeout plus 2 s its wall-clock
+	// time, for a worker given no CPU), and a resource read's wall-clock time;
 	// default 10s. Queries run in this process (InProcess) are bounded by
 	// Timeout of wall-clock time: one query's CPU time cannot be told
 	// from the others' there.
@@ -229,7 +229,8 @@ func (h Host) ServeResources() []host.ResourceTemplate {
 // never blocking. A read is admitted, bounded and timed as an lro_extract
 // call (see [ExtractLimits]): it counts against MaxCalls and
 // MaxCallBytes, fairly between sessions, and when they are spent it fails
-// (after 30 s in line at most), wrapping [ErrResourceBusy] ("busy,
+// (after a second in line at most, one read of a session waiting),
+// wrapping [ErrResourceBusy] ("busy,
 // retry in N s"); it ends by Timeout; and no
 // file larger than MaxFileBytes is read, whole or by lines.
 //

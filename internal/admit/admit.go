@@ -1,6 +1,7 @@
 package admit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -40,6 +41,16 @@ type Request struct {
 	// Hold is how long the request holds its place at most, for the
 	// retry hint of refusals; zero when it cannot tell.
 	Hold time.Duration
+	// Depth is how many requests of the session may wait at once; zero
+	// is SessionDepth.
+	Depth int
+	// Spare keeps the last free place (of a Limit of two or more), while
+	// other sessions hold or wait, for a session that holds none and
+	// waits with one request at most: a session that asks now and then
+	// finds it at once, while sessions that loop on queries running to
+	// their deadline, their lines full, hold the others. A session alone
+	// uses every place.
+	Spare bool
 }
 
 // SessionDepth is how many requests of one session may wait in line at
@@ -68,6 +79,7 @@ type session struct {
 // waiter is a request waiting in its session's line.
 type waiter struct {
 	limit int
+	spare bool
 	ready chan *Ticket // buffered; receives the place
 }
 
@@ -102,7 +114,7 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	a.mu.Lock()
 	s := a.session(r.Session)
 	switch {
-	case len(s.line) == 0 && a.held < r.Limit && !a.othersFirst(s, r.Limit):
+	case len(s.line) == 0 && a.fits(s, r.Limit, r.Spare) && !a.othersFirst(s):
 		t := a.grant(s, r.Session, r.Hold)
 		a.mu.Unlock()
 		return t, nil
@@ -110,12 +122,12 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		err := a.busy(fmt.Sprintf("%d of %d %s are taken and %d requests wait", a.held, r.Limit, a.what, a.waiting))
 		a.mu.Unlock()
 		return nil, err
-	case len(s.line) >= SessionDepth:
+	case len(s.line) >= cmp.Or(r.Depth, SessionDepth):
 		err := a.busy(fmt.Sprintf("%d requests of this session wait already for one of %d %s (%d running, %d waiting in all)", len(s.line), r.Limit, a.what, a.held, a.waiting))
 		a.mu.Unlock()
 		return nil, err
 	}
-	w := &waiter{limit: r.Limit, ready: make(chan *Ticket, 1)}
+	w := &waiter{limit: r.Limit, spare: r.Spare, ready: make(chan *Ticket, 1)}
 	s.line = append(s.line, w)
 	a.waiting++
 	a.mu.Unlock()
@@ -154,18 +166,36 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	return nil, a.busy(fmt.Sprintf("no place of %d %s came free within %v (%d running, %d waiting)", r.Limit, a.what, r.Wait, a.held, a.waiting))
 }
 
-// othersFirst reports whether another session waits for a place free
-// under its limit: a newcomer does not pass it. a.mu is held.
-func (a *Admission) othersFirst(s *session, limit int) bool {
+// othersFirst reports whether another session waits for a place it may
+// take now: a newcomer does not pass it. a.mu is held.
+func (a *Admission) othersFirst(s *session) bool {
 	if a.waiting == 0 {
 		return false
 	}
 	for _, o := range a.sessions {
-		if o != s && len(o.line) > 0 && a.held < o.line[0].limit {
+		if o != s && len(o.line) > 0 && a.fits(o, o.line[0].limit, o.line[0].spare) {
 			return true
 		}
 	}
 	return false
+}
+
+// fits reports whether a request of the session s (the first of its
+// line, or a newcomer when the line is empty) may take a place under
+// limit: one is free, and, when the request keeps one spare, it is not
+// the last; or s is alone (it holds every place taken, and only its
+// requests wait: an agent alone uses them all); or s holds none and
+// waits with this request only, as a session that asks now and then
+// does, and one that loops, its line full, does not. a.mu is held.
+func (a *Admission) fits(s *session, limit int, spare bool) bool {
+	if a.held >= limit {
+		return false
+	}
+	if !spare || limit < 2 || a.held < limit-1 {
+		return true
+	}
+	alone := s.held == a.held && a.waiting == len(s.line)
+	return alone || s.held == 0 && len(s.line) <= 1
 }
 
 // started records when t, just handed over, ends at the latest.
@@ -220,7 +250,7 @@ func (a *Admission) handOver() {
 		var best *session
 		var name string
 		for k, s := range a.sessions {
-			if len(s.line) == 0 || a.held >= s.line[0].limit {
+			if len(s.line) == 0 || !a.fits(s, s.line[0].limit, s.line[0].spare) {
 				continue
 			}
 			if best == nil || s.before(best) {

@@ -272,3 +272,61 @@ func TestNewcomerDoesNotPassTheLine(t *testing.T) {
 	assert.Contains(t, err.Error(), "1 of 1 calls are taken and 0 requests wait")
 	b.Leave()
 }
+
+// TestSparePlaceForASessionHoldingNone: beside two sessions that keep
+// their lines full, requests that keep one place spare leave the last free
+// one to a session that holds none and waits for none: an ordinary
+// session's call is admitted at once, without waiting for a looping
+// session's to end (issue 40: 2 of 9 ordinary calls were answered beside
+// two loops).
+func TestSparePlaceForASessionHoldingNone(t *testing.T) {
+	a := New("queries")
+	req := func(s string) Request { return Request{Session: s, Limit: 4, Wait: -1, Spare: true} }
+	first := []*Ticket{enter(t, a, "loop1", 4, 0), enter(t, a, "loop2", 4, 0)}
+	tickets := make(chan *Ticket, 2*SessionDepth)
+	for _, s := range []string{"loop1", "loop2"} {
+		for range SessionDepth {
+			go func() {
+				if tk, err := a.Enter(context.Background(), req(s)); err == nil {
+					tickets <- tk
+				}
+			}()
+		}
+	}
+	waitFor(t, a, 2*SessionDepth-1) // one took the third place at once
+	n, _ := a.Held()
+	assert.Equal(t, 3, n, "the looping sessions hold three places of four")
+	o, err := a.Enter(context.Background(), Request{Session: "ordinary", Limit: 4, Spare: true})
+	require.NoError(t, err, "the spare place is the ordinary session's at once")
+	_, err = a.Enter(context.Background(), Request{Session: "ordinary", Limit: 4, Spare: true})
+	require.ErrorAs(t, err, new(*BusyError), "a session holding one does not take another")
+	o.Leave()
+	n, _ = a.Held()
+	assert.Equal(t, 3, n, "the spare place is not handed to the lines")
+	for _, tk := range first {
+		tk.Leave()
+	}
+	for range 2 * SessionDepth {
+		(<-tickets).Leave() // each hands its place over to the next of the lines
+	}
+	n, w := a.Held()
+	assert.Zero(t, n+w)
+}
+
+// TestDepthBoundsTheSessionsLine: a request may name a shallower line
+// than SessionDepth (resource reads: one waiting).
+func TestDepthBoundsTheSessionsLine(t *testing.T) {
+	a := New("reads")
+	h := enter(t, a, "s", 1, 0)
+	in := make(chan *Ticket)
+	go func() {
+		tk, _ := a.Enter(context.Background(), Request{Session: "s", Limit: 1, Wait: -1, Depth: 1})
+		in <- tk
+	}()
+	waitFor(t, a, 1)
+	_, err := a.Enter(context.Background(), Request{Session: "s", Limit: 1, Wait: -1, Depth: 1})
+	require.ErrorAs(t, err, new(*BusyError))
+	assert.Contains(t, err.Error(), "1 requests of this session wait already for one of 1 reads (1 running, 1 waiting in all)")
+	h.Leave()
+	(<-in).Leave()
+}

@@ -19,7 +19,12 @@
 // that loops is therefore served no more often than any other, however
 // many requests it sends, and a session that asks now and then is served
 // at the next place that comes free. A newcomer does not pass a session
-// waiting.
+// waiting. A request may keep one place spare ([Request.Spare]): while
+// several sessions hold or wait, the last free place goes only to a
+// session that holds none and waits with one request at most, so that
+// beside sessions that loop on slow queries (their lines full), one that
+// asks now and then finds a place at once rather than after a slow query
+// ends.
 //
 // A request is refused, with a [*BusyError] that says when to retry and
 // the counts as they are, only

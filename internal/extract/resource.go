@@ -64,7 +64,7 @@ func (o *Tool) ReadResource(ctx context.Context, uri string) (host.ResourceConte
 		return host.ResourceContents{}, err
 	}
 	lim := o.env.Limits.withDefaults()
-	ticket, err := enterCall(ctx, lim)
+	ticket, err := enterRead(ctx, lim)
 	if err != nil {
 		return host.ResourceContents{}, fmt.Errorf("%w: %s: %v", ErrResourceBusy, uri, err)
 	}

@@ -9,13 +9,18 @@ import (
 // what the query costs, whatever else the machine runs. Workers run at
 // nice 10, so beside a build a query of 0.8 s of CPU took 10.4 s of wall
 // time, and a wall-clock bound stopped it. The wall-clock bound stays as
-// a backstop, wallFactor times larger, for a worker that gets no CPU at
-// all (stopped, starved): its caller must not wait forever.
-const wallFactor = 4
+// a backstop, wallFactor times larger plus wallSlack, for a worker that
+// gets no CPU at all (stopped, starved): its caller must not wait forever.
+// The slack is for small bounds: on a loaded machine a worker waits
+// seconds for its turn, whatever its query.
+const (
+	wallFactor = 4
+	wallSlack  = 2 * time.Second
+)
 
 // WallBound is the wall-clock backstop of a query whose CPU time is
 // bounded by cpu.
-func WallBound(cpu time.Duration) time.Duration { return wallFactor * cpu }
+func WallBound(cpu time.Duration) time.Duration { return wallFactor*cpu + wallSlack }
 
 // cpuCheck is how often a worker compares the CPU time its query used
 // with its bound.

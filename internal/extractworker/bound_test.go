@@ -37,6 +37,7 @@ func TestBoundCountsCPUTimeNotWallTime(t *testing.T) {
 // for time name the bound that stopped it.
 func TestStoppedQuerySaysWhichBound(t *testing.T) {
 	assert.Equal(t, "query took longer than 10s and was stopped (10s of CPU time, its bound); narrow it", CPUFailure(10*time.Second).Message)
-	assert.Equal(t, "query took longer than 40s and was stopped (wall-clock time: its worker got only 830ms of CPU time of the 10s it may use, the machine is busy); retry later, or narrow it", WallFailure(10*time.Second, 830*time.Millisecond).Message)
+	assert.Equal(t, "query took longer than 42s and was stopped (wall-clock time: its worker got only 830ms of CPU time of the 10s it may use, the machine is busy); retry later, or narrow it", WallFailure(10*time.Second, 830*time.Millisecond).Message)
+	assert.Equal(t, CPUFailure(10*time.Second), WallFailure(10*time.Second, 10*time.Second), "a worker that used its CPU time was stopped by it")
 	assert.Equal(t, "query took longer than 10s and was stopped (wall-clock time); narrow it", TimeoutFailure(10*time.Second).Message)
 }

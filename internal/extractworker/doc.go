@@ -38,7 +38,7 @@
 //   - A query's timeout is its worker's CPU time (see bound.go): the
 //     worker stops its query there itself, and one that has used half a
 //     second of CPU more (read from /proc on Linux) is killed; a worker
-//     that does not answer within four times the timeout of wall-clock
+//     that does not answer within four times the timeout plus 2 s of wall-clock
 //     time (WallBound; it got too little CPU) is killed too. The caller
 //     is told which bound stopped the query.
 //   - On Linux (without the race detector) a worker's data segment is

@@ -182,7 +182,9 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Uncounted: res.Uncounted, Elements: res.Elements, Cached: cached}
 	if err != nil {
 		resp.Failure = Describe(err, timeout)
-		resp.Retire = errors.Is(err, jqsandbox.ErrStuck)
+		// A computation that runs on keeps the process busy: a worker
+		// is replaced (a query in process ignores Retire).
+		resp.Retire = errors.Is(err, jqsandbox.ErrStuck) || jqsandbox.Lingering()
 	}
 	return resp
 }

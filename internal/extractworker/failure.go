@@ -62,8 +62,13 @@ func CPUFailure(bound time.Duration) *Failure {
 
 // WallFailure is the failure of a query whose worker reached the
 // wall-clock backstop (WallBound of its CPU bound) having used only cpu
-// of CPU time: the worker was given little CPU, the machine is busy.
+// of CPU time: the worker was given little CPU, the machine is busy. One
+// that had used its CPU bound already (a builtin that its own watch could
+// not stop, before the parent saw it) is CPUFailure's.
 func WallFailure(bound, cpu time.Duration) *Failure {
+	if cpu >= bound {
+		return CPUFailure(bound)
+	}
 	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (wall-clock time: its worker got only %s of CPU time of the %s it may use, the machine is busy); retry later, or narrow it", WallBound(bound), cpu.Round(time.Millisecond), bound)}
 }
 

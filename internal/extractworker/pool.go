@@ -233,7 +233,7 @@ var LineWait = admit.Wait
 // that callers looping on queries that run to their deadline cannot keep
 // the workers from others.
 func (p *Pool) enter(ctx context.Context, timeout time.Duration) (*admit.Ticket, error) {
-	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: timeout + killGrace})
+	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: timeout + killGrace, Spare: true})
 }
 
 // retry runs req once more after its worker turned out to be dead.

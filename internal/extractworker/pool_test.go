@@ -166,7 +166,7 @@ func TestPoolKillsAtTheDeadline(t *testing.T) {
 	require.Len(t, before, 1)
 	// Its bound of CPU time, or on a machine so loaded that the worker
 	// got less than that, the wall-clock backstop.
-	assert.Regexp(t, `^query took longer than (3s and was stopped \(3s of CPU time, its bound\); narrow it|12s and was stopped \(wall-clock time: its worker got only .* of CPU time of the 3s it may use, the machine is busy\); retry later, or narrow it)$`, resp.Failure.Message)
+	assert.Regexp(t, `^query took longer than (3s and was stopped \(3s of CPU time, its bound\); narrow it|14s and was stopped \(wall-clock time: its worker got only .* of CPU time of the 3s it may use, the machine is busy\); retry later, or narrow it)$`, resp.Failure.Message)
 	testenv.Within(t, took, 3*time.Second+killGrace+time.Second, "killed half a second after its deadline")
 	after := p.Stats().PIDs
 	assert.NotEqual(t, before, after, "took %v, %+v", took, resp)

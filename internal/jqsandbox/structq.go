@@ -3,6 +3,7 @@ package jqsandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/itchyny/gojq"
@@ -13,7 +14,7 @@ import (
 // which answers lro_extract's questions without jq (see package structq)
 // over the slurped records, decoded with the fields its second argument
 // names (see analyzer.question). It stops with the run's cause when the
-// run is canceled (deadline, heap watchdog).
+// run is canceled (deadline, heap watchdog), at once (see applyBounded).
 func structqOptions() []gojq.CompilerOption {
 	apply := func(v any, args []any) gojq.Iter {
 		records, ok := v.([]any)
@@ -21,11 +22,13 @@ func structqOptions() []gojq.CompilerOption {
 			return gojq.NewIter[any](errors.New("the input of a question is not the array of records (run it in slurp mode)"))
 		}
 		st := current()
-		out, err := structq.Apply(records, args[0], func() error {
-			if st.ctx.Err() != nil {
-				return context.Cause(st.ctx)
-			}
-			return nil
+		out, err := applyBounded(st.ctx, func() ([]any, error) {
+			return structq.Apply(records, args[0], func() error {
+				if st.ctx.Err() != nil {
+					return context.Cause(st.ctx)
+				}
+				return nil
+			})
 		})
 		if err != nil {
 			return gojq.NewIter[any](err)
@@ -111,3 +114,55 @@ func lazyQuestion(query *gojq.Query) (Projection, bool) {
 	}
 	return Projection{root: a.root}, true
 }
+
+// lingering holds the place of the one question whose computation may run
+// on after its run ended (see applyBounded).
+var lingering = make(chan struct{}, 1)
+
+// applyBounded runs a question's computation, and returns the run's cause
+// as soon as ctx ends, even when the computation has not noticed: parts of
+// it (an aggregate over every record) do not stop between records, and an
+// exact sum of 100,000 numbers can take many seconds. The run then ends,
+// and frees the sandbox's run slot at its deadline (issue 38: in process,
+// a sum stopped at its deadline kept the slot, and every later query was
+// busy, for 100 s); the computation runs on to its end in the background,
+// holding no slot. One computation at a time: the next question waits for
+// a lingering one, within its own deadline, so that a caller looping on a
+// slow question costs one computation at most, as a worker would.
+func applyBounded(ctx context.Context, compute func() ([]any, error)) ([]any, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	select {
+	case lingering <- struct{}{}:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	type result struct {
+		out []any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{err: fmt.Errorf("jqsandbox: internal error: %v", p)}
+			}
+			<-lingering // before the result: a question that ended is not lingering
+			done <- r
+		}()
+		r.out, r.err = compute()
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// Lingering reports whether the computation of a question stopped at its
+// deadline still runs (see applyBounded): a worker process that has one is
+// best replaced, so that the next query's CPU time is its own.
+func Lingering() bool { return len(lingering) > 0 }
