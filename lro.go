@@ -408,7 +408,9 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *records.La
 		o.describeSections(ctx, resp, sets, l, total, files)
 	}
 	out := Outcome{Action: Offloaded, Tokens: total, Response: resp}
+	var wrote int64
 	for i, f := range files {
+		wrote += f.bytes
 		o.emitOffloaded(ctx, OffloadEvent{
 			Operation: sets[i].Operation,
 			Path:      f.path,
@@ -419,6 +421,7 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *records.La
 		})
 		out.files = append(out.files, offloadedFile{f.path, f.bytes, isLines(sets[i])})
 	}
+	releaseAfter(wrote) // the result's memory, once dropped: release.go
 	return out, nil
 }
 
