@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -58,11 +57,15 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		return b.br.Read(p)
 	}
+	n := 0
 	for {
-		if n := b.dec.drain(p); n > 0 {
+		// Many short lines fill p in one call, as long as the file's bytes
+		// are at hand.
+		n += b.dec.drain(p[n:])
+		switch {
+		case n == len(p), n > 0 && (b.err != nil || b.br.Buffered() == 0):
 			return n, nil
-		}
-		if b.err != nil {
+		case b.err != nil:
 			return 0, b.err
 		}
 		chunk, err := b.br.ReadSlice('\n')
@@ -134,9 +137,8 @@ func lineHead(rec []byte) (n, size int, ok bool) {
 	if j == i || rec[i] == '0' || !bytes.HasPrefix(rec[j:], []byte(mid)) {
 		return 0, 0, false
 	}
-	n, err := strconv.Atoi(string(rec[i:j]))
-	if err != nil {
-		return 0, 0, false
+	for _, c := range rec[i:j] {
+		n = n*10 + int(c-'0')
 	}
 	return n, j + len(mid), true
 }
@@ -206,7 +208,7 @@ func (d *lineDecoder) feed(chunk []byte, end bool) error {
 		chunk, d.state = chunk[size:], inText
 	}
 	for d.state == inText && len(chunk) > 0 {
-		i := bytes.IndexAny(chunk, `"\`)
+		i := quoteOrEscape(chunk)
 		if i < 0 {
 			d.out = append(d.out, chunk...)
 			chunk = nil
@@ -251,6 +253,16 @@ func (d *lineDecoder) feed(chunk []byte, end bool) error {
 		return d.bad("its line ends inside its text")
 	}
 	return nil
+}
+
+// quoteOrEscape returns the index of the first '"' or '\\' of b, or -1.
+func quoteOrEscape(b []byte) int {
+	for i, c := range b {
+		if c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return -1
 }
 
 // finish checks that the file did not end inside a record.

@@ -182,3 +182,48 @@ func TestBodyRefusesWhatIsNotAText(t *testing.T) {
 	_, err := io.ReadAll(Body(strings.NewReader(testHeader + `{"line":1,"text":"a"}` + "\n" + `{"line":2,"text":"b`)))
 	assert.EqualError(t, err, "record 2 is not a line of the text (its line ends inside its text): read the file with query instead")
 }
+
+// BenchmarkGrepText: grep over a text offloaded as its lines, which Body
+// decodes, beside the floor, the same grep over the text itself.
+func BenchmarkGrepText(b *testing.B) {
+	text := diffText(50000)
+	file := offloadedText(b, text)
+	q := Query{Pattern: `^\+func Test`}
+	for _, c := range []struct {
+		name string
+		r    func() io.Reader
+	}{
+		{"floor=plain text", func() io.Reader { return strings.NewReader(text) }},
+		{"offloaded text", func() io.Reader { return Body(bytes.NewReader(file)) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				out, err := Grep(context.Background(), c.r(), q, Limits{Budget: 8 << 10})
+				if err != nil || out.Matches == 0 {
+					b.Fatal(err, out.Matches)
+				}
+			}
+		})
+	}
+}
+
+// FuzzBody: any text, encoded as encoding/json encodes a string and read
+// back through Body, is the text, a newline in it aside (\n stays two
+// characters) and invalid UTF-8 replaced as encoding/json replaces it.
+func FuzzBody(f *testing.F) {
+	for _, s := range []string{"", "a", `"\`, "é😀\u2028<>&", "\x00\x1f\x7f", "\xff\xfe", strings.Repeat(`\"`, BufSize/2+3)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		quoted, err := json.Marshal(s)
+		require.NoError(t, err)
+		var want string
+		require.NoError(t, json.Unmarshal(quoted, &want))
+		data := testHeader + `{"line":1,"text":` + string(quoted) + "}\n"
+		got, err := io.ReadAll(Body(strings.NewReader(data)))
+		require.NoError(t, err)
+		assert.Equal(t, strings.ReplaceAll(want, "\n", `\n`)+"\n", string(got))
+	})
+}
