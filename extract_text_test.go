@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +19,9 @@ import (
 )
 
 // TestExtractGrepAndLines: lro_extract's grep and lines modes print what
-// grep -n and sed -n print on the same offloaded file, on both hosts
-// through the go-sdk client and the TypeScript client.
+// grep -n and sed -n print on the text a tool returned, offloaded as its
+// lines, on both hosts through the go-sdk client and the TypeScript
+// client.
 func TestExtractGrepAndLines(t *testing.T) {
 	for _, tool := range []string{"grep", "sed"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -33,8 +36,10 @@ func TestExtractGrepAndLines(t *testing.T) {
 			call := confClients[0].connect(t, url, nil)
 			logs := call("logs", nil)
 			d := checkOffloaded(t, confEnv{off: off}, logs, "logs", "", 2000, false)
+			text := filepath.Join(t.TempDir(), "logs.txt")
+			require.NoError(t, os.WriteFile(text, []byte(genericTools[1].text), 0o600))
 			shell := func(name string, args ...string) string {
-				out, err := exec.Command(name, append(args, d.FilePath)...).Output()
+				out, err := exec.Command(name, append(args, text)...).Output()
 				require.NoError(t, err)
 				return string(out)
 			}
@@ -42,8 +47,9 @@ func TestExtractGrepAndLines(t *testing.T) {
 				args map[string]any
 				want string
 			}{
-				{map[string]any{"grep": `id=1[0-9]"`, "context": 1}, shell("grep", "-n", "-E", "-C1", `id=1[0-9]"`)},
-				{map[string]any{"grep": `LEVEL=INFO.*ID=7"`, "ignore_case": true}, shell("grep", "-n", "-E", "-i", `LEVEL=INFO.*ID=7"`)},
+				{map[string]any{"grep": `id=1[0-9]$`, "context": 1}, shell("grep", "-n", "-E", "-C1", `id=1[0-9]$`)},
+				{map[string]any{"grep": `^2026.*LEVEL=INFO.*ID=7$`, "ignore_case": true}, shell("grep", "-n", "-E", "-i", `^2026.*LEVEL=INFO.*ID=7$`)},
+				{map[string]any{"grep": `"request served" id=19[0-9]$`}, shell("grep", "-n", "-E", `"request served" id=19[0-9]$`)},
 				{map[string]any{"lines": "5-9"}, shell("sed", "-n", "5,9p")},
 				{map[string]any{"lines": "1"}, shell("sed", "-n", "1p")},
 			}
@@ -63,7 +69,7 @@ func TestExtractGrepAndLines(t *testing.T) {
 			assert.True(t, bad.IsError)
 			assert.Contains(t, bad.Texts[0], "exactly one of recipe")
 			none := call(lro.ExtractToolName, map[string]any{"file_path": d.FilePath, "grep": "no such text"})
-			assert.Contains(t, none.Texts[0], "no line matches; 2001 lines searched")
+			assert.Contains(t, none.Texts[0], "no line matches; 2000 lines searched")
 		})
 	}
 }
@@ -103,8 +109,8 @@ func TestExtractGrepObeysTheDeadline(t *testing.T) {
 	path := longLineFile(t, o, 1, 20<<20)
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"id":0`})
 	require.NoError(t, err)
-	assert.Contains(t, text, "2:{\"id\":0,")
-	assert.Contains(t, text, "[lro: 1 lines are longer than 262144 bytes and were searched in their first 262144 bytes only (the first is line 2)")
+	assert.Contains(t, text, "1:{\"id\":0,")
+	assert.Contains(t, text, "[lro: 1 lines are longer than 262144 bytes and were searched in their first 262144 bytes only (the first is line 1)")
 	_, err = o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"}$`})
 	require.NoError(t, err)
 }
@@ -131,25 +137,26 @@ func TestExtractTextRunsInWorkers(t *testing.T) {
 	assert.Equal(t, 1, busy, "the grep holds a worker")
 	assert.ErrorContains(t, <-done, "took longer than 1s")
 
-	// lines too: a worker answers them, the same as sed -n.
+	// lines too: a worker answers them, the same as sed -n, line 1 the
+	// first record.
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "lines": "1"})
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(text, `{"type":"lro_header"`), text[:min(len(text), 100)])
+	assert.True(t, strings.HasPrefix(text, `{"id":0,`), text[:min(len(text), 100)])
 	text, err = o.Extract(context.Background(), map[string]any{"file_path": path, "lines": " 0900 - "})
 	require.NoError(t, err)
-	assert.Equal(t, "[lro_extract: no lines in 900-: the file has 21 lines]\n", text)
+	assert.Equal(t, "[lro_extract: no lines in 900-: there are 20 lines, the header not counted]\n", text)
 }
 
 // TestExtractTextMemFS: grep and lines read a file of an FS that is not a
 // directory of this system (wherever its queries run: in process, or in a
-// worker from a local copy), header as line 1.
+// worker from a local copy), the first record as line 1.
 func TestExtractTextMemFS(t *testing.T) {
 	o := newOffloader(t, nil, lro.WithFS(lrotest.NewMemFS("/mem")))
 	path := longLineFile(t, o, 5, 4000)
 	text, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"id":3`})
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(text, `5:{"id":3,`), text[:min(len(text), 50)])
+	assert.True(t, strings.HasPrefix(text, `4:{"id":3,`), text[:min(len(text), 50)])
 	text, err = o.Extract(context.Background(), map[string]any{"file_path": path, "lines": "1"})
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(text, `{"type":"lro_header"`), text[:min(len(text), 50)])
+	assert.True(t, strings.HasPrefix(text, `{"id":0,`), text[:min(len(text), 50)])
 }

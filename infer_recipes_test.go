@@ -147,7 +147,8 @@ func recordSets() []recordSet {
 		if i%7 == 3 {
 			text = "ERROR disk full"
 		}
-		return obj("line", i+1, "text", text)
+		// Every tenth line is blank: it has no record.
+		return obj("line", i+1+i/9, "text", text)
 	})
 	add(recordSet{name: "no common field", keyword: "delta", field: "c"}, 60, func(i int) json.RawMessage {
 		switch i % 4 {
@@ -469,9 +470,16 @@ func checkAnswer(t *testing.T, set recordSet, recs []decodedRecord, r Recipe, pa
 	case d == "Count lines matching $keyword":
 		want = []any{float64(len(numberedLines(recs, func(l textLine) bool { return kw.MatchString(l.text) })))}
 	case d == "Print lines $from to $to":
-		for _, l := range numberedLines(recs, func(l textLine) bool { return l.line >= num("from") && l.line <= num("to") }) {
-			_, text, _ := strings.Cut(l, ": ")
-			wantLines = append(wantLines, text)
+		// As sed -n prints the text: blank lines too, up to its last.
+		text := map[int]string{}
+		last := 0
+		for _, r := range recs {
+			m := r.v.(map[string]any)
+			n := int(m["line"].(float64))
+			text[n], last = m["text"].(string), n
+		}
+		for n := num("from"); n <= min(num("to"), last); n++ {
+			wantLines = append(wantLines, text[n])
 		}
 	case d == "Print the lines around line $line":
 		wantLines = numberedLines(recs, func(l textLine) bool { return l.line >= num("line")-5 && l.line <= num("line")+5 })

@@ -29,7 +29,8 @@ func (o *Tool) ExtractToolDefinition() host.ToolDefinition {
 	return host.ToolDefinition{
 		Name: ToolName,
 		Description: "Query a result set that was offloaded to a JSONL file, with a standard recipe (1-10, see the descriptor's jq_recipes) or a jq filter, " +
-			"or read the file's lines: grep (a regular expression, as grep -n prints them) or lines (a range such as 100-200, as sed -n prints them; line 1 is the header). " +
+			"or read its lines: grep (a regular expression, as grep -n prints matches) or lines (a range such as 100-200, as sed -n prints them). " +
+			"Line 1 is the first record; for a text offloaded as lines, these read the text itself: line N is its line N (the recipes' .line), ^ and $ anchor at its lines' ends. " +
 			"Or ask without jq: where, select, sort, limit, aggregate, group_by. " +
 			"Give exactly one of recipe, query, grep, lines and such a question. Results are capped; narrow the query to see more. " +
 			"The count it states is exact; where it states none, count with query=\"[.[] | FILTER] | length\" and slurp=true. " +
@@ -44,10 +45,10 @@ var extractInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"query":{"type":"string","description":"A jq filter run on each record, e.g. select(.namespace | startswith(\"_semantic\")). Parameters are bound as $name."},` +
 	`"params":{"type":"object","description":"Recipe parameters, e.g. {\"namespace\": \"_semantic\"}, {\"keyword\": \"cache\"}, {\"tag\": \"security\"}, {\"type\": \"episodic\"}; for a query, each becomes a $variable."},` +
 	`"slurp":{"type":"boolean","description":"Run the query once over an array of all records (like jq -s), for group_by, sort_by, length. Recipes know their own mode."},` +
-	`"grep":{"type":"string","description":"A regular expression (RE2) matched against each line of the file, e.g. \"timeout|refused\"; matching lines come back numbered, as grep -n prints them."},` +
+	`"grep":{"type":"string","description":"A regular expression (RE2) matched against each line (see lines), e.g. \"timeout|refused\"; matching lines come back numbered, as grep -n prints them."},` +
 	`"ignore_case":{"type":"boolean","description":"With grep: match regardless of case."},` +
 	`"context":{"type":"number","description":"With grep: how many lines to show before and after each match (0-100)."},` +
-	`"lines":{"type":"string","description":"A range of the file's lines to read, numbered from 1 (the header): 100-200, 5, or 100- for the rest."},` +
+	`"lines":{"type":"string","description":"Lines to read: 100-200, 5, or 100- for the rest. Line 1 is the first record (a text's first line), not the header."},` +
 	structuredSchema +
 	`},"required":["file_path"]}`)
 

@@ -10,11 +10,14 @@ import (
 	"github.com/mcplro/lro/internal/textlines"
 )
 
-// extractText answers the grep and lines modes of lro_extract: the
-// offloaded file's own lines, as grep -n and sed -n print them (line 1 is
-// the header), bounded like every result of the tool. They read any
-// offloaded file, memories, records or the lines of a text, in one
-// streaming pass with RE2. They run where jq queries run (a worker
+// extractText answers the grep and lines modes of lro_extract: lines of
+// the offloaded file as grep -n and sed -n print them, bounded like every
+// result of the tool. Line 1 is the first record, not the header; a text
+// offloaded as its lines is read as that text (textlines.Body), so that a
+// pattern matches the text's own line and line N is the text's line N,
+// which the descriptor's recipes select by .line. They read any offloaded
+// file, memories, records or the lines of a text, in one streaming pass
+// with RE2. They run where jq queries run (a worker
 // process, see [Limits]), by the same deadline: a pass is linear
 // in the file, but a costly pattern takes microseconds a byte, so a line
 // is matched in its first textlines.MaxMatch bytes only (the answer says
@@ -64,7 +67,7 @@ func (o *Tool) extractText(ctx context.Context, call extractCall, f *offloadFile
 	out.Text = string(resp.Values[0])
 	if call.lines != "" {
 		if out.Shown == 0 {
-			return fmt.Sprintf("[lro_extract: no lines in %s: the file has %d lines]\n", req.Text.Lines, out.Lines), nil
+			return fmt.Sprintf("[lro_extract: no lines in %s: there are %d lines, the header not counted]\n", req.Text.Lines, out.Lines), nil
 		}
 		return out.Text, nil
 	}

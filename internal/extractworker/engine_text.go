@@ -39,6 +39,7 @@ func runText(ctx context.Context, req *Request, in Input) *Response {
 		return &Response{Failure: Describe(err, timeout)}
 	}
 	defer done()
+	r = textlines.Body(r) // the records' lines, or a text's own
 	var out textlines.Output
 	if t.Lines != "" {
 		out, err = textlines.ReadLines(ctx, r, rng, false, lim)

@@ -12,8 +12,8 @@ import (
 )
 
 // TestPoolRunsText: grep and lines requests run in a worker over the whole
-// file, its header as line 1, and an invalid pattern or range fails as
-// the query's fault.
+// file, its first record as line 1 (textlines.Body), and an invalid
+// pattern or range fails as the query's fault.
 func TestPoolRunsText(t *testing.T) {
 	p := testPool(t, Config{Workers: 1})
 	path, id := jsonlFile(t, 100)
@@ -30,16 +30,16 @@ func TestPoolRunsText(t *testing.T) {
 	require.Nil(t, resp.Failure)
 	require.NotNil(t, resp.Text)
 	assert.Equal(t, 3, resp.Text.Matches)
-	assert.Equal(t, 101, resp.Text.Lines)
-	assert.Equal(t, "41-{\"id\":39,\"title\":\"record 39\",\"tags\":[\"a\",\"b\"]}\n"+
-		"42:{\"id\":40,\"title\":\"record 40\",\"tags\":[\"a\",\"b\"]}\n"+
-		"43:{\"id\":41,\"title\":\"record 41\",\"tags\":[\"a\",\"b\"]}\n"+
-		"44:{\"id\":42,\"title\":\"record 42\",\"tags\":[\"a\",\"b\"]}\n"+
-		"45-{\"id\":43,\"title\":\"record 43\",\"tags\":[\"a\",\"b\"]}\n", string(resp.Values[0]))
+	assert.Equal(t, 100, resp.Text.Lines)
+	assert.Equal(t, "40-{\"id\":39,\"title\":\"record 39\",\"tags\":[\"a\",\"b\"]}\n"+
+		"41:{\"id\":40,\"title\":\"record 40\",\"tags\":[\"a\",\"b\"]}\n"+
+		"42:{\"id\":41,\"title\":\"record 41\",\"tags\":[\"a\",\"b\"]}\n"+
+		"43:{\"id\":42,\"title\":\"record 42\",\"tags\":[\"a\",\"b\"]}\n"+
+		"44-{\"id\":43,\"title\":\"record 43\",\"tags\":[\"a\",\"b\"]}\n", string(resp.Values[0]))
 
 	resp = run("", TextRequest{Lines: "1-2"})
 	require.Nil(t, resp.Failure)
-	assert.Equal(t, `{"type":"lro_header","schema_version":"generic"}`+"\n"+`{"id":0,"title":"record 0","tags":["a","b"]}`+"\n", string(resp.Values[0]))
+	assert.Equal(t, `{"id":0,"title":"record 0","tags":["a","b"]}`+"\n"+`{"id":1,"title":"record 1","tags":["a","b"]}`+"\n", string(resp.Values[0]))
 
 	resp = run("RECORD 7\"", TextRequest{IgnoreCase: true})
 	require.Nil(t, resp.Failure)

@@ -47,8 +47,9 @@ type Request struct {
 }
 
 // TextRequest asks for lines of a file as grep -n or sed -n prints them
-// (see internal/textlines), the whole file read, its header as line 1:
-// the lines in the range Lines, or, when Lines is empty, those that
+// (see internal/textlines), the whole file read, its lines those of
+// textlines.Body (line 1 the first record, or a text's first line): the
+// lines in the range Lines, or, when Lines is empty, those that
 // Request.Query matches.
 type TextRequest struct {
 	Lines      string `json:"lines,omitempty"` // a range as textlines.ParseRange reads it

@@ -95,8 +95,10 @@ func lineRecipes(keywordParam []RecipeParam) []candidate {
 	search := `select(.text | test($keyword; "i"))`
 	return []candidate{
 		{1, Recipe{Description: "Search lines for $keyword", Filter: search + " | " + numbered, Raw: true, Params: keywordParam}},
-		{2, Recipe{Description: "Print lines $from to $to", Filter: `select(.line >= ($from | tonumber) and .line <= ($to | tonumber)) | .text`,
-			Raw: true, Params: []RecipeParam{{"from", "1"}, {"to", "50"}}}},
+		// The text's own lines, as sed -n and lro_extract's lines print
+		// them: a blank line has no record, and comes back empty.
+		{2, Recipe{Description: "Print lines $from to $to", Filter: `reduce .[] as $r ([]; .[$r.line] = $r.text) | .[($from | tonumber):($to | tonumber) + 1][] | . // ""`,
+			Raw: true, Slurp: true, Params: []RecipeParam{{"from", "1"}, {"to", "50"}}}},
 		{3, Recipe{Description: "Print the lines around line $line", Filter: `select(.line - ($line | tonumber) | fabs <= 5) | ` + numbered,
 			Raw: true, Params: []RecipeParam{{"line", "10"}}}},
 		{4, Recipe{Description: "Count lines matching $keyword", Filter: "map(" + search + ") | length", Slurp: true, Params: keywordParam}},
