@@ -47,8 +47,12 @@ func TestMain(m *testing.M) {
 // error of 4,000 bytes. A call of "big" is answered by mode: "flood" sends a
 // line of 256 MiB; "hang" never answers; "exit" exits with status 3. A
 // notifications/cancelled is answered with a log message that names the
-// request.
+// request. Mode "detail" is detailServer.
 func fakeServer(mode string) {
+	if mode == "detail" {
+		detailServer()
+		return
+	}
 	if strings.HasPrefix(mode, "hostile-") {
 		hostileServer(mode)
 		return
