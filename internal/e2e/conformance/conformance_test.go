@@ -48,6 +48,19 @@ var knownDifferences = map[string]string{
 	"mcp-go/proxy remote/elicitation-sep1330-enums":    remoteGeneration,
 }
 
+// unstable are the scenarios a server fails now and then on its own
+// (server/scenario), with the reason: they run once, are shown in the
+// table with a dagger, and are not compared.
+var unstable = map[string]string{
+	"mcp-go/tools-call-with-logging":  mcpgoLastNotification,
+	"mcp-go/tools-call-with-progress": mcpgoLastNotification,
+}
+
+// mcpgoLastNotification: seen without lro, directly and through the bridge
+// alone (one run failed three tries of tools-call-with-progress in a row on
+// mcp-go's streamable HTTP, the next passed at once).
+const mcpgoLastNotification = "mcp-go sends a call's response before its last log or progress notification at times, with or without lro, on streamable HTTP and on stdio"
+
 // remoteGeneration: lro-proxy connects to the remote before its client
 // initializes and negotiates the newest protocol, 2026-07-28, where mcp-go
 // refuses server-initiated requests (SEP-2322: input requests instead), so
@@ -134,7 +147,12 @@ func TestConformance(t *testing.T) {
 			key := sv.name + "/" + col
 			t.Run(key, func(t *testing.T) {
 				url := serve(t, sv, col, plain, wired, bins["lro-proxy"])
-				results[key] = runSuite(t, node, cli, url, filepath.Join(dir, "out", sv.name, col))
+				once := func(sc string) bool {
+					_, known := knownDifferences[key+"/"+sc]
+					_, shaky := unstable[sv.name+"/"+sc]
+					return known || shaky
+				}
+				results[key] = runSuite(t, node, cli, url, filepath.Join(dir, "out", sv.name, col), once)
 			})
 		}
 	}
@@ -149,6 +167,10 @@ func TestConformance(t *testing.T) {
 			}
 			for _, sc := range scenarios(got, want) {
 				key := sv.name + "/" + pair[0] + "/" + sc
+				if reason, shaky := unstable[sv.name+"/"+sc]; shaky {
+					t.Logf("not compared: %s %s: %s, against %s's %s (%s)", sv.name, pair[0], got[sc], pair[1], want[sc], reason)
+					continue
+				}
 				if got[sc].String() == want[sc].String() {
 					continue
 				}
@@ -476,13 +498,14 @@ var scenarioDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}
 const tries = 3
 
 // runSuite runs the suite's server scenarios against url and reads their
-// checks, running again, alone, each scenario that failed. The suite's own
+// checks, running again, alone, each scenario that failed unless once says
+// it fails for a known reason. The suite's own
 // exit status says only that some check failed, which the comparison
 // judges.
-func runSuite(t *testing.T, node, cli, url, out string) map[string]outcome {
+func runSuite(t *testing.T, node, cli, url, out string, once func(scenario string) bool) map[string]outcome {
 	res := runOnce(t, node, cli, url, out, "")
 	for sc, o := range res {
-		for try := 2; try <= tries && o.failed(); try++ {
+		for try := 2; try <= tries && o.failed() && !once(sc); try++ {
 			again := runOnce(t, node, cli, url, fmt.Sprintf("%s-retry%d-%s", out, try, sc), sc)[sc]
 			if again == nil {
 				t.Fatalf("scenario %s did not run again", sc)
@@ -555,14 +578,16 @@ func scenarios(rs ...map[string]outcome) []string {
 
 // table is the conformance table in Markdown: a row per scenario, a
 // column per server and path, each cell the checks passed of the checks run
-// (in bold when some failed), and which run when the first failed.
+// (in bold when some failed), and which run when the first failed; a
+// dagger marks the unstable, not compared.
 func table(results map[string]map[string]outcome) string {
 	var all []map[string]outcome
-	var head []string
+	var head, serverOf []string
 	for _, sv := range servers {
 		for _, col := range columns {
 			all = append(all, results[sv.name+"/"+col])
 			head = append(head, sv.name+" "+col)
+			serverOf = append(serverOf, sv.name)
 		}
 	}
 	var b strings.Builder
@@ -582,6 +607,9 @@ func table(results map[string]map[string]outcome) string {
 			note := ""
 			if o.try() > 1 {
 				note = fmt.Sprintf(" (try %d)", o.try())
+			}
+			if _, shaky := unstable[serverOf[i]+"/"+sc]; shaky {
+				note += " †"
 			}
 			if p == n {
 				fmt.Fprintf(&b, " %d/%d%s |", p, n, note)
