@@ -17,7 +17,7 @@ import (
 // TestExtractRecipesBesideBusyLoops: issue 40. A query's bound is its
 // worker's CPU time, so every recipe of a descriptor of 100,000 memories
 // is answered beside eight busy loops (a heavy build beside the agent),
-// which leave the workers, at nice 10, little CPU: with a bound in wall
+// which leave the workers, at nice 5, little CPU: with a bound in wall
 // time, 3 of 10 were stopped after about 10 s of wall time for 0.5 s of
 // CPU. Slow and loading the machine: LRO_TEST_FULL=1 runs it.
 func TestExtractRecipesBesideBusyLoops(t *testing.T) {

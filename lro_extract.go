@@ -65,7 +65,7 @@ import (
 //     calls of its session waiting or 30 s in line, which an agent's
 //     parallel calls do not reach;
 //   - it does not slow the server's other tools: workers run at a lower
-//     CPU priority (nice 10) than the server.
+//     CPU priority (nice 5) than the server.
 //
 // What it costs: a worker's start (tens of milliseconds, once), a copy of
 // the results through a pipe (tens of microseconds for a screenful), the

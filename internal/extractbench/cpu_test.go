@@ -11,7 +11,7 @@ import (
 )
 
 // CPU time, which a machine busy with other work does not stretch as it
-// stretches wall time: the workers run at nice 10 and the floors at the
+// stretches wall time: the workers run at nice 5 and the floors at the
 // caller's priority, so that on a loaded machine wall time favours the
 // floors. (Linux; elsewhere these read zero and the CPU metrics are left
 // out.)

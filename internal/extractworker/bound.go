@@ -6,9 +6,9 @@ import (
 )
 
 // A query's time bound (Limits.Timeout) is the CPU time its worker uses:
-// what the query costs, whatever else the machine runs. Workers run at
-// nice 10, so beside a build a query of 0.8 s of CPU took 10.4 s of wall
-// time, and a wall-clock bound stopped it. The wall-clock bound stays as
+// what the query costs, whatever else the machine runs. Workers run below
+// the server's priority, so beside a build a query of 0.8 s of CPU took
+// 10.4 s of wall time (at nice 10), and a wall-clock bound stopped it. The wall-clock bound stays as
 // a backstop, wallFactor times larger plus wallSlack, for a worker that
 // gets no CPU at all (stopped, starved): its caller must not wait forever.
 // The slack is for small bounds: on a loaded machine a worker waits

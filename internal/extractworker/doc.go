@@ -67,7 +67,7 @@
 //     turns (internal/admit). Past its place, a call waits for a worker
 //     (one being replaced, or starting: a start is bounded by two
 //     minutes, which only a program that hangs reaches).
-//   - Workers run at a lower CPU priority than the server (nice 10), so
+//   - Workers run at a lower CPU priority than the server (nice 5), so
 //     that queries that spin do not slow the server's other tools.
 //   - A worker keeps the exact counts of the queries it ran (CountCache):
 //     the same query of a file again stops once its output is full, and

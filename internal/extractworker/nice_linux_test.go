@@ -16,14 +16,14 @@ import (
 )
 
 // TestWorkersRunAtLowerPriority: every thread of a worker, those created
-// while it ran a query included, has nice value 10, below the server's.
+// while it ran a query included, has nice value workerNice (5), below the server's.
 func TestWorkersRunAtLowerPriority(t *testing.T) {
 	testenv.Parallel(t)
 	p := testPool(t, Config{Workers: 1})
 	path, id := jsonlFile(t, 1)
 	// A query that allocates, so that the worker's collector runs on
 	// threads of its own; with a deadline no busy machine reaches: a
-	// worker at nice 10 beside busy processes gets little of a CPU (it
+	// worker at nice 5 beside busy processes gets little of a CPU (it
 	// took over 10 s on a loaded machine).
 	resp, err := p.Run(context.Background(), request(path, id, `[range(1000000)] | length`, 5*time.Minute), 5*time.Minute, 1<<20)
 	require.NoError(t, err)
@@ -35,7 +35,7 @@ func TestWorkersRunAtLowerPriority(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, len(tasks), 1)
 	for _, task := range tasks {
-		assert.Equal(t, 10, nice(t, dir+"/"+task.Name()+"/stat"), "thread %s", task.Name())
+		assert.Equal(t, workerNice, nice(t, dir+"/"+task.Name()+"/stat"), "thread %s", task.Name())
 	}
 	assert.Equal(t, 0, nice(t, "/proc/self/stat"), "the server keeps its own")
 }

@@ -186,7 +186,7 @@ func TestPoolHardMemoryLimit(t *testing.T) {
 	}
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1, MemoryBytes: 96 << 20})
 	path, id := jsonlFile(t, 1)
-	// A deadline no busy machine reaches: the worker runs at nice 10.
+	// A deadline no busy machine reaches: the worker runs at nice 5.
 	req := request(path, id, `[range(1e8)] | length`, 10*time.Minute)
 	req.Limits.MaxHeapBytes = 8 << 30
 	resp, err := p.Run(context.Background(), req, 10*time.Minute, 1<<20)
@@ -289,7 +289,7 @@ func TestFrames(t *testing.T) {
 // in a builtin that nothing interrupts.
 func TestWorkerEndsItselfWithoutItsParent(t *testing.T) {
 	if !testenv.Timing() {
-		// The worker runs at nice 10: beside a loaded machine it got no
+		// The worker runs at nice 5: beside a loaded machine it got no
 		// CPU to end itself for over two minutes. What it proves is a
 		// bound in time.
 		t.Skip("a bound in time: LRO_TEST_TIMING=1 runs it (CI does)")

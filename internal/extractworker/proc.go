@@ -64,8 +64,13 @@ const (
 	killGrace = 500 * time.Millisecond
 	// workerNice is the workers' nice value: below the server's priority
 	// (the server's is most likely 0), so that queries that spin on every
-	// core leave the server's other tools their CPU.
-	workerNice = 10
+	// core leave the server's other tools their CPU. Five, not more: each
+	// step of nice is a quarter less CPU beside a busy process, and at 10
+	// (a weight of 110 against 1,024) a recipe of 0.8 s of CPU beside
+	// eight busy loops needed over 30 s of wall time, near the wall-clock
+	// backstop; at 5 (335) it needs about 10 s, and the server still
+	// weighs three times a worker.
+	workerNice = 5
 	// maxRememberedFiles bounds proc.files.
 	maxRememberedFiles = 32
 	// stallCheck is how often an exchange checks that its worker is not

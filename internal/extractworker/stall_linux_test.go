@@ -81,7 +81,7 @@ func TestPoolReplacesWorkerStoppedMidQuery(t *testing.T) {
 		syscall.Kill(pids[0], syscall.SIGSTOP)
 	}()
 	t.Cleanup(func() { syscall.Kill(pids[0], syscall.SIGKILL) })
-	// A deadline no busy machine reaches (the worker runs at nice 10): one
+	// A deadline no busy machine reaches (the worker runs at nice 5): one
 	// that held the query until then would answer with a timeout failure.
 	resp, err := p.Run(context.Background(), request(path, id, q, 10*time.Minute), 10*time.Minute, 1<<20)
 	took := time.Since(start)
@@ -111,7 +111,7 @@ func TestPoolReplacesSpentWorker(t *testing.T) {
 	p := testPool(t, Config{Workers: 1, MaxWorkers: 1, MemoryBytes: 256 << 20})
 	path, id := jsonlFile(t, 1)
 	run := func(q string) *Response {
-		// A deadline no busy machine reaches: workers run at nice 10,
+		// A deadline no busy machine reaches: workers run at nice 5,
 		// and two busy loops leave them a twentieth of a core.
 		resp, err := p.Run(context.Background(), request(path, id, q, 10*time.Minute), 10*time.Minute, 1<<20)
 		require.NoError(t, err)
