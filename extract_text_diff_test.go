@@ -91,7 +91,7 @@ func TestExtractTextOffloadIsText(t *testing.T) {
 	// lines, and the recipe the descriptor gives for them.
 	recipe := 0
 	for i, r := range d.JQRecipes {
-		if r.Description == "Print lines $from to $to" {
+		if r.Description == "Print lines FROM to TO" {
 			recipe = i + 1
 		}
 	}
