@@ -19,6 +19,7 @@ func AddExtractTool(s *mcp.Server, off *lro.Offloader) {
 		Name:        def.Name,
 		Description: def.Description,
 		InputSchema: def.InputSchema,
+		Meta:        def.Meta,
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Query an offloaded result",
 			ReadOnlyHint:    true,

@@ -23,6 +23,9 @@ import (
 func AddExtractTool(s *server.MCPServer, off *lro.Offloader) {
 	def := off.Host().ExtractToolDefinition()
 	tool := mcp.NewToolWithRawSchema(def.Name, def.Description, def.InputSchema)
+	if def.Meta != nil {
+		tool.Meta = &mcp.Meta{AdditionalFields: def.Meta}
+	}
 	tool.Annotations = mcp.ToolAnnotation{
 		Title:           "Query an offloaded result",
 		ReadOnlyHint:    mcp.ToBoolPtr(true),
