@@ -180,7 +180,7 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 	} else if s = o.resultSubject(ctx, call, policy, res, set, d); s == nil {
 		return res, false, nil
 	}
-	out, err := o.outcomeOf(ctx, s, d.get().mode)
+	out, err := o.outcomeOf(withTool(ctx, call.Tool), s, d.get().mode)
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 	}
@@ -188,7 +188,11 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 		return s.inline()
 	}
 	v.pointer = out.Action == Offloaded
-	return o.respond(reply{call: call, res: s.answer(), doc: s.doc, l: s.l, delivery: d.get(), first: s.sets[0]}, out), true, nil
+	sent := o.respond(reply{call: call, res: s.answer(), doc: s.doc, l: s.l, delivery: d.get(), first: s.sets[0]}, out)
+	if v.pointer {
+		o.metrics.keptOut(withTool(ctx, call.Tool), s.sets[0].Operation, out.Tokens, o.sentTokens(sent))
+	}
+	return sent, true, nil
 }
 
 // A subject is what the pipeline judges of one call's answer: the sets of

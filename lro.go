@@ -415,6 +415,7 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *records.La
 		})
 		out.files = append(out.files, offloadedFile{f.path, f.bytes, isLines(sets[i])})
 	}
+	o.countDirect(ctx, out)
 	return out, nil
 }
 

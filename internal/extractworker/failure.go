@@ -32,6 +32,9 @@ const (
 type Failure struct {
 	Kind    Kind   `json:"kind"`
 	Message string `json:"message"`
+	// Deadline marks a query stopped at its deadline, which operators
+	// count apart from other refusals (lro.extract.calls).
+	Deadline bool `json:"deadline,omitempty"`
 }
 
 // Error returns the message.
@@ -45,7 +48,7 @@ const (
 
 // TimeoutFailure is the failure of a query stopped at its deadline.
 func TimeoutFailure(timeout time.Duration) *Failure {
-	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped; narrow it", timeout)}
+	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped; narrow it", timeout), Deadline: true}
 }
 
 // MemoryFailure is the failure of a query that needed too much memory.
