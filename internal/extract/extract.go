@@ -74,7 +74,9 @@ const OutcomeDeadline = "deadline"
 // Extract is lro.Offloader.Extract: it answers one lro_extract call.
 func (o *Tool) Extract(ctx context.Context, args map[string]any) (string, error) {
 	start := time.Now()
+	stop := reportProgress(ctx, start, o.env.Limits.withDefaults().Timeout)
 	text, err := o.extract(ctx, args)
+	stop()
 	outcome := "ok"
 	if err != nil {
 		outcome = "refused"
