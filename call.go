@@ -180,7 +180,9 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 	} else if s = o.resultSubject(ctx, call, policy, res, set, d); s == nil {
 		return res, false, nil
 	}
+	stop := reportOffload(ctx, call.Tool)
 	out, err := o.outcomeOf(withTool(ctx, call.Tool), s, d.get().mode)
+	stop()
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 	}
