@@ -39,7 +39,7 @@ type OffloadEvent struct {
 	Operation string
 	Path      string        // absolute path of the file
 	Count     int           // records in the file
-	Tokens    int           // estimated tokens kept out of the context
+	Tokens    int           // estimated tokens of the records inline (lro.offload.tokens counts these less what was sent)
 	Bytes     int64         // size of the file
 	Duration  time.Duration // time taken to write and publish it
 }
@@ -140,7 +140,7 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	}
 	in.offloads = counter("lro.offloads", "{result}", "Results offloaded to a file.")
 	in.offloadBytes = counter("lro.offload.bytes", "By", "Bytes written to offloaded files.")
-	in.offloadTokens = counter("lro.offload.tokens", "{token}", "Estimated tokens kept out of the model's context.")
+	in.offloadTokens = counter("lro.offload.tokens", "{token}", "Estimated tokens kept out of the model's context: a result's inline estimate less that of the answer sent in its place, by operation and tool.")
 	in.offloadDuration = histogram("lro.offload.duration", "Time to write and publish an offloaded file, by outcome: ok, or fallback when the write failed.")
 	in.fallbacks = counter("lro.fallbacks", "{result}", "Offloads whose write failed, sent truncated inline instead.")
 	in.filesRemoved = counter("lro.files.removed", "{file}", "Offloaded files deleted, by reason.")
@@ -153,20 +153,23 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 }
 
 func (in *instruments) offloaded(ctx context.Context, e OffloadEvent) {
-	op := metric.WithAttributes(attrOperation(e.Operation))
+	a := offloadAttrs(ctx, e.Operation)
+	op := metric.WithAttributes(a...)
 	in.offloads.Add(ctx, 1, op)
 	in.offloadBytes.Add(ctx, e.Bytes, op)
-	in.offloadTokens.Add(ctx, int64(e.Tokens), op)
-	in.offloadDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrOperation(e.Operation), attrOutcome("ok")))
+	// lro.offload.tokens is counted once the answer sent in the result's
+	// place is known (keptOut), not here.
+	in.offloadDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(append(a, attrOutcome("ok"))...))
 }
 
 // writeFailed counts a fallback and, when a write was tried, records its
 // time with the outcome "fallback": a store that hangs shows in the
 // histogram, not only in the counters.
 func (in *instruments) writeFailed(ctx context.Context, e WriteFailedEvent) {
-	in.fallbacks.Add(ctx, 1, metric.WithAttributes(attrOperation(e.Operation)))
+	a := offloadAttrs(ctx, e.Operation)
+	in.fallbacks.Add(ctx, 1, metric.WithAttributes(a...))
 	if e.Duration > 0 {
-		in.offloadDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrOperation(e.Operation), attrOutcome("fallback")))
+		in.offloadDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(append(a, attrOutcome("fallback"))...))
 	}
 }
 
@@ -187,7 +190,8 @@ func (in *instruments) storeState(ctx context.Context, state string) {
 }
 
 // extracted counts an lro_extract call: "ok", "refused" when it was
-// answered with an error, or "store_error" when the store failed it.
+// answered with an error, "deadline" when its query was stopped at its
+// deadline, or "store_error" when the store failed it.
 func (in *instruments) extracted(ctx context.Context, outcome string, took time.Duration) {
 	o := metric.WithAttributes(attrOutcome(outcome))
 	in.extractCalls.Add(ctx, 1, o)

@@ -422,6 +422,7 @@ func (o *Offloader) offload(ctx context.Context, sets []ResultSet, l *records.La
 		out.files = append(out.files, offloadedFile{f.path, f.bytes, isLines(sets[i])})
 	}
 	releaseAfter(wrote) // the result's memory, once dropped: release.go
+	o.countDirect(ctx, out)
 	return out, nil
 }
 

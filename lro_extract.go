@@ -171,8 +171,29 @@ type ExtractLimits struct {
 // Offloader takes the tool as served (descriptors' guidance points to it)
 // and starts its worker processes, so that a first query does not wait
 // for one; every host gets both by registering the tool with it.
+//
+// Its Meta carries [MaxResultSizeCharsKey]: the tool's answers are bounded,
+// so a client that saves large answers to a file keeps them inline.
 func (h Host) ExtractToolDefinition() host.ToolDefinition {
-	return h.o.extractor.ExtractToolDefinition()
+	def := h.o.extractor.ExtractToolDefinition()
+	def.Meta = map[string]any{MaxResultSizeCharsKey: h.o.MaxExtractChars()}
+	return def
+}
+
+// MaxResultSizeCharsKey is the _meta key of a tool definition by which a
+// client learns the largest answer, in characters, the tool returns
+// (Claude Code documents it: an answer under it is not moved to a file).
+// lro_extract's definition carries it, so that a client never stores
+// lro's own answer in a file, which the model would then have to read
+// with a shell.
+const MaxResultSizeCharsKey = "anthropic/maxResultSizeChars"
+
+// MaxExtractChars is the most characters an lro_extract answer holds:
+// Config.ThresholdTokens and [NoticeTokens], at the four characters a
+// token that the default estimator never exceeds (it counts at least a
+// token for four characters of Latin script, more for others).
+func (o *Offloader) MaxExtractChars() int {
+	return 4 * (o.cfg.ThresholdTokens + NoticeTokens)
 }
 
 // Extract answers one lro_extract call, given its arguments decoded from

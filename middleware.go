@@ -146,7 +146,9 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 	} else if s.cursor != "" {
 		return o.pageRefused(ctx, call, s), true, nil
 	}
-	out, err := d.get().mode.outcome(ctx, o, s)
+	stop := reportOffload(ctx, call.Tool)
+	out, err := d.get().mode.outcome(withTool(ctx, call.Tool), o, s)
+	stop()
 	if err != nil {
 		o.logf(ctx, slog.LevelWarn, "lro: result not offloaded", call.Tool, err)
 	}
@@ -157,7 +159,11 @@ func (o *Offloader) serve(ctx context.Context, call host.Call, policy ToolPolicy
 	if col != nil && v.pointer {
 		o.noteCollectedPage(ctx, call, col.records.Count())
 	}
-	return o.respond(reply{call: call, res: s.answer(), doc: s.doc, l: s.l, delivery: d.get(), first: s.sets[0]}, out), true, nil
+	sent := o.respond(reply{call: call, res: s.answer(), doc: s.doc, l: s.l, delivery: d.get(), first: s.sets[0]}, out)
+	if v.pointer {
+		o.metrics.keptOut(withTool(ctx, call.Tool), s.sets[0].Operation, out.Tokens, o.sentTokens(sent))
+	}
+	return sent, true, nil
 }
 
 // serveProxy serves a proxy client, which offloads on its own side: it

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,6 +20,7 @@ func AddExtractTool(s *mcp.Server, off *lro.Offloader) {
 		Name:        def.Name,
 		Description: def.Description,
 		InputSchema: def.InputSchema,
+		Meta:        def.Meta,
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Query an offloaded result",
 			ReadOnlyHint:    true,
@@ -34,7 +36,7 @@ func AddExtractTool(s *mcp.Server, off *lro.Offloader) {
 				return toolError(lro.ExtractToolName + ": arguments must be a JSON object"), nil
 			}
 		}
-		text, err := off.Extract(withSession(ctx, req.Session), args)
+		text, err := off.Extract(withProgress(withSession(ctx, req.Session), req), args)
 		if err != nil {
 			return toolError(err.Error()), nil
 		}
@@ -44,4 +46,20 @@ func AddExtractTool(s *mcp.Server, off *lro.Offloader) {
 
 func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// withProgress sets in ctx the sender of the request's progress
+// notifications, when its client sent a progress token.
+func withProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req.Params == nil || req.Session == nil {
+		return ctx
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return ctx
+	}
+	ss := req.Session
+	return host.WithProgress(ctx, func(ctx context.Context, progress, total float64, message string) {
+		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Total: total, Message: message})
+	})
 }

@@ -33,6 +33,10 @@ func TestExtractTool(t *testing.T) {
 		}
 	}
 	require.NotNil(t, tool)
+	// The bound of its answers, for clients that move large answers to a
+	// file (see lro.MaxResultSizeCharsKey).
+	assert.Equal(t, float64(off.MaxExtractChars()), tool.Meta[lro.MaxResultSizeCharsKey])
+	assert.Equal(t, 4*(lro.DefaultThresholdTokens+lro.NoticeTokens), off.MaxExtractChars())
 	require.NotNil(t, tool.Annotations)
 	assert.True(t, tool.Annotations.ReadOnlyHint)
 	assert.True(t, tool.Annotations.IdempotentHint)

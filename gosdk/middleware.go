@@ -122,6 +122,7 @@ func (a *adapter) call(ctx context.Context, req *mcp.CallToolRequest, next mcp.M
 	}
 
 	var orig *mcp.CallToolResult
+	ctx = withProgress(ctx, req) // for a long offload
 	res, replaced, err := a.off.Host().Serve(ctx, call, func(ctx context.Context) (host.Result, error) {
 		r, err := next(ctx, "tools/call", req)
 		if err != nil {

@@ -11,6 +11,9 @@ type ToolDefinition struct {
 	Name        string
 	Description string
 	InputSchema json.RawMessage // a JSON Schema of type object
+	// Meta is the tool's _meta: hints for clients, such as the bound of
+	// its answers (see lro.MaxResultSizeCharsKey).
+	Meta map[string]any
 }
 
 // A ResourceTemplate is an MCP resource template a host adapter registers

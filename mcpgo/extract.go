@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/mcplro/lro/internal/admit"
 )
 
@@ -23,6 +24,9 @@ import (
 func AddExtractTool(s *server.MCPServer, off *lro.Offloader) {
 	def := off.Host().ExtractToolDefinition()
 	tool := mcp.NewToolWithRawSchema(def.Name, def.Description, def.InputSchema)
+	if def.Meta != nil {
+		tool.Meta = &mcp.Meta{AdditionalFields: def.Meta}
+	}
 	tool.Annotations = mcp.ToolAnnotation{
 		Title:           "Query an offloaded result",
 		ReadOnlyHint:    mcp.ToBoolPtr(true),
@@ -31,7 +35,7 @@ func AddExtractTool(s *server.MCPServer, off *lro.Offloader) {
 		OpenWorldHint:   mcp.ToBoolPtr(false),
 	}
 	s.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		text, err := off.Extract(withSession(ctx), req.GetArguments())
+		text, err := off.Extract(withProgress(withSession(ctx), req.Params.Meta), req.GetArguments())
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
@@ -53,4 +57,21 @@ func withSession(ctx context.Context) context.Context {
 		return admit.WithSession(ctx, "client:"+info.ClientInfo.Name+"/"+info.ClientInfo.Version)
 	}
 	return ctx
+}
+
+// withProgress sets in ctx the sender of the request's progress
+// notifications, when its client sent a progress token.
+func withProgress(ctx context.Context, meta *mcp.Meta) context.Context {
+	s := server.ServerFromContext(ctx)
+	if meta == nil || meta.ProgressToken == nil || s == nil {
+		return ctx
+	}
+	token := meta.ProgressToken
+	return host.WithProgress(ctx, func(ctx context.Context, progress, total float64, message string) {
+		params := map[string]any{"progressToken": token, "progress": progress, "message": message}
+		if total > 0 {
+			params["total"] = total
+		}
+		_ = s.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
+	})
 }

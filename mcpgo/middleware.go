@@ -141,6 +141,7 @@ func serveAs[R any](ctx context.Context, off *lro.Offloader, req mcp.CallToolReq
 		replaced bool
 		err      error
 	)
+	ctx = withProgress(ctx, req.Params.Meta) // for a long offload
 	if policy != nil {
 		res, replaced, err = h.ServeWith(ctx, call, *policy, run)
 	} else {

@@ -32,13 +32,13 @@ func TestHTTPMetricsAndLimits(t *testing.T) {
 
 			metrics := get(t, strings.TrimSuffix(url, "/mcp")+"/metrics")
 			assert.Contains(t, metrics, "# TYPE lro_offloads_total counter")
-			assert.Contains(t, metrics, `lro_offloads_total{operation="recall"} 1`)
-			assert.Contains(t, metrics, `lro_offload_tokens_total{operation="recall"} `)
-			assert.Contains(t, metrics, `lro_offload_duration_seconds_count{operation="recall",outcome="ok"} 1`)
+			assert.Contains(t, metrics, `lro_offloads_total{operation="recall",tool="recall_memories"} 1`)
+			assert.Contains(t, metrics, `lro_offload_tokens_total{operation="recall",tool="recall_memories"} `)
+			assert.Contains(t, metrics, `lro_offload_duration_seconds_count{operation="recall",outcome="ok",tool="recall_memories"} 1`)
 			// Buckets that fit a latency (issue 26.5): the offload lands
 			// under a second, and the first bucket is half a millisecond.
-			assert.Contains(t, metrics, `lro_offload_duration_seconds_bucket{operation="recall",outcome="ok",le="0.0005"} `)
-			assert.Contains(t, metrics, `lro_offload_duration_seconds_bucket{operation="recall",outcome="ok",le="1"} 1`)
+			assert.Contains(t, metrics, `lro_offload_duration_seconds_bucket{operation="recall",outcome="ok",tool="recall_memories",le="0.0005"} `)
+			assert.Contains(t, metrics, `lro_offload_duration_seconds_bucket{operation="recall",outcome="ok",tool="recall_memories",le="1"} 1`)
 			assert.Greater(t, d.Summary.EstimatedTokens, 1600)
 
 			// A valid initialize padded with spaces: answered with a little

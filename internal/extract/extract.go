@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/extractworker"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/jsonscan"
 	"github.com/mcplro/lro/internal/records"
@@ -65,13 +66,25 @@ const structuredSchema = `"where":{"type":"array","description":"Instead of jq: 
 	`"aggregate":{"type":"object","properties":{"op":{"enum":["count","sum","avg","min","max","distinct"]},"field":{"type":"string"}},"required":["op"],"description":"Answer: {matched, value}. Sums are exact; distinct counts values; no field for count."},` +
 	`"group_by":{"type":"string","description":"With aggregate: {matched, groups: [{key, value, count}]}, by value desc; limit keeps the top N."}`
 
+// OutcomeDeadline is the lro.extract.calls outcome of a call whose query
+// was stopped at its deadline: a refusal, counted apart because a rising
+// rate of them says the deadline or the files are too large, not that
+// the model asks badly.
+const OutcomeDeadline = "deadline"
+
 // Extract is lro.Offloader.Extract: it answers one lro_extract call.
 func (o *Tool) Extract(ctx context.Context, args map[string]any) (string, error) {
 	start := time.Now()
+	stop := reportProgress(ctx, start, o.env.Limits.withDefaults().Timeout)
 	text, err := o.extract(ctx, args)
+	stop()
 	outcome := "ok"
 	if err != nil {
 		outcome = "refused"
+		var f *extractworker.Failure
+		if errors.As(err, &f) && f.Deadline {
+			outcome = OutcomeDeadline
+		}
 		if o.env.Store.Failed(ctx, ToolName, err) {
 			outcome = o.env.OutcomeStoreError
 		}

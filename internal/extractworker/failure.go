@@ -36,6 +36,9 @@ type Failure struct {
 	// wall marks TimeoutFailure's, which a worker words again as
 	// WallFailure's (its wall-clock bound is the backstop).
 	wall bool
+	// Deadline marks a query stopped at its deadline, which operators
+	// count apart from other refusals (lro.extract.calls).
+	Deadline bool `json:"deadline,omitempty"`
 }
 
 // Error returns the message.
@@ -51,13 +54,13 @@ const (
 // wall-clock time: the bound of queries run in the server's own process,
 // where one query's CPU time cannot be told from the others'.
 func TimeoutFailure(timeout time.Duration) *Failure {
-	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (wall-clock time); narrow it", timeout), wall: true}
+	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (wall-clock time); narrow it", timeout), wall: true, Deadline: true}
 }
 
 // CPUFailure is the failure of a query whose worker used its bound of CPU
 // time: the query's own cost, whatever the machine's load.
 func CPUFailure(bound time.Duration) *Failure {
-	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (%s of CPU time, its bound); narrow it", bound, bound)}
+	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (%s of CPU time, its bound); narrow it", bound, bound), Deadline: true}
 }
 
 // WallFailure is the failure of a query whose worker reached the
@@ -69,7 +72,7 @@ func WallFailure(bound, cpu time.Duration) *Failure {
 	if cpu >= bound {
 		return CPUFailure(bound)
 	}
-	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (wall-clock time: its worker got only %s of CPU time of the %s it may use, the machine is busy); retry later, or narrow it", WallBound(bound), cpu.Round(time.Millisecond), bound)}
+	return &Failure{Kind: KindLimit, Message: fmt.Sprintf("query took longer than %s and was stopped (wall-clock time: its worker got only %s of CPU time of the %s it may use, the machine is busy); retry later, or narrow it", WallBound(bound), cpu.Round(time.Millisecond), bound), Deadline: true}
 }
 
 // MemoryFailure is the failure of a query that needed too much memory.
