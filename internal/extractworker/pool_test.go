@@ -167,7 +167,10 @@ func TestPoolKillsAtTheDeadline(t *testing.T) {
 	// Its bound of CPU time, or on a machine so loaded that the worker
 	// got less than that, the wall-clock backstop.
 	assert.Regexp(t, `^query took longer than (3s and was stopped \(3s of CPU time, its bound\); narrow it|14s and was stopped \(wall-clock time: its worker got only .* of CPU time of the 3s it may use, the machine is busy\); retry later, or narrow it)$`, resp.Failure.Message)
-	testenv.Within(t, took, 3*time.Second+killGrace+time.Second, "killed half a second after its deadline")
+	// Its bound is CPU time, which a worker beside other work (the race
+	// detector's, the tests beside it) gathers slower than the clock:
+	// in wall-clock time, what holds is the backstop.
+	testenv.Within(t, took, WallBound(3*time.Second)+killGrace+time.Second, "stopped by its CPU bound, or the wall-clock backstop at the latest")
 	after := p.Stats().PIDs
 	assert.NotEqual(t, before, after, "took %v, %+v", took, resp)
 
