@@ -63,9 +63,11 @@ func hostileLoad(t *testing.T, c *client.Client, path string, n int, queries []s
 }
 
 // waitIdle waits until the queries o's workers still run (their callers
-// gone) have ended, so that the next tests find the pool free.
+// gone) have ended, so that the next tests find the pool free. A query's
+// bound, timeout, is CPU time: in wall-clock time it ends by its worker's
+// backstop, four times it plus 2 s (extractworker.WallBound).
 func waitIdle(t *testing.T, o *lro.Offloader, timeout time.Duration) {
-	assert.Eventually(t, func() bool { return lro.ExtractWorkersBusy(o) == 0 }, timeout+2*time.Second, 20*time.Millisecond)
+	assert.Eventually(t, func() bool { return lro.ExtractWorkersBusy(o) == 0 }, 4*timeout+4*time.Second, 20*time.Millisecond)
 }
 
 // TestExtractHostileCallersMemoryBound: 16 callers sending hostile
