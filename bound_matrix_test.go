@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -154,7 +155,12 @@ func coreBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer 
 // collect runs the handler's side of a streamed result: the records go
 // to lro.CollectSeq, and the result holds what it hands back inline, or
 // a placeholder when it offloads them.
+//
+// The result is the handler's own: its _meta is a copy, as an SDK may
+// write to a handler's _meta (mcp-go adds its serverInfo at 2026-07-28)
+// while parallel cells share the shapes.
 func (r boundResult) collect(ctx context.Context) boundResult {
+	r.meta = maps.Clone(r.meta)
 	if r.stream == 0 {
 		return r
 	}
