@@ -130,6 +130,8 @@ type Proxy struct {
 	tr      *proxyTransport
 	dialing chan struct{} // closed when the dial in progress ends
 
+	clientVersion string // the protocol version the client speaks, "" before it is known (see followClient)
+
 	syncMu   sync.Mutex        // serializes tool list syncs
 	served   map[string]string // remote tools currently served: name -> raw JSON
 	pace     pacer             // the listings a change asks for (a remote), the changes told to the client (a Command)
@@ -225,6 +227,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	p.forwardSetLevel()
 	p.trackClient()
 	p.declareCapabilities()
+	p.followClient()
 	p.passPages()
 	// A client lists the tools as soon as it starts: have them by then
 	// when the remote is up, and follow them later when it is not.

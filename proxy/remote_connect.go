@@ -118,15 +118,22 @@ func (p *Proxy) connect(ctx context.Context) (*client.Client, error) {
 		}
 		done := make(chan struct{})
 		p.dialing = done
+		want := p.wantLocked()
 		p.mu.Unlock()
 
-		c, tr, err := p.dial(ctx)
+		c, tr, err := p.dial(ctx, want)
 		p.mu.Lock()
 		p.dialing = nil
 		close(done)
 		if err == nil && p.ctx.Err() != nil {
 			c.Close()
 			err = errProxyClosed
+		}
+		if err == nil && p.wantLocked() != want {
+			// The client changed generation meanwhile (see clientSpeaks).
+			p.mu.Unlock()
+			go c.Close()
+			continue
 		}
 		if err == nil {
 			p.up, p.tr = c, tr
@@ -147,13 +154,19 @@ func (p *Proxy) connect(ctx context.Context) (*client.Client, error) {
 	}
 }
 
-// dial connects and initializes a new upstream client, in the configured
-// protocol version or, when none is, in the newest one both sides speak.
-func (p *Proxy) dial(ctx context.Context) (*client.Client, *proxyTransport, error) {
-	c, tr, err := p.dialVersion(ctx, p.cfg.ProtocolVersion)
-	if p.cfg.ProtocolVersion != "" {
-		return c, tr, err
+// dial connects and initializes a new upstream client, in the protocol
+// version want (see wantLocked): the configured one; the client's older
+// one, or when the remote refuses it the newest; or, when want is empty,
+// the newest one both sides speak.
+func (p *Proxy) dial(ctx context.Context, want string) (*client.Client, *proxyTransport, error) {
+	if want != "" {
+		c, tr, err := p.dialVersion(ctx, want)
+		if err == nil || p.cfg.ProtocolVersion != "" || !answered(err) {
+			return c, tr, err
+		}
+		p.log.Info("lro proxy: the remote refused the client's protocol version; trying the newest", "remote", p.cfg.Remote, "version", want, "error", proxyClip(err.Error(), p.lim.errText))
 	}
+	c, tr, err := p.dialVersion(ctx, "")
 	if err == nil {
 		// mcp-go settles on 2026-07-28 whenever server/discover answers,
 		// even from a remote that lists only older versions there (the

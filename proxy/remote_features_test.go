@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -297,7 +298,10 @@ func TestRemoteCancellation(t *testing.T) {
 
 // TestRemoteCapabilities: the proxy declares the remote's prompts,
 // resources, completions and logging only when the remote does
-// (resources also when the Offloader serves its own).
+// (resources also when the Offloader serves its own); and it speaks to the
+// remote in the protocol pinned, or else in the client's generation: a
+// client of 2025-11-25 gets 2025-11-25 upstream, one of 2026-07-28 gets
+// 2026-07-28.
 func TestRemoteCapabilities(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -314,24 +318,47 @@ func TestRemoteCapabilities(t *testing.T) {
 			s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return mcp.NewToolResultText("echo"), nil
 			})
-			h := httptest.NewServer(server.NewStreamableHTTPServer(s))
-			t.Cleanup(h.Close)
-			for _, version := range []string{"2025-11-25", ""} {
-				p, off := startProxy(t, h.URL, proxy.Config{ProtocolVersion: version})
-				c, err := client.NewInProcessClientWithOptions(p.Server(), client.WithProtocolVersion("2025-11-25"))
-				require.NoError(t, err)
-				require.NoError(t, c.Start(t.Context()))
-				t.Cleanup(func() { c.Close() })
-				init, err := c.Initialize(t.Context(), mcp.InitializeRequest{})
-				require.NoError(t, err)
-				caps := init.Capabilities
-				declared := map[string]bool{"prompts": caps.Prompts != nil, "resources": caps.Resources != nil, "completions": caps.Completions != nil, "logging": caps.Logging != nil}
-				want := map[string]bool{"prompts": false, "resources": off.Host().ServesResources(), "completions": false, "logging": false}
-				for _, name := range tc.want {
-					want[name] = true
+			var mu sync.Mutex
+			spoken := map[string]string{} // the call's marker -> the protocol version it came in
+			hs := server.NewStreamableHTTPServer(s)
+			h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if i := bytes.Index(body, []byte(`"marker":"`)); i >= 0 {
+					marker, _, _ := strings.Cut(string(body[i+len(`"marker":"`):]), `"`)
+					mu.Lock()
+					spoken[marker] = r.Header.Get("Mcp-Protocol-Version")
+					mu.Unlock()
 				}
-				assert.Equal(t, want, declared, "remote protocol %q", version)
-				assert.NotNil(t, caps.Tools)
+				hs.ServeHTTP(w, r)
+			}))
+			t.Cleanup(h.Close)
+			for _, pinned := range []string{"2025-11-25", ""} {
+				for _, version := range []string{"2025-11-25", "2026-07-28"} {
+					p, off := startProxy(t, h.URL, proxy.Config{ProtocolVersion: pinned})
+					c, err := client.NewInProcessClientWithOptions(p.Server(), client.WithProtocolVersion(version))
+					require.NoError(t, err)
+					require.NoError(t, c.Start(t.Context()))
+					t.Cleanup(func() { c.Close() })
+					init, err := c.Initialize(t.Context(), mcp.InitializeRequest{})
+					require.NoError(t, err)
+					caps := init.Capabilities
+					declared := map[string]bool{"prompts": caps.Prompts != nil, "resources": caps.Resources != nil, "completions": caps.Completions != nil, "logging": caps.Logging != nil}
+					want := map[string]bool{"prompts": false, "resources": off.Host().ServesResources(), "completions": false, "logging": false}
+					for _, name := range tc.want {
+						want[name] = true
+					}
+					assert.Equal(t, want, declared, "remote protocol %q, client's %s", pinned, version)
+					assert.NotNil(t, caps.Tools)
+
+					marker := pinned + "/" + version
+					res := callTool(t, c, "echo", map[string]any{"marker": marker})
+					require.False(t, res.IsError, textOf(t, res, 0))
+					upstream := cmp.Or(pinned, version)
+					mu.Lock()
+					assert.Equal(t, upstream, spoken[marker], "the protocol spoken to the remote, pinned %q, the client's %s", pinned, version)
+					mu.Unlock()
+				}
 			}
 		})
 	}

@@ -74,8 +74,18 @@ func laterRemote(t *testing.T) string {
 
 // TestServeRelaysRemoteAsItCame: through Serve, the remote's prompt and
 // tool listings reach the client as the remote sent them, and a template
-// listing the remote lacks is the proxy's own lro:// templates.
+// listing the remote lacks is the proxy's own lro:// templates; for a
+// client of either generation, spoken to the remote in the client's (a
+// client of 2026-07-28 without initialize, each request naming its
+// version in _meta).
 func TestServeRelaysRemoteAsItCame(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) { serveRelaysRemoteAsItCame(t, version) })
+	}
+}
+
+func serveRelaysRemoteAsItCame(t *testing.T, version string) {
+	modern := version >= "2026-07-28"
 	p, _ := startProxy(t, laterRemote(t), proxy.Config{Extract: true})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -85,6 +95,10 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 	lines.Buffer(nil, 1<<20)
 	askWith := func(id, method, params string) map[string]json.RawMessage {
 		t.Helper()
+		if modern { // the version, the client's capabilities and its name in _meta
+			params = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}},` + strings.TrimPrefix(params, "{")
+			params = strings.Replace(params, "},}", "}}", 1)
+		}
 		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"`+id+`","method":"`+method+`","params":`+params+`}`+"\n")
 		require.NoError(t, err)
 		deadline := time.Now().Add(20 * time.Second)
@@ -99,12 +113,19 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 		return nil
 	}
 	ask := func(id, method string) map[string]json.RawMessage { return askWith(id, method, `{}`) }
-	_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
-	require.NoError(t, err)
+	if modern {
+		d := ask("d", string(mcp.MethodServerDiscover))
+		require.Contains(t, string(d["result"]), version, "%s", d["error"])
+	} else { // as a client does, the rest once initialize is answered
+		i := askWith("i", "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+		require.Contains(t, string(i["result"]), version, "%s", i["error"])
+		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		require.NoError(t, err)
+	}
 	_ = ask("p0", "ping")
 
 	prompts := ask("p", string(mcp.MethodPromptsList))
-	assert.Contains(t, string(prompts["result"]), `{"name":"who","required":false,"icons":[]}`)
+	assert.Contains(t, string(prompts["result"]), `{"name":"who","required":false,"icons":[]}`, "%s", prompts["error"])
 
 	templates := ask("t", string(mcp.MethodResourcesTemplatesList))
 	var res struct {
@@ -122,7 +143,11 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 	echo := askWith("x", "x/echo", `{"b":2,"a":[1]}`)
 	assert.Contains(t, string(echo["result"]), `"method":"x/echo"`, "%s", echo["error"])
 	assert.Contains(t, string(echo["result"]), `"a":[1],"b":2`)
-	assert.Contains(t, string(echo["result"]), `"proxy":true`, "the proxy announced on protocol 2026-07-28")
+	if modern {
+		assert.Contains(t, string(echo["result"]), `"proxy":true`, "the proxy announced on protocol 2026-07-28")
+	} else {
+		assert.NotContains(t, string(echo["result"]), `io.modelcontextprotocol/protocolVersion`, "the remote spoken to in 2026-07-28 for a client of %s", version)
+	}
 	tools := ask("l", string(mcp.MethodToolsList))
 	assert.Contains(t, string(tools["result"]), `"later":{"x":1}`, "the remote's tool as it listed it")
 	assert.Contains(t, string(tools["result"]), `"name":"lro_extract"`)
@@ -134,8 +159,19 @@ func TestServeRelaysRemoteAsItCame(t *testing.T) {
 // TestServeRelaysRemoteRequestsAsTheyCame: through Serve, the remote's
 // elicitation request reaches the client as the remote wrote it (its
 // form's fields in their order, not sorted by name), and the client's
-// answer reaches the remote as the client wrote it.
+// answer reaches the remote as the client wrote it; at the protocol the
+// proxy negotiates (the client's, 2025-11-25) as at the one pinned. Before,
+// the proxy negotiated 2026-07-28 with the remote, where mcp-go refuses
+// requests of its own to the client ("server-initiated requests are not
+// supported in protocol version 2026-07-28 or later"), so the call failed
+// unless the protocol was pinned.
 func TestServeRelaysRemoteRequestsAsTheyCame(t *testing.T) {
+	for _, pinned := range []string{"", "2025-11-25"} {
+		t.Run("protocol="+pinned, func(t *testing.T) { serveRelaysRemoteRequests(t, pinned) })
+	}
+}
+
+func serveRelaysRemoteRequests(t *testing.T, pinned string) {
 	s := server.NewMCPServer("asks", "1.0.0", server.WithElicitation())
 	schema := `{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"string"}}}`
 	s.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -148,7 +184,7 @@ func TestServeRelaysRemoteRequestsAsTheyCame(t *testing.T) {
 	})
 	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
 	t.Cleanup(h.Close)
-	p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: "2025-11-25"})
+	p, _ := startProxy(t, h.URL, proxy.Config{ProtocolVersion: pinned})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() { _ = p.Serve(context.Background(), inR, outW); outW.Close() }()
@@ -178,7 +214,7 @@ func TestServeRelaysRemoteRequestsAsTheyCame(t *testing.T) {
 	assert.Contains(t, string(ask["params"]), `"properties":{"zeta":{"type":"string"},"alpha":{"type":"string"}}`)
 	send(`{"jsonrpc":"2.0","id":` + string(ask["id"]) + `,"result":{"action":"accept","content":{"zeta":"z","alpha":"a"}}}`)
 	res := next()
-	require.Equal(t, `"c"`, string(res["id"]), "%v", res)
+	require.Equal(t, `"c"`, string(res["id"]), "%s", res["result"])
 	assert.Contains(t, string(res["result"]), `accept {\"alpha\":\"a\",\"zeta\":\"z\"}`)
 }
 

@@ -34,6 +34,9 @@ import (
 //     rawExchange);
 //   - the standalone GET stream on the older protocol, negotiated or
 //     pinned (see RequiresLegacyProtocol);
+//   - a check of the remote's answer to server/discover, which mcp-go's
+//     client takes for a server of 2026-07-28 whatever it holds (see
+//     checkDiscover);
 //   - cancellation both ways: a notifications/cancelled of a call whose
 //     context ended (before protocol 2026-07-28, see cancelled), and a
 //     context for each of the remote's requests that its
@@ -48,7 +51,7 @@ type proxyTransport struct {
 	mu         sync.Mutex
 	known      map[string]int64 // what mcp-go's client keeps: tool name -> size
 	knownBytes int64            // the sum of known
-	calls      int              // forwarded calls in flight
+	calls      int              // forwarded calls and requests in flight
 	retired    bool             // no new calls; closed when calls end
 	gone       chan struct{}    // closed when retired
 	close      func()           // closes the client (set by dialVersion)
@@ -131,7 +134,20 @@ func (p *proxyTransport) retire() {
 	}
 }
 
+// hold counts a request in flight, whether or not the connection is
+// retired: a retired connection closes when the last one ends.
+func (p *proxyTransport) hold() {
+	p.mu.Lock()
+	p.calls++
+	p.mu.Unlock()
+}
+
 func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	// A request sent on a connection that is being retired (the client
+	// changed generation, see clientSpeaks) ends on it: a relayed listing
+	// that took the connection just before is not cut off.
+	p.hold()
+	defer p.end()
 	if ex, _ := ctx.Value(rawExchangeKey{}).(*rawExchange); ex != nil && ex.unknown && req.Method == string(mcp.MethodPromptsList) {
 		req = p.asUnknown(req, ex)
 	}
@@ -159,6 +175,11 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 		return resp, err
 	}
 	switch req.Method {
+	case string(mcp.MethodServerDiscover):
+		v, _ := p.version.Load().(string)
+		if err := checkDiscover(resp.Result, v); err != nil {
+			return nil, err
+		}
 	case string(mcp.MethodToolsList):
 		if page, _ := ctx.Value(listPageKey{}).(*listPage); page != nil {
 			page.result = resp.Result
