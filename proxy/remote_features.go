@@ -101,12 +101,37 @@ func (p *Proxy) hooks() *server.Hooks {
 func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case "notifications/message", mcp.MethodNotificationResourceUpdated, string(mcp.MethodNotificationProgress):
+		if p.relayNotification(n) {
+			return
+		}
 		if p.front != nil {
 			p.front.SendNotificationToAllClients(n.Method, n.Params.AdditionalFields)
 		}
 	case mcp.MethodNotificationPromptsListChanged, mcp.MethodNotificationResourcesListChanged:
 		p.requestResync()
 	}
+}
+
+// relayNotification writes n to the client of the Serve in progress, if
+// any, and reports whether it did. It is written at once, before the
+// answer to the call it belongs to, which comes after it on the remote's
+// stream: the local server's notifications go out on a goroutine of
+// their own, and the last of a call's log or progress notifications
+// passed to it came after the call's answer at times, where a client that
+// has its answer no longer reads them.
+func (p *Proxy) relayNotification(n mcp.JSONRPCNotification) bool {
+	p.relayMu.Lock()
+	rr := p.relay
+	p.relayMu.Unlock()
+	if rr == nil {
+		return false
+	}
+	b, err := json.Marshal(n)
+	if err != nil {
+		return false
+	}
+	rr.out.writeLine(b)
+	return true
 }
 
 // trackClient keeps the local server's client session, which answers the

@@ -26,6 +26,7 @@ type stubRemote struct {
 	discover string        // the result of server/discover; "" answers {}, "-" Method not found
 	resume   bool          // tools/call: a priming event (id, retry), then the stream ends; the answer comes on the GET that resumes it
 	retry    time.Duration // the retry field of the priming event
+	notes    int           // tools/call: log messages sent on the call's stream before its answer
 
 	mu      sync.Mutex
 	methods []string  // the methods posted, in order
@@ -97,6 +98,14 @@ func (s *stubRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "tools/list":
 		answer(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`)
 	case "tools/call":
+		if s.notes > 0 {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range s.notes {
+				fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"note %d\"}}\n\n", i)
+			}
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"direct\"}]}}\n\n", req.ID)
+			return
+		}
 		if !s.resume {
 			answer(`{"content":[{"type":"text","text":"direct"}]}`)
 			return

@@ -257,3 +257,53 @@ func TestServeBoundsUnreadAnswers(t *testing.T) {
 	}
 	assert.Less(t, taken.Load(), int64(mcpgo.MaxStdioRequests+8), "requests read from a client that reads no answer")
 }
+
+// TestServeNotificationsBeforeAnswer: through Serve, every log message the
+// remote sends on a call's stream reaches the client before the call's
+// answer, as it came. Before, they went out on the local server's
+// notification goroutine, and the last came after the answer at times
+// (the conformance suite's tools-call-with-logging and
+// tools-call-with-progress through lro-proxy -remote, nearly every run).
+func TestServeNotificationsBeforeAnswer(t *testing.T) {
+	const calls, notes = 20, 5
+	s := &stubRemote{discover: "-", notes: notes}
+	p, _ := startProxy(t, s.start(t), proxy.Config{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = p.Serve(context.Background(), inR, outW); outW.Close() }()
+	t.Cleanup(func() { inW.Close() })
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	send := func(line string) {
+		_, err := io.WriteString(inW, line+"\n")
+		require.NoError(t, err)
+	}
+	// until returns the notifications/message lines read before the
+	// message with id.
+	until := func(id string) (seen int) {
+		t.Helper()
+		for lines.Scan() {
+			var m map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(lines.Bytes(), &m), lines.Text())
+			if string(m["id"]) == id {
+				return seen
+			}
+			if string(m["method"]) == `"notifications/message"` {
+				seen++
+			}
+		}
+		t.Fatal("the proxy closed its output")
+		return 0
+	}
+	send(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	until(`"i"`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	late := 0
+	for i := range calls {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, i))
+		// The notifications of the call before, if any came after its
+		// answer, are counted here: a shortfall tells.
+		late += max(0, notes-until(fmt.Sprint(i)))
+	}
+	assert.Zero(t, late, "log messages of %d calls that came after the call's answer", calls)
+}

@@ -39,14 +39,7 @@ const suiteTimeout = 5 * time.Minute
 // differently with lro than without (server/column/scenario), each with the
 // reason. An entry is a bug to fix, named here so that it is not hidden;
 // the test logs an entry that did not differ in its run.
-var knownDifferences = map[string]string{
-	"mcp-go/proxy remote/tools-call-sampling":          remoteGeneration,
-	"mcp-go/proxy remote/tools-call-elicitation":       remoteGeneration,
-	"mcp-go/proxy remote/elicitation-sep1034-defaults": remoteGeneration,
-	"mcp-go/proxy remote/elicitation-sep1330-enums":    remoteGeneration,
-	"mcp-go/proxy remote/tools-call-with-logging":      remoteLastNotification,
-	"mcp-go/proxy remote/tools-call-with-progress":     remoteLastNotification,
-}
+var knownDifferences = map[string]string{}
 
 // unstable are the comparisons (server/column/scenario) not made, with
 // the reason: a server that fails a scenario now and then on its own. They
@@ -62,20 +55,6 @@ var unstable = map[string]string{
 // alone (one run failed three tries of tools-call-with-progress in a row on
 // mcp-go's streamable HTTP, the next passed at once).
 const mcpgoLastNotification = "mcp-go sends a call's response before its last log or progress notification at times, with or without lro, on streamable HTTP and on stdio"
-
-// remoteLastNotification: through lro-proxy -remote the scenario failed in
-// nearly every run seen (5 of 6), where the bridge alone passes within three
-// tries; the cause, mcp-go's own race (above) or the proxy's relay of a
-// 2026-07-28 remote's notifications, is not established.
-const remoteLastNotification = "through lro-proxy -remote, mcp-go's last log or progress notification of a call is lost in nearly every run seen (2 of 3 arrive)"
-
-// remoteGeneration: lro-proxy connects to the remote before its client
-// initializes and negotiates the newest protocol, 2026-07-28, where mcp-go
-// refuses server-initiated requests (SEP-2322: input requests instead), so
-// the remote's sampling and elicitation never reach a 2025-11-25 client.
-// With -protocol 2025-11-25 they pass. The fix: negotiate upstream what the
-// client downstream can be served with (issue 42).
-const remoteGeneration = "lro-proxy -remote negotiates 2026-07-28 upstream, where mcp-go refuses server-initiated requests, while the client speaks 2025-11-25"
 
 // serverSpec is one conformance server and how to build and serve it.
 type serverSpec struct {
