@@ -86,7 +86,9 @@
 // protocol 2026-07-28 the end of the call's stream says it), follows the
 // remote's list changes, and passes the remote's requests (sampling,
 // elicitation, roots) to the client, declaring the three capabilities to
-// the remote. When the remote cancels one of its requests, the proxy's
+// the remote. It speaks to the remote in its client's protocol
+// generation (see [Config.ProtocolVersion]), where a remote's requests
+// to the client are what the client takes. When the remote cancels one of its requests, the proxy's
 // request to the client ends: a client in the same process sees its
 // context end, but a stdio client is not told, as mcp-go's stdio server
 // sends no notifications/cancelled of its own requests. The remote's tools are listed to the client whole, in one

@@ -38,7 +38,10 @@ type Config struct {
 	// Authorization header.
 	Headers map[string]string
 	// ProtocolVersion pins the protocol spoken to the remote. Empty means
-	// negotiate: 2026-07-28 first, then 2025-11-25 with initialize.
+	// negotiate: 2026-07-28 first, then 2025-11-25 with initialize; and
+	// once the client speaks a version older than 2026-07-28, that one,
+	// so that the remote's requests to the client (sampling, elicitation),
+	// which a server may refuse to send at 2026-07-28, reach it.
 	ProtocolVersion string
 	// CallTimeout bounds one forwarded call (of a Command: every request
 	// of the client). Zero means 5 minutes.

@@ -21,7 +21,8 @@ import (
 
 // The connection to a remote: its URL checked, the first connection's
 // answer told apart from a remote merely down, one dial at a time in the
-// newest protocol both sides speak, and a watcher that keeps the
+// newest protocol both sides speak or the client's older one (see
+// remote_negotiate.go), and a watcher that keeps the
 // connection (and, on protocol 2026-07-28, its subscription to tool list
 // changes), reconnecting with backoff while the remote is down.
 
@@ -168,9 +169,9 @@ func (p *Proxy) dial(ctx context.Context, want string) (*client.Client, *proxyTr
 	}
 	c, tr, err := p.dialVersion(ctx, "")
 	if err == nil {
-		// mcp-go settles on 2026-07-28 whenever server/discover answers,
-		// even from a remote that lists only older versions there (the
-		// official SDK's stateful transport): the first request tells.
+		// An answer to server/discover that passed checkDiscover may
+		// still come from a remote that refuses the protocol's requests:
+		// the first request tells.
 		lctx, cancel := context.WithTimeout(ctx, dialTimeout)
 		var res *mcp.ListToolsResult
 		res, err = c.ListToolsByPage(lctx, mcp.ListToolsRequest{}) // one page tells

@@ -148,7 +148,7 @@ func run(args []string) error {
 	fs.Var(headers, "header-env", "send the header HEADER with the value of the environment variable VARIABLE (HEADER=VARIABLE, repeatable); secrets never go on the command line")
 	recordsAt := recordsPaths{}
 	fs.Var(recordsAt, "records", "the records of TOOL's results are at PATH, where detection cannot know (TOOL=PATH, repeatable): names joined by dots, an element's index in brackets, e.g. execute_sql=data.statements[0].rows; also "+recordsEnv+", entries separated by commas, which the flag overrides per tool")
-	protocol := fs.String("protocol", "", "pin the protocol version spoken to the remote, e.g. 2025-11-25 (default: negotiate, newest first)")
+	protocol := fs.String("protocol", "", "pin the protocol version spoken to the remote, e.g. 2025-11-25 (default: negotiate, newest first, then the client's when it is older)")
 	extract := fs.Bool("extract", true, "serve the lro_extract tool, so models without a shell can query offloaded files")
 	memoryOnly := fs.Bool("memory-tools-only", false, "offload the large results of the memory tools only (recall_memories, inject_context, list_memories, the search tools); by default every remote tool's are")
 	offloadAll := fs.Bool("offload-all", false, "the default now, kept for old command lines: every remote tool's large results are offloaded")
