@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -218,7 +219,11 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	tr := newProxyTransport(t)
 	tr.ask = p.askClient
 	c := client.NewClient(tr, copts...)
-	tr.close = func() { go c.Close() } // may send a DELETE to a remote that does not answer
+	// Closed once, though a retired connection's last request may end
+	// after it was closed idle; Close may send a DELETE to a remote that
+	// does not answer.
+	var closeOnce sync.Once
+	tr.close = func() { closeOnce.Do(func() { go c.Close() }) }
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		switch n.Method {
 		case mcp.MethodNotificationToolsListChanged:

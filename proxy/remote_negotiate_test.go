@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,6 +32,7 @@ type stubRemote struct {
 	resume   bool          // tools/call: a priming event (id, retry), then the stream ends; the answer comes on the GET that resumes it
 	retry    time.Duration // the retry field of the priming event
 	notes    int           // tools/call: log messages sent on the call's stream before its answer
+	modern   bool          // refuses initialize, as a server of 2026-07-28 only
 
 	mu      sync.Mutex
 	methods []string  // the methods posted, in order
@@ -84,6 +90,11 @@ func (s *stubRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch req.Method {
 	case "initialize":
+		if s.modern {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"initialize is not served: send server/discover"}}`, req.ID)
+			return
+		}
 		answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"stub","version":"1"}}`)
 	case "server/discover":
 		switch s.discover {
@@ -168,4 +179,53 @@ func TestRemoteResumesEndedStream(t *testing.T) {
 	assert.Equal(t, []string{"e1"}, s.lastIDs, "the GET resumes after the priming event")
 	// A lower bound only: the client waits the retry time before it asks.
 	assert.GreaterOrEqual(t, s.resumed.Sub(s.ended), s.retry, "resumed before the retry time")
+}
+
+// TestRemoteFollowsClientGeneration: one proxy speaks to the remote in
+// its client's generation as clients come: 2025-11-25 for a client of
+// 2025-11-25, 2026-07-28 again for a client of 2026-07-28 that comes next.
+func TestRemoteFollowsClientGeneration(t *testing.T) {
+	s := server.NewMCPServer("gen", "1.0.0")
+	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("direct"), nil
+	})
+	hs := server.NewStreamableHTTPServer(s)
+	var mu sync.Mutex
+	var last string // the protocol version of the last tools/call
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			mu.Lock()
+			last = r.Header.Get("Mcp-Protocol-Version")
+			mu.Unlock()
+		}
+		hs.ServeHTTP(w, r)
+	}))
+	t.Cleanup(h.Close)
+	p, _ := startProxy(t, h.URL, proxy.Config{})
+	for _, version := range []string{"2025-11-25", "2026-07-28", "2025-11-25"} {
+		c := connect(t, p.Server(), client.WithProtocolVersion(version))
+		assert.Equal(t, "direct", textOf(t, callTool(t, c, "echo", nil), 0))
+		mu.Lock()
+		assert.Equal(t, version, last, "the protocol spoken to the remote for a client of %s", version)
+		mu.Unlock()
+		require.NoError(t, c.Close())
+	}
+}
+
+// TestRemoteRefusesClientGeneration: a remote that refuses the client's
+// older version (it serves 2026-07-28 only) is spoken to in the newest,
+// and the client's calls are answered.
+func TestRemoteRefusesClientGeneration(t *testing.T) {
+	s := &stubRemote{modern: true, discover: `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`}
+	p, _ := startProxy(t, s.start(t), proxy.Config{})
+	c := connect(t, p.Server(), client.WithProtocolVersion("2025-11-25"))
+	res := callTool(t, c, "echo", nil)
+	require.False(t, res.IsError, textOf(t, res, 0))
+	assert.Equal(t, "direct", textOf(t, res, 0))
+	seen := s.seen()
+	i := slices.Index(seen, "initialize")
+	require.GreaterOrEqual(t, i, 0, "the client's version was not asked of the remote: %v", seen)
+	assert.Contains(t, seen[i:], "server/discover", "no fallback to the newest after the refusal: %v", seen)
 }

@@ -39,7 +39,9 @@ const suiteTimeout = 5 * time.Minute
 // differently with lro than without (server/column/scenario), each with the
 // reason. An entry is a bug to fix, named here so that it is not hidden;
 // the test logs an entry that did not differ in its run.
-var knownDifferences = map[string]string{}
+var knownDifferences = map[string]string{
+	// none
+}
 
 // unstable are the comparisons (server/column/scenario) not made, with
 // the reason: a server that fails a scenario now and then on its own. They
@@ -49,11 +51,19 @@ var unstable = map[string]string{
 	"mcp-go/with lro/tools-call-with-progress":    mcpgoLastNotification,
 	"mcp-go/proxy child/tools-call-with-logging":  mcpgoLastNotification,
 	"mcp-go/proxy child/tools-call-with-progress": mcpgoLastNotification,
+	// The remote behind lro-proxy -remote is mcp-go on streamable HTTP, as
+	// in the columns without and with lro.
+	"mcp-go/proxy remote/tools-call-with-logging":  mcpgoLastNotification,
+	"mcp-go/proxy remote/tools-call-with-progress": mcpgoLastNotification,
 }
 
 // mcpgoLastNotification: seen without lro, directly and through the bridge
 // alone (one run failed three tries of tools-call-with-progress in a row on
-// mcp-go's streamable HTTP, the next passed at once).
+// mcp-go's streamable HTTP, the next passed at once; on a loaded machine
+// both columns failed three tries of it in one run). Through lro-proxy
+// -remote the proxy added a race of its own (its local server's
+// notifications went out after the call's answer at times), fixed and
+// tested by proxy.TestServeNotificationsBeforeAnswer; mcp-go's remains.
 const mcpgoLastNotification = "mcp-go sends a call's response before its last log or progress notification at times, with or without lro, on streamable HTTP and on stdio"
 
 // serverSpec is one conformance server and how to build and serve it.
