@@ -60,10 +60,14 @@ var unstable = map[string]string{
 // mcpgoLastNotification: seen without lro, directly and through the bridge
 // alone (one run failed three tries of tools-call-with-progress in a row on
 // mcp-go's streamable HTTP, the next passed at once; on a loaded machine
-// both columns failed three tries of it in one run). Through lro-proxy
-// -remote the proxy added a race of its own (its local server's
-// notifications went out after the call's answer at times), fixed and
-// tested by proxy.TestServeNotificationsBeforeAnswer; mcp-go's remains.
+// both columns failed three tries of it in one run). On streamable HTTP
+// the cause is in mcp-go v1.2.1's server (server/streamable_http.go): a
+// notification its forwarder took off the session's channel while the
+// response's drain held the lock is dropped once the drain closes done.
+// Through lro-proxy -remote the proxy added a race of its own (its local
+// server's notifications went out after the call's answer at times),
+// fixed and tested by proxy.TestServeNotificationsBeforeAnswer; mcp-go's
+// remains.
 const mcpgoLastNotification = "mcp-go sends a call's response before its last log or progress notification at times, with or without lro, on streamable HTTP and on stdio"
 
 // serverSpec is one conformance server and how to build and serve it.
