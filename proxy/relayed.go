@@ -1,0 +1,368 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/records"
+)
+
+// What the proxy relays besides tool answers that reaches a model's
+// context passes the exit gate as a tool answer does, on both paths (a
+// local server's and a remote's, raw or typed): the server's prompts/get
+// results and resources/read results of its own resources (here), and
+// its requests to the client, sampling/createMessage and
+// elicitation/create, with those a result asking for input carries
+// (relayed_asks.go). Each is handed to the Offloader as a host.Result
+// whose items are its texts, each marked with its place (a slot), and
+// put back together from what the gate returns: a result within the
+// bound goes on as it came, byte for byte.
+//
+// A prompt or a resource over the bound is offloaded as a tool answer is
+// (a descriptor in its place, the whole text in a file lro_extract
+// reads), or cut when it cannot be (or with Config.MemoryToolsOnly): an
+// agent that asked for it can still read any part of it, which a cut
+// would lose for good. A request of the server goes to a client that has
+// no lro_extract to read a file with (its LLM, its user), so it is cut.
+
+// slot marks an item handed to the gate: its index in the list of the
+// texts of what is relayed.
+type slot int
+
+// gatedItem is an item of what the gate made of a list of items: one of
+// the list's (whole, or cut with the marker), or a text or link of the
+// gate's own (its notice, a descriptor, a pointer to the file).
+type gatedItem struct {
+	slot int // the index of the list's item, or -1 for the gate's own
+	text string
+	cut  bool // the list's item, cut
+	link *host.ResourceLink
+}
+
+// gatedItems maps out, what the gate made of in (items marked with their
+// slots), back onto in: the gate keeps the items it leaves whole as they
+// were (slot and all), cuts one to a prefix of its text ending with the
+// marker, and leaves the later ones out.
+func gatedItems(in, out []host.Content) []gatedItem {
+	kept := make([]bool, len(in))
+	items := make([]gatedItem, 0, len(out))
+	for _, c := range out {
+		if s, ok := c.Other.(slot); ok && int(s) >= 0 && int(s) < len(in) && !kept[s] {
+			kept[s] = true
+			items = append(items, gatedItem{slot: int(s), text: c.Text, cut: c.Text != in[s].Text})
+			continue
+		}
+		if c.Link != nil {
+			items = append(items, gatedItem{slot: -1, link: c.Link})
+			continue
+		}
+		if body, ok := strings.CutSuffix(c.Text, records.CutMarker); ok {
+			if i := firstLeft(in, kept); i >= 0 && strings.HasPrefix(in[i].Text, body) {
+				kept[i] = true
+				items = append(items, gatedItem{slot: i, text: c.Text, cut: true})
+				continue
+			}
+		}
+		items = append(items, gatedItem{slot: -1, text: c.Text})
+	}
+	return items
+}
+
+// firstLeft returns the index of the first judged item of in not kept,
+// or -1.
+func firstLeft(in []host.Content, kept []bool) int {
+	for i, c := range in {
+		if !kept[i] && c.Judged() {
+			return i
+		}
+	}
+	return -1
+}
+
+// blockItem returns the item the gate judges of a content block (raw,
+// JSON) in slot s: the text of a text block or of an embedded text
+// resource; none for an image, audio, a binary resource or a link, which
+// are not judged, as in a tool answer; the JSON of a block of a type the
+// proxy does not know, which is what a client would show of it.
+func blockItem(raw json.RawMessage, s slot) host.Content {
+	var b struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Resource *struct {
+			Text string `json:"text"`
+		} `json:"resource"`
+	}
+	c := host.Content{Other: s}
+	if json.Unmarshal(raw, &b) != nil {
+		c.Text = string(raw)
+		return c
+	}
+	switch b.Type {
+	case "text":
+		c.Text = b.Text
+	case "resource":
+		if b.Resource != nil {
+			c.Text = b.Resource.Text
+		}
+	case "image", "audio", "resource_link":
+	default:
+		c.Text = string(raw)
+	}
+	return c
+}
+
+// textBlock is the JSON of a text content block.
+func textBlock(text string) json.RawMessage {
+	b, _ := json.Marshal(mcp.NewTextContent(text))
+	return b
+}
+
+// linkBlock is the JSON of a resource link content block.
+func linkBlock(l *host.ResourceLink) json.RawMessage {
+	link := mcp.NewResourceLink(l.URI, l.Name, l.Description, l.MIMEType)
+	size := l.Size
+	link.Size = &size
+	b, _ := json.Marshal(link)
+	return b
+}
+
+// boundResult returns what the client gets of result, the server's
+// result (JSON) of a request of method with params: prompts/get and
+// resources/read through the gate, the requests for input a result
+// carries bounded as the server's requests are (see boundAsk); other
+// methods' results as they came. It fails when a request for input
+// cannot be bounded: the client then gets the error, not the result.
+func (p *Proxy) boundResult(ctx context.Context, method string, params, result json.RawMessage) (json.RawMessage, error) {
+	if method != string(mcp.MethodPromptsGet) && method != string(mcp.MethodResourcesRead) {
+		return result, nil
+	}
+	if p.off.Host().PassesUnchanged("", len(result)) {
+		return result, nil
+	}
+	var r map[string]json.RawMessage
+	if json.Unmarshal(result, &r) != nil || r == nil {
+		return result, nil // not a result a client reads
+	}
+	changed, err := p.boundInputRequests(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var out json.RawMessage
+	if method == string(mcp.MethodPromptsGet) {
+		var req struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(params, &req)
+		out = p.boundPrompt(ctx, req.Name, r)
+	} else {
+		var req struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(params, &req)
+		out = p.boundRead(ctx, req.URI, r)
+	}
+	if out == nil && !changed {
+		return result, nil
+	}
+	if out == nil {
+		out, _ = json.Marshal(r)
+	}
+	return out, nil
+}
+
+// judgeRelayed returns what the gate makes of res, the texts of a prompt
+// or a resource relayed as tool: offloaded as a tool answer is, with a
+// generic policy, or cut where offloading is not for it
+// (Config.MemoryToolsOnly). It reports whether res was replaced.
+func (p *Proxy) judgeRelayed(ctx context.Context, tool string, res host.Result) (host.Result, bool) {
+	h := p.off.Host()
+	if p.cfg.MemoryToolsOnly {
+		out := h.Bound(ctx, tool, res)
+		return out, !sameResult(res, out) || (res.Meta != nil && out.Meta == nil)
+	}
+	call := host.Call{Tool: tool, NativeExtract: p.cfg.Extract, Resources: h.ServesResources()}
+	out, replaced, err := h.ServeWith(ctx, call, lro.ToolPolicy{Generic: true}, func(context.Context) (host.Result, error) { return res, nil })
+	if err != nil {
+		return h.Bound(ctx, tool, res), true // cannot happen: next never fails
+	}
+	return out, replaced
+}
+
+// metaOf returns the _meta of r for the gate, or nil.
+func metaOf(r map[string]json.RawMessage) any {
+	if m, ok := r["_meta"]; ok && string(m) != "null" {
+		return m
+	}
+	return nil
+}
+
+// boundPrompt returns r, a prompts/get result of the prompt name, as the
+// gate leaves it, or nil when it leaves it whole. Its description and
+// the texts of its messages are judged in order; offloaded, the prompt
+// becomes a user message with the descriptor; cut, the messages kept
+// whole keep their roles, the one cut becomes a text block, and the
+// gate's notice comes as a last user message.
+func (p *Proxy) boundPrompt(ctx context.Context, name string, r map[string]json.RawMessage) json.RawMessage {
+	type ref struct{ msg, part int } // msg -1: the description; part -1: the message's content is one block
+	var msgs []map[string]json.RawMessage
+	_ = json.Unmarshal(r["messages"], &msgs)
+	var refs []ref
+	var in []host.Content
+	var blocks [][]json.RawMessage
+	var desc string
+	if json.Unmarshal(r["description"], &desc) == nil && desc != "" {
+		refs = append(refs, ref{-1, -1})
+		in = append(in, host.Content{Text: desc, Other: slot(0)})
+	}
+	for i, m := range msgs {
+		c := m["content"]
+		var parts []json.RawMessage
+		if t := strings.TrimSpace(string(c)); strings.HasPrefix(t, "[") && json.Unmarshal(c, &parts) == nil {
+			for j, part := range parts {
+				refs = append(refs, ref{i, j})
+				in = append(in, blockItem(part, slot(len(in))))
+			}
+		} else {
+			parts = []json.RawMessage{c}
+			refs = append(refs, ref{i, -1})
+			in = append(in, blockItem(c, slot(len(in))))
+		}
+		blocks = append(blocks, parts)
+	}
+	res := host.Result{Content: in, Meta: metaOf(r)}
+	out, replaced := p.judgeRelayed(ctx, "prompt_"+name, res)
+	if !replaced {
+		return nil
+	}
+	delete(r, "description")
+	var outMsgs []map[string]json.RawMessage
+	open := -1 // the message of the server whose parts the last message gathers
+	user := json.RawMessage(`"user"`)
+	for _, g := range gatedItems(in, out.Content) {
+		if g.slot < 0 {
+			block := textBlock(g.text)
+			if g.link != nil {
+				block = linkBlock(g.link)
+			}
+			outMsgs = append(outMsgs, map[string]json.RawMessage{"role": user, "content": block})
+			open = -1
+			continue
+		}
+		rf := refs[g.slot]
+		if rf.msg < 0 {
+			r["description"], _ = json.Marshal(g.text)
+			continue
+		}
+		block := blocks[rf.msg][max(rf.part, 0)]
+		if g.cut {
+			block = textBlock(g.text)
+		}
+		if rf.part < 0 {
+			m := cloneMap(msgs[rf.msg])
+			m["content"] = block
+			outMsgs = append(outMsgs, m)
+			open = -1
+			continue
+		}
+		if open != rf.msg {
+			m := cloneMap(msgs[rf.msg])
+			m["content"] = json.RawMessage(`[]`)
+			outMsgs = append(outMsgs, m)
+			open = rf.msg
+		}
+		last := outMsgs[len(outMsgs)-1]
+		var parts []json.RawMessage
+		_ = json.Unmarshal(last["content"], &parts)
+		last["content"], _ = json.Marshal(append(parts, block))
+	}
+	if outMsgs == nil {
+		outMsgs = []map[string]json.RawMessage{}
+	}
+	r["messages"], _ = json.Marshal(outMsgs)
+	if out.Meta == nil {
+		delete(r, "_meta")
+	}
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// boundRead returns r, a resources/read result of uri, as the gate leaves
+// it, or nil when it leaves it whole. The texts of its contents are
+// judged in order (blobs are not, as in a tool answer); offloaded, the
+// resource's contents are a text content with the descriptor; cut, the
+// contents kept whole stay as they were, the one cut keeps its uri and
+// type with the text cut, and the gate's notice comes last, as a text
+// content of uri.
+func (p *Proxy) boundRead(ctx context.Context, uri string, r map[string]json.RawMessage) json.RawMessage {
+	var contents []map[string]json.RawMessage
+	if json.Unmarshal(r["contents"], &contents) != nil {
+		return nil
+	}
+	in := make([]host.Content, len(contents))
+	for i, c := range contents {
+		in[i] = host.Content{Other: slot(i)}
+		_ = json.Unmarshal(c["text"], &in[i].Text)
+	}
+	out, replaced := p.judgeRelayed(ctx, "resource_read", host.Result{Content: in, Meta: metaOf(r)})
+	if !replaced {
+		return nil
+	}
+	quoted, _ := json.Marshal(uri)
+	outContents := []map[string]json.RawMessage{}
+	for _, g := range gatedItems(in, out.Content) {
+		switch {
+		case g.link != nil:
+			// The descriptor names the file, which lro_extract reads.
+		case g.slot < 0:
+			text, _ := json.Marshal(g.text)
+			outContents = append(outContents, map[string]json.RawMessage{"uri": quoted, "mimeType": json.RawMessage(`"text/plain"`), "text": text})
+		case g.cut:
+			c := cloneMap(contents[g.slot])
+			c["text"], _ = json.Marshal(g.text)
+			outContents = append(outContents, c)
+		default:
+			outContents = append(outContents, contents[g.slot])
+		}
+	}
+	r["contents"], _ = json.Marshal(outContents)
+	if out.Meta == nil {
+		delete(r, "_meta")
+	}
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// cloneMap returns a shallow copy of m.
+func cloneMap(m map[string]json.RawMessage) map[string]json.RawMessage {
+	c := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// typedBound is boundResult for res, a result of method decoded by
+// mcp-go's client (the remote's prompts/get and resources/read served by
+// the local server): res itself when the gate leaves it whole, or the
+// result the gate made of it, decoded by parse.
+func typedBound[T any](ctx context.Context, p *Proxy, method string, params any, res *T, parse func(*json.RawMessage) (*T, error)) (*T, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return res, nil
+	}
+	pb, _ := json.Marshal(params)
+	out, err := p.boundResult(ctx, method, pb, b)
+	if err != nil {
+		return nil, err
+	}
+	if string(out) == string(b) {
+		return res, nil
+	}
+	raw := json.RawMessage(out)
+	return parse(&raw)
+}
