@@ -208,82 +208,25 @@ func metaOf(r map[string]json.RawMessage) any {
 // whole keep their roles, the one cut becomes a text block, and the
 // gate's notice comes as a last user message.
 func (p *Proxy) boundPrompt(ctx context.Context, name string, r map[string]json.RawMessage) json.RawMessage {
-	type ref struct{ msg, part int } // msg -1: the description; part -1: the message's content is one block
-	var msgs []map[string]json.RawMessage
-	_ = json.Unmarshal(r["messages"], &msgs)
-	var refs []ref
-	var in []host.Content
-	var blocks [][]json.RawMessage
 	var desc string
-	if json.Unmarshal(r["description"], &desc) == nil && desc != "" {
-		refs = append(refs, ref{-1, -1})
-		in = append(in, host.Content{Text: desc, Other: slot(0)})
-	}
-	for i, m := range msgs {
-		c := m["content"]
-		var parts []json.RawMessage
-		if t := strings.TrimSpace(string(c)); strings.HasPrefix(t, "[") && json.Unmarshal(c, &parts) == nil {
-			for j, part := range parts {
-				refs = append(refs, ref{i, j})
-				in = append(in, blockItem(part, slot(len(in))))
-			}
-		} else {
-			parts = []json.RawMessage{c}
-			refs = append(refs, ref{i, -1})
-			in = append(in, blockItem(c, slot(len(in))))
-		}
-		blocks = append(blocks, parts)
-	}
-	res := host.Result{Content: in, Meta: metaOf(r)}
+	_ = json.Unmarshal(r["description"], &desc)
+	m := readMessages(desc, r["messages"])
+	res := host.Result{Content: m.items, Meta: metaOf(r)}
 	out, replaced := p.judgeRelayed(ctx, "prompt_"+name, res)
 	if !replaced {
 		return nil
 	}
+	lead, msgs := m.rebuild(out.Content, func(g gatedItem) map[string]json.RawMessage {
+		if g.link != nil {
+			return userMessage(linkBlock(g.link))
+		}
+		return userMessage(textBlock(g.text))
+	})
 	delete(r, "description")
-	var outMsgs []map[string]json.RawMessage
-	open := -1 // the message of the server whose parts the last message gathers
-	user := json.RawMessage(`"user"`)
-	for _, g := range gatedItems(in, out.Content) {
-		if g.slot < 0 {
-			block := textBlock(g.text)
-			if g.link != nil {
-				block = linkBlock(g.link)
-			}
-			outMsgs = append(outMsgs, map[string]json.RawMessage{"role": user, "content": block})
-			open = -1
-			continue
-		}
-		rf := refs[g.slot]
-		if rf.msg < 0 {
-			r["description"], _ = json.Marshal(g.text)
-			continue
-		}
-		block := blocks[rf.msg][max(rf.part, 0)]
-		if g.cut {
-			block = textBlock(g.text)
-		}
-		if rf.part < 0 {
-			m := cloneMap(msgs[rf.msg])
-			m["content"] = block
-			outMsgs = append(outMsgs, m)
-			open = -1
-			continue
-		}
-		if open != rf.msg {
-			m := cloneMap(msgs[rf.msg])
-			m["content"] = json.RawMessage(`[]`)
-			outMsgs = append(outMsgs, m)
-			open = rf.msg
-		}
-		last := outMsgs[len(outMsgs)-1]
-		var parts []json.RawMessage
-		_ = json.Unmarshal(last["content"], &parts)
-		last["content"], _ = json.Marshal(append(parts, block))
+	if lead != nil {
+		r["description"], _ = json.Marshal(*lead)
 	}
-	if outMsgs == nil {
-		outMsgs = []map[string]json.RawMessage{}
-	}
-	r["messages"], _ = json.Marshal(outMsgs)
+	r["messages"], _ = json.Marshal(msgs)
 	if out.Meta == nil {
 		delete(r, "_meta")
 	}

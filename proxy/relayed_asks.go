@@ -96,73 +96,22 @@ func (p *Proxy) textsTokens(in []host.Content) int {
 // boundSampling bounds the params r (JSON: params) of a
 // sampling/createMessage.
 func (p *Proxy) boundSampling(ctx context.Context, method string, params json.RawMessage, r map[string]json.RawMessage) json.RawMessage {
-	type ref struct{ msg, part int } // msg -1: the systemPrompt
-	var msgs []map[string]json.RawMessage
-	_ = json.Unmarshal(r["messages"], &msgs)
-	var refs []ref
-	var in []host.Content
-	var blocks [][]json.RawMessage
 	var system string
-	if json.Unmarshal(r["systemPrompt"], &system) == nil && system != "" {
-		refs = append(refs, ref{-1, -1})
-		in = append(in, host.Content{Text: system, Other: slot(0)})
-	}
-	for i, m := range msgs {
-		c := m["content"]
-		var parts []json.RawMessage
-		if t := strings.TrimSpace(string(c)); strings.HasPrefix(t, "[") && json.Unmarshal(c, &parts) == nil {
-			for j, part := range parts {
-				refs = append(refs, ref{i, j})
-				in = append(in, blockItem(part, slot(len(in))))
-			}
-		} else {
-			parts = []json.RawMessage{c}
-			refs = append(refs, ref{i, -1})
-			in = append(in, blockItem(c, slot(len(in))))
-		}
-		blocks = append(blocks, parts)
-	}
-	res := host.Result{Content: in}
+	_ = json.Unmarshal(r["systemPrompt"], &system)
+	m := readMessages(system, r["messages"])
+	res := host.Result{Content: m.items}
 	out := p.off.Host().Bound(ctx, method, res)
 	if sameResult(res, out) {
 		return params
 	}
+	// The gate's notice is left out: the proxy's own comes last.
+	lead, msgs := m.rebuild(out.Content, func(gatedItem) map[string]json.RawMessage { return nil })
 	delete(r, "systemPrompt")
-	var outMsgs []map[string]json.RawMessage
-	open := -1
-	for _, g := range gatedItems(in, out.Content) {
-		if g.slot < 0 {
-			continue // the gate's notice: the proxy's own comes last
-		}
-		rf := refs[g.slot]
-		if rf.msg < 0 {
-			r["systemPrompt"], _ = json.Marshal(g.text)
-			continue
-		}
-		block := blocks[rf.msg][max(rf.part, 0)]
-		if g.cut {
-			block = textBlock(g.text)
-		}
-		if rf.part < 0 {
-			m := cloneMap(msgs[rf.msg])
-			m["content"] = block
-			outMsgs = append(outMsgs, m)
-			open = -1
-			continue
-		}
-		if open != rf.msg {
-			m := cloneMap(msgs[rf.msg])
-			m["content"] = json.RawMessage(`[]`)
-			outMsgs = append(outMsgs, m)
-			open = rf.msg
-		}
-		last := outMsgs[len(outMsgs)-1]
-		var parts []json.RawMessage
-		_ = json.Unmarshal(last["content"], &parts)
-		last["content"], _ = json.Marshal(append(parts, block))
+	if lead != nil {
+		r["systemPrompt"], _ = json.Marshal(*lead)
 	}
-	outMsgs = append(outMsgs, map[string]json.RawMessage{"role": json.RawMessage(`"user"`), "content": textBlock(p.askNotice(method, p.textsTokens(in)))})
-	r["messages"], _ = json.Marshal(outMsgs)
+	msgs = append(msgs, userMessage(textBlock(p.askNotice(method, p.textsTokens(m.items)))))
+	r["messages"], _ = json.Marshal(msgs)
 	b, _ := json.Marshal(r)
 	return b
 }
