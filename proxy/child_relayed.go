@@ -22,9 +22,15 @@ func (r *relay) relayBounded(ctx, sctx context.Context, h *header, line []byte) 
 	}
 	var m struct {
 		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(resp, &m) != nil || len(m.Result) == 0 {
-		return resp // an error, or what the client cannot read: as it came
+	switch {
+	case json.Unmarshal(resp, &m) != nil:
+		return resp // what the client cannot read: as it came
+	case len(m.Error) > 0 && string(m.Error) != "null":
+		return r.p.boundErrorMessage(h.ID, m.Error)
+	case len(m.Result) == 0:
+		return resp
 	}
 	result, err := r.p.boundResult(sctx, h.Method, h.Params, m.Result)
 	if err != nil {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -308,4 +309,31 @@ func typedBound[T any](ctx context.Context, p *Proxy, method string, params any,
 	}
 	raw := json.RawMessage(out)
 	return parse(&raw)
+}
+
+// boundErrorMessage returns the message that answers the request id with
+// e (JSON), the server's JSON-RPC error to a prompts/get or
+// resources/read: as it came within MaxErrorBytes, as a remote's tool
+// error is; otherwise its code and its message cut at MaxErrorBytes,
+// without its data.
+func (p *Proxy) boundErrorMessage(id, e json.RawMessage) []byte {
+	if p.lim.errText <= 0 || int64(len(e)) <= p.lim.errText {
+		return rawMessage(id, "error", e)
+	}
+	var d struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(e, &d)
+	return errorMessage(id, d.Code, d.Message, p.lim.errText)
+}
+
+// clipError returns err with its text cut at MaxErrorBytes: a remote's
+// error to a prompts/get or resources/read on the typed path, which the
+// local server sends as a JSON-RPC error's message.
+func (p *Proxy) clipError(err error) error {
+	if err == nil || p.lim.errText <= 0 || int64(len(err.Error())) <= p.lim.errText {
+		return err
+	}
+	return errors.New(proxyClip(err.Error(), p.lim.errText))
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -30,7 +31,7 @@ func RelayedText(n int) string {
 //
 //   - prompts/get of "big": a short assistant message, then a user
 //     message of 1 MB of text and one with a text resource of 1 MB; of
-//     "small": one short message;
+//     "small": one short message; of "failing", an error of 2 MB;
 //   - resources/read of big://doc: 2 MB of text;
 //   - tools/call of "sample" asks the client to sample with a
 //     systemPrompt of 1 MB and a message of 1 MB; of "elicit", to elicit
@@ -52,6 +53,9 @@ func RelayedServer() *server.MCPServer {
 	})
 	s.AddPrompt(mcp.NewPrompt("small"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return mcp.NewGetPromptResult("a small prompt", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello"))}), nil
+	})
+	s.AddPrompt(mcp.NewPrompt("failing"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return nil, errors.New(big)
 	})
 	s.AddResource(mcp.NewResource("big://doc", "doc", mcp.WithMIMEType("text/plain")), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: "big://doc", MIMEType: "text/plain", Text: big}}, nil

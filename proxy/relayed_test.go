@@ -148,7 +148,8 @@ func serveClient(t *testing.T, p *proxy.Proxy, a *asked) *client.Client {
 // each way, reaches the client within Config.ThresholdTokens +
 // lro.NoticeTokens on every path: a prompt and a resource of the server
 // offloaded (the whole text in the file), a sampling request and an
-// elicitation's message cut with the marker, an elicitation whose form
+// elicitation's message cut with the marker, a prompt's error cut at
+// MaxErrorBytes, an elicitation whose form
 // is too large refused with an error that names its size, and a result
 // asking for input carries no request over the bound. Before, each came
 // whole (2 MB).
@@ -183,6 +184,13 @@ func TestProxyBoundsWhatItRelays(t *testing.T) {
 				assert.Equal(t, "a small prompt", small.Description)
 				require.Len(t, small.Messages, 1)
 				assert.Equal(t, "hello", small.Messages[0].Content.(mcp.TextContent).Text)
+			})
+
+			t.Run("prompts/get error", func(t *testing.T) {
+				_, err := c.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "failing"}})
+				require.Error(t, err)
+				assert.LessOrEqual(t, len(err.Error()), int(proxy.DefaultMaxErrorBytes)+200, "the error cut at MaxErrorBytes")
+				assert.True(t, strings.Contains(err.Error(), "line 000000: words"), "%.200s", err)
 			})
 
 			t.Run("resources/read", func(t *testing.T) {

@@ -286,7 +286,7 @@ func (p *Proxy) forwardPrompt(ctx context.Context, req mcp.GetPromptRequest) (*m
 	fwd := mcp.GetPromptRequest{Params: req.Params}
 	res, err := c.GetPrompt(ctx, fwd)
 	if err != nil {
-		return nil, err
+		return nil, p.clipError(err)
 	}
 	return typedBound(ctx, p, string(mcp.MethodPromptsGet), req.Params, res, mcp.ParseGetPromptResult)
 }
@@ -299,7 +299,7 @@ func (p *Proxy) forwardRead(ctx context.Context, req mcp.ReadResourceRequest) ([
 	defer cancel()
 	res, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: req.Params})
 	if err != nil {
-		return nil, err
+		return nil, p.clipError(err)
 	}
 	if res, err = typedBound(ctx, p, string(mcp.MethodResourcesRead), req.Params, res, mcp.ParseReadResourceResult); err != nil {
 		return nil, err

@@ -289,7 +289,7 @@ func (rr *remoteRelay) relay(ctx context.Context, h *header) []byte {
 		ex.answer = rr.ownListing(h.Method, ex.answer, false)
 	}
 	if ex.failed {
-		return rawMessage(h.ID, "error", ex.answer)
+		return p.boundErrorMessage(h.ID, ex.answer)
 	}
 	answer, err := p.boundResult(ctx, h.Method, h.Params, ex.answer)
 	if err != nil {
