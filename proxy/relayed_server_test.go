@@ -36,7 +36,10 @@ func RelayedText(n int) string {
 //   - tools/call of "sample" asks the client to sample with a
 //     systemPrompt of 1 MB and a message of 1 MB; of "elicit", to elicit
 //     with a message of 2 MB; of "elicit_schema", with a requestedSchema
-//     of 2 MB (its answer is the error, when it gets one); each answers
+//     of 256 KB (refused whatever its size over the bound: a map of 2 MB
+//     of properties took mcp-go and the race detector past the call's
+//     timeout on a loaded machine; its answer is the error, when it gets
+//     one); each answers
 //     "answered " and the client's answer's first 40 bytes;
 //   - tools/call of "input" answers, the first time, with a result that
 //     asks for input: a text of 1 MB and an elicitation/create of 2 MB;
@@ -88,7 +91,7 @@ func RelayedServer() *server.MCPServer {
 	})
 	s.AddTool(mcp.NewTool("elicit_schema"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		props := map[string]any{}
-		for i := 0; len(props)*60 < RelayedBigBytes; i++ {
+		for i := 0; len(props)*60 < RelayedBigBytes/8; i++ {
 			props[fmt.Sprintf("field_%06d", i)] = map[string]any{"type": "string", "description": "a field of a form too large"}
 		}
 		return elicit(ctx, "fill this in", map[string]any{"type": "object", "properties": props}), nil

@@ -98,13 +98,24 @@ var relayedPaths = map[string]func(t *testing.T, a *asked) (*client.Client, *lro
 		return serveClient(t, p, a), off
 	},
 	"remote": func(t *testing.T, a *asked) (*client.Client, *lro.Offloader) {
-		p, off := startProxy(t, relayedRemote(t), proxy.Config{ProtocolVersion: mcp.ProtocolVersion20251125, Extract: true})
+		p, off := relayedProxy(t)
 		return serveClient(t, p, a), off
 	},
 	"remote in process": func(t *testing.T, a *asked) (*client.Client, *lro.Offloader) {
-		p, off := startProxy(t, relayedRemote(t), proxy.Config{ProtocolVersion: mcp.ProtocolVersion20251125, Extract: true})
+		p, off := relayedProxy(t)
 		return connect(t, p.Server(), client.WithProtocolVersion(mcp.ProtocolVersion20251125), client.WithSamplingHandler(a), client.WithElicitationHandler(a)), off
 	},
+}
+
+// relayedProxy is a proxy of proxy.RelayedServer as a remote, with a
+// call's timeout of a minute (the race detector on a loaded machine took
+// a call of 2 MB past the 20 s of startProxy).
+func relayedProxy(t *testing.T) (*proxy.Proxy, *lro.Offloader) {
+	off := newOffloader(t, nil)
+	p, err := proxy.New(off, proxy.Config{Remote: relayedRemote(t), ProtocolVersion: mcp.ProtocolVersion20251125, Extract: true, CallTimeout: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p, off
 }
 
 // relayedRemote serves proxy.RelayedServer over streamable HTTP.
