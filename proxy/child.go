@@ -497,7 +497,9 @@ func (r *relay) readChild() {
 				r.changedTools(line)
 				continue
 			}
-			r.write(line) // its request or notification
+			if line = r.boundAskLine(id, methodName(method), line); line != nil {
+				r.write(line) // its request or notification
+			}
 			continue
 		}
 		r.answer(id, delivery{line: line})
@@ -635,15 +637,10 @@ func (r *relay) clientRequest(ctx context.Context, h *header, line []byte) {
 	}
 	switch h.Method {
 	case string(mcp.MethodInitialize), string(mcp.MethodServerDiscover), string(mcp.MethodToolsList), string(mcp.MethodToolsCall),
-		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList), string(mcp.MethodTasksResult):
-	case string(mcp.MethodResourcesRead):
-		var params struct {
-			URI string `json:"uri"`
-		}
-		if json.Unmarshal(h.Params, &params) != nil || !strings.HasPrefix(params.URI, "lro://") {
-			r.forward(ctx, h, line)
-			return
-		}
+		string(mcp.MethodResourcesList), string(mcp.MethodResourcesTemplatesList), string(mcp.MethodTasksResult),
+		string(mcp.MethodPromptsGet), string(mcp.MethodResourcesRead):
+		// prompts/get and the server's resources/read: their results pass
+		// the exit gate (see relayed.go).
 	default:
 		r.forward(ctx, h, line)
 		return

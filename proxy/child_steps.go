@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -51,7 +52,15 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 			return items, nil
 		})
 	case string(mcp.MethodResourcesRead):
+		var params struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(h.Params, &params) != nil || !strings.HasPrefix(params.URI, "lro://") {
+			return r.relayBounded(ctx, sctx, h, line)
+		}
 		return r.local(sctx, line)
+	case string(mcp.MethodPromptsGet):
+		return r.relayBounded(ctx, sctx, h, line)
 	case string(mcp.MethodToolsCall):
 		return r.toolCall(ctx, sctx, h, line)
 	case string(mcp.MethodTasksResult):

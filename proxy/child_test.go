@@ -53,6 +53,10 @@ func fakeServer(mode string) {
 		detailServer()
 		return
 	}
+	if mode == "relayed" {
+		relayedServer()
+		return
+	}
 	if strings.HasPrefix(mode, "hostile-") {
 		hostileServer(mode)
 		return

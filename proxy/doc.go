@@ -110,6 +110,19 @@
 // built on lro then returns full results instead of offloading them on
 // its own disk, and only the proxy offloads.
 //
+// # What reaches the model besides tool answers
+//
+// On both paths, what the proxy relays that reaches a model's context
+// passes the Offloader's exit gate as a tool answer does: a prompts/get
+// result and a resources/read of the server's own resources over the
+// bound are offloaded (operations prompt_<name> and resource_read), or
+// cut with [Config.MemoryToolsOnly]; the server's sampling/createMessage
+// and elicitation/create requests to the client, and those a result
+// asking for input carries, are cut with the marker and a notice; an
+// elicitation whose requestedSchema or url does not fit is refused with
+// a [*TooLargeError] as a JSON-RPC error to the server. What is within
+// the bound goes on as it came.
+//
 // # What it trusts
 //
 // The server is another party; what follows is said of a remote, and

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,12 @@ func (p *Proxy) askClient(ctx context.Context, id string, req transport.JSONRPCR
 	_, method, params, ok := peekHeader(msg)
 	if !ok || methodName(method) != req.Method {
 		return nil, false, nil
+	}
+	params, err := p.boundAsk(ctx, req.Method, params)
+	var tooLarge *TooLargeError
+	if errors.As(err, &tooLarge) {
+		p.log.Warn("lro proxy: refused a request of the remote too large to relay", "remote", p.cfg.Remote, "error", err)
+		return &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: req.ID, Error: &mcp.JSONRPCErrorDetails{Code: mcp.INVALID_PARAMS, Message: err.Error()}}, true, nil
 	}
 	answer, err := rr.ask(ctx, method, params)
 	if err != nil {

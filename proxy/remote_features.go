@@ -174,6 +174,9 @@ func (r remoteRequests) CreateMessage(ctx context.Context, req mcp.CreateMessage
 	if err != nil {
 		return nil, err
 	}
+	if err := typedAsk(ctx, r.p, string(mcp.MethodSamplingCreateMessage), &req.CreateMessageParams); err != nil {
+		return nil, err
+	}
 	//lint:ignore SA1019 the remote's sampling request, which its protocol may still have, relayed
 	return r.p.front.RequestSampling(ctx, req)
 }
@@ -182,6 +185,9 @@ func (r remoteRequests) CreateMessage(ctx context.Context, req mcp.CreateMessage
 func (r remoteRequests) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	ctx, err := r.p.clientContext(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := typedAsk(ctx, r.p, string(mcp.MethodElicitationCreate), &req.Params); err != nil {
 		return nil, err
 	}
 	return r.p.front.RequestElicitation(ctx, req)
@@ -303,7 +309,11 @@ func (p *Proxy) forwardPrompt(ctx context.Context, req mcp.GetPromptRequest) (*m
 	}
 	defer cancel()
 	fwd := mcp.GetPromptRequest{Params: req.Params}
-	return c.GetPrompt(ctx, fwd)
+	res, err := c.GetPrompt(ctx, fwd)
+	if err != nil {
+		return nil, p.clipError(err)
+	}
+	return typedBound(ctx, p, string(mcp.MethodPromptsGet), req.Params, res, mcp.ParseGetPromptResult)
 }
 
 func (p *Proxy) forwardRead(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -314,6 +324,9 @@ func (p *Proxy) forwardRead(ctx context.Context, req mcp.ReadResourceRequest) ([
 	defer cancel()
 	res, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: req.Params})
 	if err != nil {
+		return nil, p.clipError(err)
+	}
+	if res, err = typedBound(ctx, p, string(mcp.MethodResourcesRead), req.Params, res, mcp.ParseReadResourceResult); err != nil {
 		return nil, err
 	}
 	return res.Contents, nil

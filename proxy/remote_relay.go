@@ -289,9 +289,13 @@ func (rr *remoteRelay) relay(ctx context.Context, h *header) []byte {
 		ex.answer = rr.ownListing(h.Method, ex.answer, false)
 	}
 	if ex.failed {
-		return rawMessage(h.ID, "error", ex.answer)
+		return p.boundErrorMessage(h.ID, ex.answer)
 	}
-	return resultMessage(h.ID, ex.answer)
+	answer, err := p.boundResult(ctx, h.Method, h.Params, ex.answer)
+	if err != nil {
+		return errorMessage(h.ID, mcp.INTERNAL_ERROR, err.Error(), 0)
+	}
+	return resultMessage(h.ID, answer)
 }
 
 // toolsListing answers tools/list: the remote's tools as it listed them,

@@ -32,6 +32,10 @@ func TestMain(m *testing.M) {
 		nullRelay() // the test binary as a relay that copies bytes (stdio_bench_test.go)
 		os.Exit(0)
 	}
+	if os.Getenv(relayedServerEnv) != "" {
+		relayedServer() // the test binary as a server of large prompts (relayed_e2e_test.go)
+		os.Exit(0)
+	}
 	if os.Getenv(fakeServerEnv) != "" {
 		fakeStdioServer() // the test binary as a stdio server (stdio_bench_test.go)
 		os.Exit(0)
