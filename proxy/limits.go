@@ -140,6 +140,7 @@ type remoteCall struct {
 	limit     *RemoteLimitError
 	status    int
 	mediaType string
+	challenge string              // WWW-Authenticate, which names a 401's authorization server
 	taken     *mcp.CallToolResult // the result the lean path took
 }
 
@@ -158,13 +159,13 @@ func (c *remoteCall) fail(err *RemoteLimitError) {
 	}
 }
 
-func (c *remoteCall) saw(status int, mediaType string) {
+func (c *remoteCall) saw(status int, mediaType, challenge string) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.status, c.mediaType = status, mediaType
+	c.status, c.mediaType, c.challenge = status, mediaType, challenge
 }
 
 // outcome wraps err, the error mcp-go returned for the request, with what
@@ -179,7 +180,7 @@ func (c *remoteCall) outcome(err error) error {
 	case c.limit != nil:
 		return c.limit
 	case c.status != 0 && c.status != http.StatusOK && c.status != http.StatusAccepted:
-		return &remoteHTTPError{status: c.status, err: err}
+		return &remoteHTTPError{status: c.status, challenge: c.challenge, err: err}
 	case c.status != 0 && c.mediaType != "application/json" && c.mediaType != "text/event-stream":
 		return &remoteHTTPError{status: c.status, mediaType: c.mediaType, err: err}
 	}
@@ -192,6 +193,7 @@ func (c *remoteCall) outcome(err error) error {
 type remoteHTTPError struct {
 	status    int
 	mediaType string // set when the status was fine but the type was not
+	challenge string // the WWW-Authenticate header of a 401 or 403
 	err       error
 }
 
@@ -275,7 +277,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	call, _ := req.Context().Value(remoteCallKey{}).(*remoteCall)
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	call.saw(resp.StatusCode, mediaType)
+	call.saw(resp.StatusCode, mediaType, resp.Header.Get("WWW-Authenticate"))
 	// A GET is a notification stream (the older protocol's), as is
 	// subscriptions/listen: they last, so only their events are bounded.
 	longLived := req.Method == http.MethodGet || (call != nil && call.longLived)

@@ -83,7 +83,7 @@ func (p *Proxy) misconfigured(err error) error {
 	case he.mediaType != "" || s == http.StatusOK || s == http.StatusAccepted:
 		why = fmt.Sprintf("answered with content type %q, not JSON or an event stream: is this the MCP endpoint?", he.mediaType)
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		why = fmt.Sprintf("answered HTTP %d %s: it wants credentials (Config.Headers; lro-proxy -header-env Authorization=VARIABLE)", s, http.StatusText(s))
+		why = credentialsWanted(p.cfg.Remote, he, p.sentAuthorization())
 	case s == http.StatusNotFound:
 		why = "answered HTTP 404 Not Found: is the path right? (streamable-HTTP MCP endpoints are often at /mcp)"
 	case s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500:

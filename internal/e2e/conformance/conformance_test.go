@@ -3,7 +3,9 @@
 // the node 22 it needs) against the official Go SDK's and mcp-go's
 // conformance servers, without and with lro wired in as README shows, and
 // through lro-proxy in front of each, and fails on any scenario whose
-// checks end differently with lro than without.
+// checks end differently with lro than without. Its client scenarios run
+// against lro-proxy -remote, compared with the official Go SDK's client
+// connecting directly (client_test.go).
 //
 // Install the suite once with
 //
@@ -159,7 +161,7 @@ func TestConformance(t *testing.T) {
 			})
 		}
 	}
-	t.Log("\n" + table(results))
+	logTable(t, "Server scenarios: the servers without lro, with lro wired in, through the bridge alone and through lro-proxy", table(results))
 
 	seen := map[string]bool{}
 	for _, sv := range servers {
@@ -430,9 +432,10 @@ type check struct {
 	tries                int
 }
 
+// failed reports whether a check failed, or none ran.
 func (o outcome) failed() bool {
 	p, n := o.passed()
-	return p != n
+	return p != n || n == 0
 }
 
 func (o outcome) setTries(n int) {
@@ -459,6 +462,9 @@ func (o outcome) why() string {
 		}
 	}
 	sort.Strings(w)
+	if len(o) == 0 {
+		return "no check ran"
+	}
 	return strings.Join(w, "; ")
 }
 
@@ -580,9 +586,8 @@ func scenarios(rs ...map[string]outcome) []string {
 }
 
 // table is the conformance table in Markdown: a row per scenario, a
-// column per server and path, each cell the checks passed of the checks run
-// (in bold when some failed), and which run when the first failed; a
-// dagger marks the unstable, not compared.
+// column per server and path (see markdownTable); a dagger marks the
+// unstable, not compared.
 func table(results map[string]map[string]outcome) string {
 	var all []map[string]outcome
 	var head, keys []string
@@ -593,9 +598,24 @@ func table(results map[string]map[string]outcome) string {
 			keys = append(keys, sv.name+"/"+col)
 		}
 	}
+	return markdownTable(head, all, func(i int, sc string) string {
+		if _, shaky := unstable[keys[i]+"/"+sc]; shaky {
+			return " †"
+		}
+		return ""
+	})
+}
+
+// markdownTable is a row per scenario and a column per result set, each
+// cell the checks passed of the checks run (in bold when some failed), and
+// which run when the first failed, then mark's note; "–" where the
+// scenario did not run. Its last rows count the checks and the scenarios
+// passed, so that it goes into a note as it is.
+func markdownTable(head []string, all []map[string]outcome, mark func(col int, scenario string) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| scenario | %s |\n|---|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-	totals := make([][2]int, len(all))
+	checks := make([][2]int, len(all))
+	passed := make([][2]int, len(all))
 	for _, sc := range scenarios(all...) {
 		fmt.Fprintf(&b, "| %s |", sc)
 		for i, r := range all {
@@ -605,16 +625,16 @@ func table(results map[string]map[string]outcome) string {
 				continue
 			}
 			p, n := o.passed()
-			totals[i][0] += p
-			totals[i][1] += n
+			checks[i][0] += p
+			checks[i][1] += n
+			passed[i][1]++
 			note := ""
 			if o.try() > 1 {
 				note = fmt.Sprintf(" (try %d)", o.try())
 			}
-			if _, shaky := unstable[keys[i]+"/"+sc]; shaky {
-				note += " †"
-			}
-			if p == n {
+			note += mark(i, sc)
+			if !o.failed() {
+				passed[i][0]++
 				fmt.Fprintf(&b, " %d/%d%s |", p, n, note)
 			} else {
 				fmt.Fprintf(&b, " **%d/%d**%s |", p, n, note)
@@ -622,12 +642,25 @@ func table(results map[string]map[string]outcome) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("| **checks passed** |")
-	for _, tot := range totals {
-		fmt.Fprintf(&b, " %d/%d |", tot[0], tot[1])
+	for _, row := range []struct {
+		name string
+		tot  [][2]int
+	}{{"checks passed", checks}, {"scenarios passed", passed}} {
+		fmt.Fprintf(&b, "| **%s** |", row.name)
+		for _, tot := range row.tot {
+			fmt.Fprintf(&b, " %d/%d |", tot[0], tot[1])
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
 	return b.String()
+}
+
+// logTable prints a Markdown table to the test's standard output, where
+// go test -v shows it unindented (t.Log indents every line after the
+// first, which Markdown reads as code), ready to paste into a note.
+func logTable(t *testing.T, title, md string) {
+	t.Helper()
+	fmt.Printf("\n%s (%s)\n\n%s\n", title, t.Name(), md)
 }
 
 func tail(b []byte, n int) []byte {
