@@ -36,13 +36,11 @@ var clientPaths = []struct {
 }
 
 // clientKnownDifferences are the scenarios that end differently through
-// lro-proxy than directly, each with the reason. REMOVE both after merging
-// the negotiate branch of issue 42, which fixes them; the test logs an
-// entry that did not differ in its run.
-var clientKnownDifferences = map[string]string{
-	"initialize": "NEGOTIATE (issue 42): at its default negotiation lro-proxy takes a `{}` answer to server/discover for a 2026-07-28 server, so the scenario sees no initialize",
-	"sse-retry":  "NEGOTIATE (issue 42): lro-proxy (mcp-go's client) does not reconnect by GET when the remote closes a call's stream gracefully (SEP-1699): \"unexpected nil response\"",
-}
+// lro-proxy than directly, each with the reason; the test logs an entry
+// that did not differ in its run. None today: initialize and sse-retry
+// differed until the proxy checked the remote's answer to server/discover
+// (issue 42).
+var clientKnownDifferences = map[string]string{}
 
 // passesWithoutOAuth are the auth scenarios a client that runs no OAuth
 // passes, with the reason: through lro-proxy, which exits on the remote's
@@ -135,7 +133,7 @@ func TestConformanceClient(t *testing.T) {
 			return " §"
 		}
 		return ""
-	})+"\n‡ a known difference (clientKnownDifferences: issue 42's upstream negotiation); § a limit of the -header-env workaround (tokenLimits); – not run: no token to get\n")
+	})+"\n‡ a known difference (clientKnownDifferences); § a limit of the -header-env workaround (tokenLimits); – not run: no token to get\n")
 
 	direct, viaP, viaT := results[viaDirect].checks, results[viaProxy].checks, results[viaToken].checks
 	for _, sc := range scenarios(direct) {
