@@ -22,6 +22,9 @@ type Engine struct {
 	// so that the same query of a file again stops once its output is
 	// full.
 	Counts *CountCache
+	// Answers, when set, keeps the answers of trusted requests, so that
+	// the same question of a file again is answered at once.
+	Answers *AnswerCache
 }
 
 // Input is the file a Request reads.
@@ -51,6 +54,21 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	if req.Text != nil {
 		return runText(ctx, req, in)
 	}
+	answer := ""
+	if e.Answers != nil {
+		answer = answerKey(in.Key, req)
+		if resp, ok := e.Answers.get(answer); ok {
+			resp.Cached = true // the next question of the file is best sent here too
+			return resp
+		}
+	}
+	resp := e.run(ctx, req, in)
+	e.Answers.put(answer, resp)
+	return resp
+}
+
+// run is Run, of a request whose answer is not kept.
+func (e *Engine) run(ctx context.Context, req *Request, in Input) *Response {
 	start := time.Now()
 	lim := req.Limits
 	if lim.Timeout <= 0 {
@@ -178,6 +196,9 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	}
 	if counted != "" && e.Counts.learn(counted, res, err, lim.KnownResults) {
 		cached = true // the next query of the file is best sent here too
+	}
+	if e.Answers != nil && err == nil && !res.Uncounted && answerKey(in.Key, req) != "" {
+		cached = true // its answer is kept (see Run)
 	}
 	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Uncounted: res.Uncounted, Elements: res.Elements, Cached: cached}
 	if err != nil {

@@ -116,7 +116,7 @@ func serve(cfgText string, in io.Reader, out *os.File) int {
 	// While the first request is on its way, not before the hello that
 	// the parent waits for.
 	go jqsandbox.Preload()
-	e := &Engine{Files: NewFileCache(cfg.CacheBytes), Queries: &QueryCache{}, Counts: &CountCache{}}
+	e := &Engine{Files: NewFileCache(cfg.CacheBytes), Queries: &QueryCache{}, Counts: &CountCache{}, Answers: NewAnswerCache(DefaultAnswerBytes)}
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		req, err := readRequest(r)
