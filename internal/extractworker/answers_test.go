@@ -139,3 +139,33 @@ func TestAnswerCacheBudget(t *testing.T) {
 	_, ok = none.get("k")
 	require.False(t, ok)
 }
+
+// TestEngineGivesTheCacheToAWholeSlurp: a query that slurps whole records
+// of a file too large to keep first empties the file cache, so that the
+// cache never stands between a heavy query and the worker's memory
+// bound; a narrow question keeps what it read.
+func TestEngineGivesTheCacheToAWholeSlurp(t *testing.T) {
+	small, large := questionFile(20, "a"), questionFile(5000, "a", "b")
+	e := &Engine{Files: NewFileCache(64 << 10), Queries: &QueryCache{}}
+	require.False(t, e.Files.Fits(int64(len(large))), "the large file is decoded as its query runs")
+	opened := 0
+	run := func(key string, data []byte, req *Request) *Response {
+		t.Helper()
+		resp := e.Run(context.Background(), req, engineInput(key, data, &opened))
+		require.Nil(t, resp.Failure, req.Query)
+		return resp
+	}
+	run("small", small, &Request{Query: `.id`})
+	_, ok := e.Files.Get("small")
+	require.True(t, ok)
+
+	q := trustedQuestion(t, `{"where": [{"field": "type", "op": "eq", "value": "b"}], "aggregate": {"op": "count"}}`)
+	run("large", large, q)
+	_, ok = e.Files.Get("small")
+	require.True(t, ok, "a question reads two fields: the cache stays")
+
+	resp := run("large", large, &Request{Query: `map(tostring)|length`, Slurp: true})
+	require.Equal(t, "5000", string(resp.Values[0]))
+	_, ok = e.Files.Get("small")
+	require.False(t, ok, "whole records slurped: the cache was given up")
+}

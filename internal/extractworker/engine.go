@@ -125,7 +125,15 @@ func (e *Engine) run(ctx context.Context, req *Request, in Input) *Response {
 			}
 		}
 	}
-	if !decoded && e.Files != nil && e.Files.Fits(in.Size) && (!q.Skims(mode) || held) {
+	// Decoded beforehand, its lines kept, only when they and the fields
+	// fit: where the file can be read again (OpenAt, a worker) a file up
+	// to a quarter of the budget, since a larger one keeps less as its
+	// query runs (where each line is, not the line); else up to half.
+	before := in.Size
+	if in.OpenAt != nil {
+		before *= 2
+	}
+	if !decoded && e.Files != nil && e.Files.Fits(before) && (!q.Skims(mode) || held) {
 		// The file is small enough for its records to be kept: decode them
 		// (unless the query needs few of them, see Query.Skims, and none
 		// are kept yet) with what this query needs, or what the cache has and this query
@@ -176,6 +184,12 @@ func (e *Engine) run(ctx context.Context, req *Request, in Input) *Response {
 			}
 			defer release()
 			file = f
+		}
+		if e.Files != nil && mode == jqsandbox.Slurp && q.CacheProjection(mode).Whole() {
+			// Whole records of a file too large to keep, slurped: the
+			// heavy query (a sort of 100,000 memories takes most of a
+			// worker's memory) has the heap the cache held.
+			e.Files.Forget("")
 		}
 		if e.Files != nil {
 			// The records of a large file are decoded as the query runs,
