@@ -72,7 +72,11 @@ func New(env Env) *Tool {
 	if cache == 0 {
 		cache = DefaultCacheBytes
 	}
-	return &Tool{env: env, records: newRecordCache(cache), answers: extractworker.NewAnswerCache(extractworker.DefaultAnswerBytes)}
+	o := &Tool{env: env, records: newRecordCache(cache)}
+	if cache > 0 { // a cache turned off keeps no answers either
+		o.answers = extractworker.NewAnswerCache(extractworker.DefaultAnswerBytes)
+	}
+	return o
 }
 
 // Close waits for the warmings and removes the local copies. A warming

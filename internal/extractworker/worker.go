@@ -116,7 +116,10 @@ func serve(cfgText string, in io.Reader, out *os.File) int {
 	// While the first request is on its way, not before the hello that
 	// the parent waits for.
 	go jqsandbox.Preload()
-	e := &Engine{Files: NewFileCache(cfg.CacheBytes), Queries: &QueryCache{}, Counts: &CountCache{}, Answers: NewAnswerCache(DefaultAnswerBytes)}
+	e := &Engine{Files: NewFileCache(cfg.CacheBytes), Queries: &QueryCache{}, Counts: &CountCache{}}
+	if cfg.CacheBytes > 0 { // a cache turned off keeps no answers either
+		e.Answers = NewAnswerCache(DefaultAnswerBytes)
+	}
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		req, err := readRequest(r)
