@@ -100,12 +100,14 @@ func BenchmarkExtractFirstSecond(b *testing.B) {
 	}
 }
 
-// waitWorkersIdle waits until o's workers have started and none holds a
-// query: the idle machine an agent's first call finds.
+// waitWorkersIdle waits until o's workers have started and none has held
+// a query for a second: the idle machine an agent's first call finds, a
+// model taking a second at least to read a descriptor and write its call
+// (a prefetch that finds the workers starting tries again 250 ms later).
 func waitWorkersIdle(b *testing.B, o *lro.Offloader) {
 	b.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
-	for quiet := 0; quiet < 20; {
+	for quiet := 0; quiet < 100; {
 		if time.Now().After(deadline) {
 			b.Fatal("the workers did not start, or stayed busy, for 2 minutes")
 		}
