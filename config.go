@@ -50,8 +50,9 @@ const (
 	DefaultExtractMemoryBudget = extract.DefaultMemoryBudget
 	// DefaultExtractCacheBytes is how much memory lro_extract's decoded
 	// records take at most by default (see ExtractLimits.CacheBytes), an
-	// estimate of their decoded size, in each worker process, or in this
-	// process when queries run here.
+	// estimate of their decoded size, in this process when queries run
+	// here, and at least in each worker process (which keeps a sixth of
+	// its memory by default: 64 MiB).
 	DefaultExtractCacheBytes = extract.DefaultCacheBytes
 )
 

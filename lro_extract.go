@@ -105,13 +105,17 @@ type ExtractLimits struct {
 	MaxHeapBytes uint64
 	// CacheBytes bounds the decoded records kept between queries (an
 	// estimate of their size in memory, not of the files'), in each
-	// worker (or in this process); default [DefaultExtractCacheBytes],
-	// negative disables. One file takes at most half of it. What is kept
+	// worker (or in this process). Default: in each worker, a sixth of
+	// WorkerMemoryBytes ([DefaultExtractCacheBytes] at least: 64 MiB with
+	// the other defaults), part of the memory the worker is held to; in
+	// this process, [DefaultExtractCacheBytes]. Negative disables. A
+	// query that slurps whole records of a file too large to keep first
+	// empties its worker's cache. One file takes at most half of it. What is kept
 	// of a file is what its queries read: the fields they name, and, for
 	// a select, each record's line (or, in a worker, where the line is in
 	// the file), from which the records it outputs are decoded. A file
-	// smaller than half of CacheBytes is decoded so before its first
-	// query runs; a larger one as its query runs, which keeps what it
+	// smaller than a quarter of CacheBytes in a worker (half in this
+	// process) is decoded so before its first query runs; a larger one as its query runs, which keeps what it
 	// decoded when it read every record (not when it stopped at a full
 	// output) and that fits.
 	CacheBytes int64

@@ -113,6 +113,7 @@ func (o *Tool) extract(ctx context.Context, args map[string]any) (string, error)
 	f, err := o.openOffload(name)
 	if err != nil {
 		o.records.Forget(name + "\x00")
+		o.answers.Forget(name + "\x00")
 		return "", o.openError(call.path, name, err)
 	}
 	defer func() { f.Close() }() // f may become a local copy

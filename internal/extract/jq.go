@@ -150,7 +150,7 @@ func (o *Tool) runQuery(ctx context.Context, req *extractworker.Request, f *offl
 			return nil, err
 		}
 	}
-	e := extractworker.Engine{Files: o.records, Queries: &o.queries}
+	e := extractworker.Engine{Files: o.records, Queries: &o.queries, Answers: o.answers}
 	return e.Run(ctx, req, extractworker.Input{Key: f.key, Size: f.size, Open: func() (io.Reader, func(), error) {
 		return rest, func() {}, nil
 	}}), nil

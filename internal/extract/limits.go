@@ -35,6 +35,16 @@ const (
 	// (lro.DefaultExtractCacheBytes).
 	DefaultCacheBytes = 32 << 20
 
+	// workerCacheShare: a worker's FileCache takes by default this
+	// fraction of its memory (WorkerMemoryBytes), DefaultCacheBytes at
+	// least: 64 MiB of a default worker's 384, so that the fields a
+	// question reads of 100,000 memories (18 MB for three of them, with
+	// where each line is) stay decoded for the next (issue 40), and a
+	// query keeps most of the heap a worker is held to (the collector's
+	// soft limit, half of its memory less an arena: 128 MiB). A query
+	// that decodes whole records of a file too large to keep first
+	// empties the cache (see extractworker.Engine.Run).
+	workerCacheShare      = 6
 	defaultExtractTimeout = 10 * time.Second
 	defaultMaxCalls       = 16
 	defaultMaxCallBytes   = 256 << 20
@@ -53,9 +63,6 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxHeapBytes == 0 {
 		l.MaxHeapBytes = jqsandbox.DefaultMaxHeapBytes
-	}
-	if l.CacheBytes == 0 {
-		l.CacheBytes = DefaultCacheBytes
 	}
 	if l.MaxCalls <= 0 {
 		l.MaxCalls = defaultMaxCalls
@@ -109,6 +116,12 @@ func (l Limits) withinBudget() Limits {
 	return l
 }
 
+// workerCacheBytes returns the FileCache budget of a worker that may use
+// memory bytes, when none is set (see workerCacheShare).
+func workerCacheBytes(memory uint64) int64 {
+	return max(DefaultCacheBytes, int64(memory/workerCacheShare))
+}
+
 // sandbox returns the jqsandbox limits of a query.
 func (l Limits) sandbox() jqsandbox.Limits {
 	return jqsandbox.Limits{Timeout: l.Timeout, MaxQueryBytes: l.MaxQueryBytes, MaxInputBytes: l.MaxFileBytes, MaxHeapBytes: l.MaxHeapBytes}
@@ -117,6 +130,9 @@ func (l Limits) sandbox() jqsandbox.Limits {
 // pool returns the configuration of the worker pool these limits use.
 func (l Limits) pool() extractworker.Config {
 	c := extractworker.Config{Workers: l.Workers, MaxWorkers: l.MaxWorkers, MemoryBytes: l.WorkerMemoryBytes, CacheBytes: l.CacheBytes, Executable: l.WorkerPath}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = workerCacheBytes(l.WorkerMemoryBytes)
+	}
 	if c.Executable == "" {
 		c.Executable, c.Fallbacks = workerProgram()
 	}

@@ -50,3 +50,16 @@ func TestExtractMemoryBudget(t *testing.T) {
 	assert.Equal(t, 6, big.MaxWorkers, "twice Workers")
 	assert.Greater(t, big.WorkerMemoryBytes, uint64(500<<20), "a larger budget, larger workers")
 }
+
+// TestWorkerCacheBudget: a worker's FileCache is a sixth of its memory by
+// default (64 MiB of 384: the fields a question reads of 100,000
+// memories, 18 MB, fit its half for one file), 32 MiB at least, and what
+// CacheBytes says when set (negative: none).
+func TestWorkerCacheBudget(t *testing.T) {
+	assert.Equal(t, int64(64<<20), Limits{}.withDefaults().pool().CacheBytes)
+	assert.Equal(t, int64(DefaultCacheBytes), Limits{WorkerMemoryBytes: 64 << 20}.withDefaults().pool().CacheBytes)
+	assert.Equal(t, int64(8<<20), Limits{CacheBytes: 8 << 20}.withDefaults().pool().CacheBytes)
+	assert.Equal(t, int64(-1), Limits{CacheBytes: -1}.withDefaults().pool().CacheBytes)
+	big := Limits{MemoryBudget: 4 << 30}.withDefaults()
+	assert.Equal(t, int64(big.WorkerMemoryBytes/6), big.pool().CacheBytes)
+}

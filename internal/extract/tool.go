@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcplro/lro/internal/extractworker"
 	"github.com/mcplro/lro/internal/recipes"
 	"github.com/mcplro/lro/internal/store"
 )
@@ -57,11 +58,12 @@ type Tool struct {
 	native    atomic.Bool // the tool was defined (see ExtractToolDefinition)
 	resources atomic.Bool // ServeResources was called (see ServesResources)
 	closed    atomic.Bool
-	records   *recordCache   // decoded files
-	copies    localCopies    // local copies of a store's files: copy.go
-	queries   queryCache     // compiled recipes
-	warmMu    sync.Mutex     // orders warmExtract's Add before Close's Wait
-	warming   sync.WaitGroup // warmExtract's goroutines, which Close waits for
+	records   *recordCache               // decoded files
+	answers   *extractworker.AnswerCache // answers of recipes and questions
+	copies    localCopies                // local copies of a store's files: copy.go
+	queries   queryCache                 // compiled recipes
+	warmMu    sync.Mutex                 // orders warmExtract's Add before Close's Wait
+	warming   sync.WaitGroup             // warmExtract's goroutines, which Close waits for
 }
 
 // New returns the tool of an engine.
@@ -70,7 +72,11 @@ func New(env Env) *Tool {
 	if cache == 0 {
 		cache = DefaultCacheBytes
 	}
-	return &Tool{env: env, records: newRecordCache(cache)}
+	o := &Tool{env: env, records: newRecordCache(cache)}
+	if cache > 0 { // a cache turned off keeps no answers either
+		o.answers = extractworker.NewAnswerCache(extractworker.DefaultAnswerBytes)
+	}
+	return o
 }
 
 // Close waits for the warmings and removes the local copies. A warming

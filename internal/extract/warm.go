@@ -24,6 +24,7 @@ func (o *Tool) WarmExtract(name string) {
 	}
 	if !o.queriesInProcess() {
 		o.prestartWorkers() // they may have been stopped, idle
+		o.prefetchAsync(name)
 		return
 	}
 	if o.records == nil {
@@ -44,6 +45,28 @@ func (o *Tool) WarmExtract(name string) {
 	go func() {
 		defer func() { <-warmSlot; o.warming.Done() }()
 		o.warm(name)
+	}()
+}
+
+// prefetchAsync runs prefetch on a goroutine of its own, which Close
+// waits for while it reads the file, one at a time in the process (a
+// burst of offloads is not a burst of prefetches).
+func (o *Tool) prefetchAsync(name string) {
+	select {
+	case warmSlot <- struct{}{}:
+	default:
+		return
+	}
+	o.warmMu.Lock()
+	defer o.warmMu.Unlock()
+	if o.closed.Load() {
+		<-warmSlot
+		return
+	}
+	o.warming.Add(1)
+	go func() {
+		defer func() { <-warmSlot; o.warming.Done() }()
+		o.prefetch(name)
 	}()
 }
 

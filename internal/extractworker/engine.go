@@ -22,6 +22,9 @@ type Engine struct {
 	// so that the same query of a file again stops once its output is
 	// full.
 	Counts *CountCache
+	// Answers, when set, keeps the answers of trusted requests, so that
+	// the same question of a file again is answered at once.
+	Answers *AnswerCache
 }
 
 // Input is the file a Request reads.
@@ -51,6 +54,21 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	if req.Text != nil {
 		return runText(ctx, req, in)
 	}
+	answer := ""
+	if e.Answers != nil {
+		answer = answerKey(in.Key, req)
+		if resp, ok := e.Answers.get(answer); ok {
+			resp.Cached = true // the next question of the file is best sent here too
+			return resp
+		}
+	}
+	resp := e.run(ctx, req, in)
+	e.Answers.put(answer, resp)
+	return resp
+}
+
+// run is Run, of a request whose answer is not kept.
+func (e *Engine) run(ctx context.Context, req *Request, in Input) *Response {
 	start := time.Now()
 	lim := req.Limits
 	if lim.Timeout <= 0 {
@@ -107,7 +125,15 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			}
 		}
 	}
-	if !decoded && e.Files != nil && e.Files.Fits(in.Size) && (!q.Skims(mode) || held) {
+	// Decoded beforehand, its lines kept, only when they and the fields
+	// fit: where the file can be read again (OpenAt, a worker) a file up
+	// to a quarter of the budget, since a larger one keeps less as its
+	// query runs (where each line is, not the line); else up to half.
+	before := in.Size
+	if in.OpenAt != nil {
+		before *= 2
+	}
+	if !decoded && e.Files != nil && e.Files.Fits(before) && (!q.Skims(mode) || held) {
 		// The file is small enough for its records to be kept: decode them
 		// (unless the query needs few of them, see Query.Skims, and none
 		// are kept yet) with what this query needs, or what the cache has and this query
@@ -159,6 +185,12 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 			defer release()
 			file = f
 		}
+		if e.Files != nil && mode == jqsandbox.Slurp && q.CacheProjection(mode).Whole() {
+			// Whole records of a file too large to keep, slurped: the
+			// heavy query (a sort of 100,000 memories takes most of a
+			// worker's memory) has the heap the cache held.
+			e.Files.Forget("")
+		}
 		if e.Files != nil {
 			// The records of a large file are decoded as the query runs,
 			// which may stop early, with what it reads; if it reads them
@@ -178,6 +210,9 @@ func (e *Engine) Run(ctx context.Context, req *Request, in Input) *Response {
 	}
 	if counted != "" && e.Counts.learn(counted, res, err, lim.KnownResults) {
 		cached = true // the next query of the file is best sent here too
+	}
+	if e.Answers != nil && err == nil && !res.Uncounted && answerKey(in.Key, req) != "" {
+		cached = true // its answer is kept (see Run)
 	}
 	resp := &Response{Values: res.Values, Truncated: res.Truncated, Omitted: res.Omitted, Uncounted: res.Uncounted, Elements: res.Elements, Cached: cached}
 	if err != nil {

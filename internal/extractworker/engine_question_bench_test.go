@@ -128,7 +128,7 @@ func benchPair(b *testing.B, data []byte, ref, q *Request, first bool) {
 }
 
 // questionRequest makes the request lro_extract makes of a question.
-func questionRequest(b *testing.B, question string) *Request {
+func questionRequest(b testing.TB, question string) *Request {
 	var args map[string]any
 	if err := json.Unmarshal([]byte(question), &args); err != nil {
 		b.Fatal(err)

@@ -117,6 +117,9 @@ func serve(cfgText string, in io.Reader, out *os.File) int {
 	// the parent waits for.
 	go jqsandbox.Preload()
 	e := &Engine{Files: NewFileCache(cfg.CacheBytes), Queries: &QueryCache{}, Counts: &CountCache{}}
+	if cfg.CacheBytes > 0 { // a cache turned off keeps no answers either
+		e.Answers = NewAnswerCache(DefaultAnswerBytes)
+	}
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		req, err := readRequest(r)
