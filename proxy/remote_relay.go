@@ -282,11 +282,11 @@ func (rr *remoteRelay) relay(ctx context.Context, h *header) []byte {
 	case ex.answer == nil:
 		ex.answer = json.RawMessage(`{}`) // not sent: a subscription on protocol 2026-07-28 (see Client.Subscribe)
 	case ex.failed && methodNotFound(ex.answer):
-		if own := rr.ownListing(h.Method, nil, true, modernRequest(h.Params)); own != nil {
+		if own := rr.ownListing(h.Method, nil, true, h.Params); own != nil {
 			return resultMessage(h.ID, own)
 		}
 	case !ex.failed:
-		ex.answer = rr.ownListing(h.Method, ex.answer, false, modernRequest(h.Params))
+		ex.answer = rr.ownListing(h.Method, ex.answer, false, h.Params)
 	}
 	if ex.failed {
 		return rawMessage(h.ID, "error", ex.answer)
@@ -437,10 +437,10 @@ func sendTyped(ctx context.Context, c *client.Client, h *header) error {
 // with the proxy's own items (the lro:// templates) after the remote's on
 // its last page; for the other methods, result as it came. With result
 // nil (a listing the remote lacks), it returns a listing of the proxy's
-// own items, or nil when it has none. Under protocol 2026-07-28
-// (modern), a page that holds the proxy's items carries their cache
-// hints (see withListingHints).
-func (rr *remoteRelay) ownListing(method string, result json.RawMessage, lacking, modern bool) json.RawMessage {
+// own items, or nil when it has none. When params, the request's, are of
+// protocol 2026-07-28, a page that holds the proxy's items carries their
+// cache hints (see withListingHints).
+func (rr *remoteRelay) ownListing(method string, result json.RawMessage, lacking bool, params json.RawMessage) json.RawMessage {
 	var key, uriKey, kind string
 	switch method {
 	case string(mcp.MethodResourcesList):
@@ -473,7 +473,7 @@ func (rr *remoteRelay) ownListing(method string, result json.RawMessage, lacking
 		}
 		page := map[string]json.RawMessage{}
 		page[key], _ = json.Marshal(own)
-		if modern {
+		if modernRequest(params) {
 			withListingHints(page)
 		}
 		out, _ := json.Marshal(page)
@@ -492,7 +492,7 @@ func (rr *remoteRelay) ownListing(method string, result json.RawMessage, lacking
 		return result
 	}
 	page[key], _ = json.Marshal(append(items, own...))
-	if modern {
+	if modernRequest(params) {
 		withListingHints(page)
 	}
 	out, err := json.Marshal(page)
