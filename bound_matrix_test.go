@@ -222,26 +222,8 @@ func mcpgoBoundHandler(r boundResult) server.ToolHandlerFunc {
 
 // mcpgoBound is what a client reads of res, an mcp-go result.
 func mcpgoBound(res *mcpgomcp.CallToolResult) boundAnswer {
-	a := boundAnswer{isError: res.IsError}
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case mcpgomcp.TextContent:
-			a.texts = append(a.texts, c.Text)
-		case mcpgomcp.EmbeddedResource:
-			if tr, ok := c.Resource.(mcpgomcp.TextResourceContents); ok {
-				a.texts = append(a.texts, tr.Text)
-			}
-		case mcpgomcp.ResourceLink:
-			a.links = append(a.links, c.URI+c.Name+c.Description+c.MIMEType)
-		}
-	}
-	if res.StructuredContent != nil {
-		a.structured, _ = json.Marshal(res.StructuredContent)
-	}
-	if res.Meta != nil {
-		a.meta, _ = json.Marshal(res.Meta)
-	}
-	return a
+	a := testmcp.AnswerOf(res)
+	return boundAnswer{isError: a.IsError, texts: a.Texts, links: a.Links, structured: a.Structured, meta: a.Meta}
 }
 
 func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer {
@@ -324,44 +306,25 @@ func boundOffloaderOn(t *testing.T, mem *lrotest.MemFS, mode lro.Delivery, fault
 	}, lro.WithFS(mem), lro.WithoutBuiltinTools(), lro.WithTool("t", lro.ToolPolicy{Generic: true}))
 }
 
-// answerTokens is what a client received, as the Offloader estimates it:
-// the structured content counted once when a text is its serialization,
-// a resource link as its fields and their names.
-func answerTokens(o *lro.Offloader, a boundAnswer) int {
-	tokens, repeated := 0, false
-	for _, l := range a.links {
-		tokens += o.EstimateTokens([]byte(l)) + 16
-	}
-	for _, s := range a.texts {
-		tokens += o.EstimateTokens([]byte(s))
-		repeated = repeated || len(a.structured) > 0 && sameJSONText(s, a.structured)
-	}
-	if len(a.structured) > 0 && string(a.structured) != "null" && !repeated {
-		tokens += o.EstimateTokens(a.structured)
-	}
-	if len(a.meta) > 0 && string(a.meta) != "null" {
-		tokens += o.EstimateTokens(a.meta) + 4 // and its member's name
-	}
-	return tokens
+// answerTokens is what a client received, as the Offloader estimates it
+// (testmcp.Answer.Tokens, which the proxy's fuzz target shares).
+func answerTokens(o *lro.Offloader, a boundAnswer) int { return a.counted().Tokens(o) }
+
+// counted is a as the bound counts it.
+func (a boundAnswer) counted() testmcp.Answer {
+	return testmcp.Answer{IsError: a.isError, Texts: a.texts, Links: a.links, Structured: a.structured, Meta: a.meta}
 }
 
 // assertBound asserts that a, what a client received of what, is within
 // the threshold and NoticeTokens, and logs its bytes and tokens.
 func assertBound(t *testing.T, o *lro.Offloader, a boundAnswer, what string) {
 	t.Helper()
-	size := len(a.structured) + len(a.meta)
-	for _, s := range a.texts {
-		size += len(s)
-	}
 	tokens := answerTokens(o, a)
-	t.Logf("%s: %d bytes, %d tokens at the client", what, size, tokens)
+	t.Logf("%s: %d bytes, %d tokens at the client", what, a.counted().Bytes(), tokens)
 	assert.LessOrEqual(t, tokens, o.Config().ThresholdTokens+lro.NoticeTokens, "within the threshold and the notice")
 }
 
-func sameJSONText(s string, b []byte) bool {
-	var x, y any
-	return json.Unmarshal([]byte(s), &x) == nil && json.Unmarshal(b, &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
-}
+func sameJSONText(s string, b []byte) bool { return testmcp.SameJSONText(s, b) }
 
 // userMap is an object of n members "user{i}" whose values are objects of
 // about size bytes.
@@ -474,7 +437,7 @@ type boundShape struct {
 	only   []string // the hosts that carry it, when not every one
 }
 
-func boundShapes(t *testing.T) []boundShape {
+func boundShapes(t testing.TB) []boundShape {
 	few := map[string]any{
 		"summary": strings.Repeat("A long summary of the export. ", 150),
 		"rows":    tickets(40),

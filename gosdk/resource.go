@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/host"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -17,8 +18,17 @@ import (
 // is, and offloaded results carry a resource link to their file.
 // Registering a template makes s declare the resources capability. With
 // [lro.WithoutResourceLinks] it does nothing.
+//
+// s's resources/templates/list then carries the cache hints of a listing
+// of lro's templates, cacheScope "private" and ttlMs 0 (see
+// [host.ListingTTLMs]), whatever ServerOptions.SetCacheable decided for
+// it; the SDK's default is public.
 func AddResources(s *mcp.Server, off *lro.Offloader) {
-	for _, t := range off.Host().ServeResources() {
+	tmpls := off.Host().ServeResources()
+	if len(tmpls) > 0 {
+		s.AddReceivingMiddleware(listingHints)
+	}
+	for _, t := range tmpls {
 		s.AddResourceTemplate(&mcp.ResourceTemplate{
 			URITemplate: t.URITemplate,
 			Name:        t.Name,
@@ -27,6 +37,21 @@ func AddResources(s *mcp.Server, off *lro.Offloader) {
 		}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return readResource(ctx, off, req)
 		})
+	}
+}
+
+// listingHints gives every page of resources/templates/list the cache
+// hints of a listing of lro's templates. The SDK writes both fields at
+// every protocol version (they are not omitted when empty), so they are
+// set at every version, as a read's are: nothing is added before
+// 2026-07-28 that the SDK did not write.
+func listingHints(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if l, ok := res.(*mcp.ListResourceTemplatesResult); ok && err == nil {
+			l.Cacheable = mcp.Cacheable{CacheScope: host.CacheScopePrivate, TTLMs: host.ListingTTLMs}
+		}
+		return res, err
 	}
 }
 
@@ -55,7 +80,7 @@ func readResource(ctx context.Context, off *lro.Offloader, req *mcp.ReadResource
 	return &mcp.ReadResourceResult{
 		// An offloaded file is one caller's, until it expires: not the
 		// SDK's default of public and stale at once.
-		Cacheable: mcp.Cacheable{CacheScope: "private", TTLMs: int(c.TTLMs(time.Now()))},
+		Cacheable: mcp.Cacheable{CacheScope: host.CacheScopePrivate, TTLMs: int(c.TTLMs(time.Now()))},
 		Contents:  []*mcp.ResourceContents{{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}},
 	}, nil
 }

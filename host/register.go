@@ -38,6 +38,28 @@ type ResourceContents struct {
 	Expires time.Time
 }
 
+// Cache hints (SEP-2549, protocol 2026-07-28) of a listing that holds
+// lro's resource templates: resources/templates/list on a server that
+// serves them, and the page of the proxy's listings where it adds them.
+//
+// The scope is private, as for a read: the templates lead to files that
+// are each one caller's, and nothing lro answers of them is for a shared
+// cache (the official SDK's default scope is public).
+//
+// The ttlMs is 0, "revalidate": lro lists no file, only its templates
+// (a listing of its files would change at every offload, the time to the
+// earliest expiry bounding only removals, never the next file written, so
+// 0 would be the only right ttlMs there too). Its templates are fixed
+// while the Offloader lives, but they share the listing with the
+// server's own, whose freshness lro cannot see (mcp-go keeps the hints a
+// server configures to itself), and 0 is the one ttlMs that is never
+// stale for the whole listing; a listing of templates is small to fetch
+// again.
+const (
+	CacheScopePrivate = "private"
+	ListingTTLMs      = 0
+)
+
 // TTLMs is the time to c.Expires from now in milliseconds, 0 when it has
 // passed or is unknown: the ttlMs of a resources/read result.
 func (c ResourceContents) TTLMs(now time.Time) int64 {

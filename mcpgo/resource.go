@@ -18,11 +18,23 @@ import (
 // results carry a resource link to their file. Registering a template
 // makes s declare the resources capability. With
 // [lro.WithoutResourceLinks] it does nothing.
+//
+// Under protocol 2026-07-28, s's resources/templates/list then carries
+// the cache hints of a listing of lro's templates, cacheScope "private"
+// and ttlMs 0 (see [host.ListingTTLMs]), in place of those s was given
+// for it with server.WithCacheHints or server.WithMethodCacheHints before
+// AddResources (mcp-go's default is private and 0 too).
 func AddResources(s *server.MCPServer, off *lro.Offloader) {
 	read := func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		return readResource(ctx, off, req)
 	}
-	for _, t := range off.Host().ServeResources() {
+	tmpls := off.Host().ServeResources()
+	if len(tmpls) > 0 {
+		// mcp-go sends method hints under 2026-07-28 only, where the
+		// fields exist.
+		server.WithMethodCacheHints(mcp.MethodResourcesTemplatesList, host.ListingTTLMs, host.CacheScopePrivate)(s)
+	}
+	for _, t := range tmpls {
 		opts := []mcp.ResourceTemplateOption{mcp.WithTemplateDescription(t.Description)}
 		if t.MIMEType != "" {
 			opts = append(opts, mcp.WithTemplateMIMEType(t.MIMEType))

@@ -45,12 +45,19 @@ func (r *relay) handle(ctx context.Context, h *header, line []byte) []byte {
 		if !r.has("resources") {
 			return r.local(sctx, line)
 		}
-		return r.listing(ctx, h, line, key, nil, func(items []json.RawMessage, last bool) ([]json.RawMessage, error) {
+		own := 0
+		msg := r.listing(ctx, h, line, key, nil, func(items []json.RawMessage, last bool) ([]json.RawMessage, error) {
 			if last {
-				items = append(items, r.localItems(sctx, h.Method, key)...)
+				local := r.localItems(sctx, h.Method, key)
+				own = len(local)
+				items = append(items, local...)
 			}
 			return items, nil
 		})
+		if own > 0 {
+			msg = listingHints(msg, h.Params) // the page that holds the lro:// templates
+		}
+		return msg
 	case string(mcp.MethodResourcesRead):
 		var params struct {
 			URI string `json:"uri"`

@@ -40,7 +40,8 @@ func TestMain(m *testing.M) {
 
 // fakeServer answers initialize, server/discover (declaring no tools nor
 // resources), tools/list, resources/list, ping, resources/templates/list
-// with "Method not found" (mode "stay": and stays when its input ends),
+// with "Method not found" (mode "hints": with a template, and public cache
+// hints under 2026-07-28; mode "stay": and stays when its input ends),
 // and tools/call of "exact" with a small result with fields mcp-go drops, of "meta" with the _meta it
 // got, of "small" with "ok", of "records" with 200 memories, of "lookalike" with
 // a small text shaped like a descriptor, and of "failing" with a tool
@@ -94,7 +95,7 @@ func fakeServer(mode string) {
 		switch m.Method {
 		case "initialize":
 			caps := `{"tools":{},"prompts":{}}`
-			if mode == "resources" {
+			if mode == "resources" || mode == "hints" {
 				caps = `{"tools":{},"prompts":{},"resources":{}}`
 			}
 			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"serverInfo":{"name":"fake","version":"1"}}`)
@@ -114,6 +115,14 @@ func fakeServer(mode string) {
 		case "resources/list":
 			reply(m.ID, `{"resources":[{"uri":"fake://a","name":"a"}]}`)
 		case "resources/templates/list":
+			if mode == "hints" { // a template, and under 2026-07-28 hints that say it is everyone's for a minute
+				hints := ""
+				if strings.Contains(string(m.Params.Meta), `"2026-07-28"`) {
+					hints = `,"cacheScope":"public","ttlMs":60000`
+				}
+				reply(m.ID, `{"resourceTemplates":[{"uriTemplate":"fake://{x}","name":"x"}]`+hints+`}`)
+				break
+			}
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", m.ID)
 		case "notifications/cancelled":
 			data, _ := json.Marshal("cancelled " + string(m.Params.RequestID))

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/mcplro/lro/proxy"
 )
 
@@ -35,8 +38,10 @@ const (
 // fuzzer's bytes, as a JSON body or an event stream, under any of a few
 // HTTP statuses. Whatever the remote sends, the call ends within its
 // timeout with a result (never a broken connection or a panic); an error
-// carries at most MaxErrorBytes of the remote's text; and a success never
-// looks like an offload descriptor.
+// carries at most MaxErrorBytes of the remote's text; a success never
+// looks like an offload descriptor; and what the client receives is
+// within the Offloader's ThresholdTokens + lro.NoticeTokens, counted as
+// the root's bound matrix counts it (testmcp.Answer.Tokens).
 //
 //	go test -run '^$' -fuzz FuzzProxyRemoteResponse -fuzztime 3m
 func FuzzProxyRemoteResponse(f *testing.F) {
@@ -61,6 +66,10 @@ func FuzzProxyRemoteResponse(f *testing.F) {
 		{1, "data: " + strings.Repeat("x", 20<<10) + "\n\n"},
 		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("y", 70<<10) + `"}]}}`},
 		{0, `{"jsonrpc":"2.0","id":1,"result":`},
+		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("line of text\n", 4000) + `"}]}}`},
+		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource","resource":{"uri":"","text":"` + strings.Repeat("z", 40000) + `","blob":"AQ=="}}]}}`},
+		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}],"_meta":{"trace":"` + strings.Repeat("m", 40000) + `"}}}`},
+		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"image","data":"aW1hZ2U=","mimeType":"image/png"}],"structuredContent":{"rows":[` + strings.Repeat(`{"id":1,"t":"row"},`, 2000) + `{}]}}}`},
 		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\ufeff{\"offloaded\":true}"}]}}`},
 		{0, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource","resource":{"uri":"file:///x","text":"{\"offloaded\":true}"}}]}}`},
 		{4, ``},
@@ -123,12 +132,28 @@ func FuzzProxyRemoteResponse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the proxy answered with an error, not a result: %v", err)
 		}
-		checkFuzzResult(t, res)
+		checkFuzzResult(t, res, cfg.OutputDir)
+		a := testmcp.AnswerOf(res)
+		if tokens, bound := a.Tokens(off), off.Config().ThresholdTokens+lro.NoticeTokens; tokens > bound {
+			t.Fatalf("an answer of %d tokens (%d bytes) reached the client, over the bound of %d", tokens, a.Bytes(), bound)
+		}
 	})
 }
 
-func checkFuzzResult(t *testing.T, res *mcp.CallToolResult) {
+// checkFuzzResult checks res, the answer of a call through the proxy
+// whose own offloaded files are in dir.
+func checkFuzzResult(t *testing.T, res *mcp.CallToolResult, dir string) {
 	t.Helper()
+	// The proxy's own descriptor and links name a file it wrote in dir;
+	// a remote's look-alike names none.
+	ownFile := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, filepath.Base(name)))
+		return name != "" && err == nil
+	}
+	own := func(s string) bool {
+		var d lro.OffloadResponse
+		return json.Unmarshal([]byte(s), &d) == nil && d.Offloaded && filepath.Dir(d.FilePath) == dir && ownFile(d.FilePath)
+	}
 	if res.IsError {
 		size := 0
 		for _, c := range res.Content {
@@ -147,11 +172,11 @@ func checkFuzzResult(t *testing.T, res *mcp.CallToolResult) {
 		for _, c := range content {
 			switch c := c.(type) {
 			case mcp.TextContent:
-				if descriptorKeys(c.Text) {
+				if !own(c.Text) && descriptorKeys(c.Text) {
 					t.Fatalf("a remote descriptor look-alike passed as a success: %.300s", c.Text)
 				}
 			case mcp.ResourceLink:
-				if strings.HasPrefix(strings.ToLower(c.URI), "lro://") {
+				if strings.HasPrefix(strings.ToLower(c.URI), "lro://") && !(strings.HasPrefix(c.URI, "lro://files/") && ownFile(strings.TrimPrefix(c.URI, "lro://files/"))) {
 					t.Fatalf("a remote lro:// link passed as a success: %s", c.URI)
 				}
 			case mcp.EmbeddedResource:
@@ -164,7 +189,7 @@ func checkFuzzResult(t *testing.T, res *mcp.CallToolResult) {
 		}
 	}
 	check(res.Content)
-	if raw, err := json.Marshal(res.StructuredContent); err == nil && descriptorKeys(string(raw)) {
+	if raw, err := json.Marshal(res.StructuredContent); err == nil && !own(string(raw)) && descriptorKeys(string(raw)) {
 		t.Fatalf("a remote descriptor look-alike passed as structured content: %.300s", raw)
 	}
 }

@@ -282,11 +282,11 @@ func (rr *remoteRelay) relay(ctx context.Context, h *header) []byte {
 	case ex.answer == nil:
 		ex.answer = json.RawMessage(`{}`) // not sent: a subscription on protocol 2026-07-28 (see Client.Subscribe)
 	case ex.failed && methodNotFound(ex.answer):
-		if own := rr.ownListing(h.Method, nil, true); own != nil {
+		if own := rr.ownListing(h.Method, nil, true, h.Params); own != nil {
 			return resultMessage(h.ID, own)
 		}
 	case !ex.failed:
-		ex.answer = rr.ownListing(h.Method, ex.answer, false)
+		ex.answer = rr.ownListing(h.Method, ex.answer, false, h.Params)
 	}
 	if ex.failed {
 		return p.boundErrorMessage(h.ID, ex.answer)
@@ -441,8 +441,10 @@ func sendTyped(ctx context.Context, c *client.Client, h *header) error {
 // with the proxy's own items (the lro:// templates) after the remote's on
 // its last page; for the other methods, result as it came. With result
 // nil (a listing the remote lacks), it returns a listing of the proxy's
-// own items, or nil when it has none.
-func (rr *remoteRelay) ownListing(method string, result json.RawMessage, lacking bool) json.RawMessage {
+// own items, or nil when it has none. When params, the request's, are of
+// protocol 2026-07-28, a page that holds the proxy's items carries their
+// cache hints (see withListingHints).
+func (rr *remoteRelay) ownListing(method string, result json.RawMessage, lacking bool, params json.RawMessage) json.RawMessage {
 	var key, uriKey, kind string
 	switch method {
 	case string(mcp.MethodResourcesList):
@@ -473,7 +475,12 @@ func (rr *remoteRelay) ownListing(method string, result json.RawMessage, lacking
 		if len(own) == 0 {
 			return nil
 		}
-		out, _ := json.Marshal(map[string]any{key: own})
+		page := map[string]json.RawMessage{}
+		page[key], _ = json.Marshal(own)
+		if modernRequest(params) {
+			withListingHints(page)
+		}
+		out, _ := json.Marshal(page)
 		return out
 	}
 	if len(own) == 0 {
@@ -489,6 +496,9 @@ func (rr *remoteRelay) ownListing(method string, result json.RawMessage, lacking
 		return result
 	}
 	page[key], _ = json.Marshal(append(items, own...))
+	if modernRequest(params) {
+		withListingHints(page)
+	}
 	out, err := json.Marshal(page)
 	if err != nil {
 		return result
