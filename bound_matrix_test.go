@@ -37,6 +37,7 @@ type boundResult struct {
 	texts      []string       // text items
 	resource   string         // an embedded text resource, when not empty
 	noURI      bool           // the resource's uri is ""
+	link       string         // when not empty: a resource link of the handler's, of this description
 	blob       bool           // the resource holds a 1-byte blob beside its text (the official SDK's only)
 	meta       map[string]any // the result's _meta
 	image      bool           // an image item first
@@ -125,6 +126,9 @@ func coreBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer 
 		if r.resource != "" {
 			orig.Content = append(orig.Content, host.Content{Text: r.resource, URI: r.uri(), Other: "a resource"})
 		}
+		if r.link != "" {
+			orig.Content = append(orig.Content, host.Content{Other: "a link", Link: &host.ResourceLink{URI: "file:///r.txt", Name: "r.txt", Description: r.link, MIMEType: "text/plain"}})
+		}
 		if r.structured != nil {
 			orig.Structured = r.structured
 		}
@@ -201,6 +205,9 @@ func mcpgoBoundHandler(r boundResult) server.ToolHandlerFunc {
 		for _, s := range r.texts {
 			res.Content = append(res.Content, mcpgomcp.NewTextContent(s))
 		}
+		if r.link != "" {
+			res.Content = append(res.Content, mcpgomcp.NewResourceLink("file:///r.txt", "r.txt", r.link, "text/plain"))
+		}
 		if r.resource != "" {
 			res.Content = append(res.Content, mcpgomcp.NewEmbeddedResource(mcpgomcp.TextResourceContents{URI: r.uri(), MIMEType: "application/json", Text: r.resource}))
 		}
@@ -240,6 +247,9 @@ func gosdkBoundAnswer(t *testing.T, o *lro.Offloader, r boundResult) boundAnswer
 		}
 		for _, s := range r.texts {
 			res.Content = append(res.Content, &mcp.TextContent{Text: s})
+		}
+		if r.link != "" {
+			res.Content = append(res.Content, &mcp.ResourceLink{URI: "file:///r.txt", Name: "r.txt", Description: r.link, MIMEType: "text/plain"})
 		}
 		if r.resource != "" {
 			rc := &mcp.ResourceContents{URI: r.uri(), MIMEType: "application/json", Text: r.resource}
@@ -467,6 +477,8 @@ func boundShapes(t testing.TB) []boundShape {
 		{name: "embedded resource of no uri", result: boundResult{resource: mustJSON(t, tickets(100)), noURI: true}},
 		{name: "embedded resource of text and a blob", result: boundResult{resource: linesOf(400), blob: true}, only: []string{"official SDK", "core"}},
 		{name: "embedded resource of text and a blob, as written", result: boundResult{wire: `{"content":[{"type":"resource","resource":{"uri":"","text":` + mustJSON(t, linesOf(400)) + `,"blob":"AQ=="}}]}`}, only: []string{"proxy child", "proxy raw remote"}},
+		{name: "a resource link of a long description", result: boundResult{texts: []string{"done"}, link: linesOf(400)}, only: []string{"core", "mcp-go", "official SDK", "proxy remote", "proxy remote on lro"}},
+		{name: "a resource link of a long description beside records", result: boundResult{texts: []string{mustJSON(t, tickets(100))}, link: linesOf(400)}, only: []string{"core", "mcp-go", "official SDK", "proxy remote", "proxy remote on lro"}},
 		{name: "large _meta", result: boundResult{texts: []string{"done"}, meta: map[string]any{"trace": strings.Repeat("m", 100000)}}},
 		{name: "large _meta beside an array", result: boundResult{texts: []string{mustJSON(t, tickets(100))}, meta: map[string]any{"trace": strings.Repeat("m", 100000)}}},
 		{name: "large _meta of a tool error", result: boundResult{isError: true, texts: []string{"failed"}, meta: map[string]any{"trace": strings.Repeat("m", 100000)}}},

@@ -235,6 +235,13 @@ func (o *Offloader) respond(rp reply, out Outcome) host.Result {
 	kept := 0
 	for i, c := range rp.res.Content {
 		if !slices.Contains(rp.doc.replace, i) {
+			if c.Link != nil && out.Action == Offloaded {
+				// A handler's link beside a pointer, which the gate does
+				// not judge: its description is cut to a notice's size.
+				if l, ok := o.linkWithin(c.Link, NoticeTokens); ok && l != c.Link {
+					c = host.Content{Link: l}
+				}
+			}
 			r.Content = append(r.Content, c)
 			continue
 		}

@@ -114,7 +114,7 @@ func (o *Offloader) surelyWithin(res host.Result, s, m []byte) bool {
 	for _, c := range res.Content {
 		switch {
 		case c.Link != nil:
-			size += len(c.Link.URI) + len(c.Link.Name) + len(c.Link.Description) + len(c.Link.MIMEType)
+			size += len(c.Link.URI) + len(c.Link.Name) + len(c.Link.Title) + len(c.Link.Description) + len(c.Link.MIMEType)
 		case c.Judged():
 			size += len(c.Text)
 		}
@@ -153,7 +153,27 @@ func (o *Offloader) answerTokens(res host.Result, s []byte) (texts, structured i
 
 // linkTokens estimates a resource link as a client receives it.
 func (o *Offloader) linkTokens(l *host.ResourceLink) int {
-	return o.EstimateTokens(records.BytesOf(l.URI+l.Name+l.Description+l.MIMEType)) + 16 // and its field names
+	return o.EstimateTokens(records.BytesOf(l.URI+l.Name+l.Title+l.Description+l.MIMEType)) + 16 // and its field names
+}
+
+// linkWithin returns l as it fits within budget tokens: l itself, or a
+// copy with its title and description cut and marked (a handler's link
+// may describe a resource at length); ok is false when not even its URI
+// and name fit, and the link is left out.
+func (o *Offloader) linkWithin(l *host.ResourceLink, budget int) (*host.ResourceLink, bool) {
+	if o.linkTokens(l) <= budget {
+		return l, true
+	}
+	c := *l
+	c.Title, c.Description = "", ""
+	left := budget - o.linkTokens(&c)
+	if left < 0 {
+		return nil, false
+	}
+	if n := o.prefixWithin(l.Description, left-o.EstimateTokens([]byte(records.CutMarker))); n > 0 {
+		c.Description = l.Description[:n] + records.CutMarker
+	}
+	return &c, true
 }
 
 // structuredJSON returns the structured content of a result as JSON, or
@@ -196,8 +216,15 @@ func (o *Offloader) cut(res host.Result, s []byte, tokens int, hadStructured, me
 	shown, left, cutBytes, ofBytes := 0, 0, -1, 0
 	for _, c := range items {
 		if c.Link != nil {
-			budget -= o.linkTokens(c.Link)
-			out.Content = append(out.Content, c)
+			if l, ok := o.linkWithin(c.Link, budget); ok {
+				if l != c.Link {
+					c = host.Content{Link: l} // the adapter builds it anew
+				}
+				budget -= o.linkTokens(l)
+				out.Content = append(out.Content, c)
+			} else {
+				left++
+			}
 			continue
 		}
 		if !c.Judged() {

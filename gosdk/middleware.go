@@ -280,6 +280,10 @@ func fromSDK(r *mcp.CallToolResult) host.Result {
 			if r := t.Resource; r != nil && r.Text != "" {
 				res.Content[i] = host.Content{Text: r.Text, URI: r.URI, Other: c}
 			}
+		case *mcp.ResourceLink:
+			// Its name, title and description reach the model: they
+			// count toward the bound.
+			res.Content[i] = host.Content{Other: c, Link: &host.ResourceLink{URI: t.URI, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}}
 		default:
 			res.Content[i] = host.Content{Other: c}
 		}
@@ -306,8 +310,11 @@ func toSDK(req *mcp.CallToolRequest, orig *mcp.CallToolResult, res host.Result) 
 		if other, ok := c.Other.(mcp.Content); ok {
 			r.Content[i] = other
 		} else if l := c.Link; l != nil {
-			size := l.Size
-			r.Content[i] = &mcp.ResourceLink{URI: l.URI, Name: l.Name, Description: l.Description, MIMEType: l.MIMEType, Size: &size}
+			link := &mcp.ResourceLink{URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description, MIMEType: l.MIMEType}
+			if size := l.Size; size > 0 {
+				link.Size = &size
+			}
+			r.Content[i] = link
 		} else {
 			r.Content[i] = &mcp.TextContent{Text: c.Text}
 		}

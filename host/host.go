@@ -85,9 +85,12 @@ type Content struct {
 	// image, audio, a binary resource), which offloading keeps as it is.
 	// It is nil for a text item.
 	Other any
-	// Link is set for a resource link lro adds: a pointer to an
-	// offloaded file that the client reads with resources/read. Adapters
-	// turn it into their SDK's resource_link item.
+	// Link is set for a resource link: one lro adds, a pointer to an
+	// offloaded file that the client reads with resources/read, which
+	// adapters turn into their SDK's resource_link item; or one of the
+	// handler's, whose host item is Other, which adapters describe here
+	// so that its text (its name, title and description reach the model)
+	// counts toward the bound.
 	Link *ResourceLink
 }
 
@@ -96,6 +99,7 @@ type Content struct {
 type ResourceLink struct {
 	URI         string // lro:// URI the server answers resources/read for
 	Name        string // the file's name
+	Title       string // a handler's link's title; lro's links have none
 	Description string
 	MIMEType    string // "application/jsonl", or "text/plain" for lines of text
 	Size        int64  // the file's size in bytes

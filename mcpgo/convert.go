@@ -33,11 +33,21 @@ func fromFields(content []mcp.Content, structured any, isError bool) host.Result
 			res.Content[i] = embedded(t.Resource, c)
 		case *mcp.EmbeddedResource:
 			res.Content[i] = embedded(t.Resource, c)
+		case mcp.ResourceLink:
+			res.Content[i] = host.Content{Other: c, Link: linkOf(t)}
+		case *mcp.ResourceLink:
+			res.Content[i] = host.Content{Other: c, Link: linkOf(*t)}
 		default:
 			res.Content[i] = host.Content{Other: c}
 		}
 	}
 	return res
+}
+
+// linkOf describes a handler's resource link for the bound: the text a
+// client shows of it.
+func linkOf(l mcp.ResourceLink) *host.ResourceLink {
+	return &host.ResourceLink{URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description, MIMEType: l.MIMEType}
 }
 
 // embedded views an embedded resource: a text resource is text to judge,
@@ -73,8 +83,10 @@ func toContent(content []host.Content) []mcp.Content {
 			out[i] = other
 		} else if l := c.Link; l != nil {
 			link := mcp.NewResourceLink(l.URI, l.Name, l.Description, l.MIMEType)
-			size := l.Size
-			link.Size = &size
+			link.Title = l.Title
+			if size := l.Size; size > 0 {
+				link.Size = &size
+			}
 			out[i] = link
 		} else {
 			out[i] = mcp.NewTextContent(c.Text)
