@@ -104,7 +104,7 @@ func proxySize(n int64) string {
 
 // proxyLimits are a proxy's limits, resolved: 0 means none.
 type proxyLimits struct {
-	response, event, errText, tools int64
+	response, event, errText, tools, notify int64
 }
 
 // resolveLimits turns cfg's limits, by the rule of every number in a
@@ -115,6 +115,7 @@ func resolveLimits(cfg Config) proxyLimits {
 	l.event = setting.Resolve(cfg.MaxEventBytes, l.response)
 	l.errText = setting.Resolve(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
 	l.tools = setting.Resolve(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
+	l.notify = setting.Resolve(cfg.MaxNotificationBytes, DefaultMaxNotificationBytes)
 	return l
 }
 
@@ -209,8 +210,10 @@ func (e *remoteHTTPError) Unwrap() error { return e.err }
 // only (see sameOrigin).
 //
 // incoming, when not nil, is given each request of the remote to the
-// client as it came on an event stream (see sseLimiter.flush).
-func newLimitClient(lim proxyLimits, remote *url.URL, incoming func(id json.RawMessage, msg []byte)) *http.Client {
+// client as it came on an event stream (see sseLimiter.flush); notice,
+// each notification of the remote larger than lim.notify, and returns
+// what mcp-go is to read of it (nil: nothing).
+func newLimitClient(lim proxyLimits, remote *url.URL, incoming func(id json.RawMessage, msg []byte), notice func([]byte) []byte) *http.Client {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		base = &http.Transport{Proxy: http.ProxyFromEnvironment}
@@ -219,7 +222,7 @@ func newLimitClient(lim proxyLimits, remote *url.URL, incoming func(id json.RawM
 	}
 	base.MaxResponseHeaderBytes = proxyMaxHeaderBytes
 	return &http.Client{
-		Transport: &limitTransport{base: base, lim: lim, incoming: incoming},
+		Transport: &limitTransport{base: base, lim: lim, incoming: incoming, notice: notice},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if !sameOrigin(req.URL, remote) {
 				return &redirectError{to: req.URL.Redacted()}
@@ -266,6 +269,7 @@ type limitTransport struct {
 	base     *http.Transport
 	lim      proxyLimits
 	incoming func(id json.RawMessage, msg []byte) // see newLimitClient
+	notice   func([]byte) []byte                  // see newLimitClient
 }
 
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -290,6 +294,9 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case mediaType == "text/event-stream":
 		sl := newSSELimiter(resp.Body, t.lim.event, total, call)
 		sl.incoming = t.incoming
+		if t.lim.notify > 0 {
+			sl.notice, sl.maxNotice = t.notice, t.lim.notify
+		}
 		resp.Body = sl
 	default:
 		b := &limitedBody{src: resp.Body, max: total, call: call}
@@ -416,6 +423,11 @@ type sseLimiter struct {
 	err   error
 
 	incoming func(id json.RawMessage, msg []byte) // see newLimitClient
+
+	// notice is given each notification larger than maxNotice (when
+	// not nil), and returns what mcp-go reads of it: a cut one, or nil.
+	notice    func([]byte) []byte
+	maxNotice int64
 }
 
 var (
@@ -515,6 +527,12 @@ func (s *sseLimiter) flush() {
 				}
 			}
 		}
+	}
+	if keep && s.notice != nil && int64(len(d)) > s.maxNotice && isNotification(d) {
+		// Cut before mcp-go decodes it: a log message of 50 MB cost the
+		// proxy its decoding into maps, and the client its 50 MB.
+		d = s.notice(d)
+		keep = d != nil
 	}
 	if keep && s.incoming != nil && mayBeRequest(d) {
 		if id, method, _, ok := peekHeader(d); ok && method != nil && len(id) > 0 && string(id) != "null" {

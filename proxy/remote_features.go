@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -102,7 +103,17 @@ func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case "notifications/message", mcp.MethodNotificationResourceUpdated, string(mcp.MethodNotificationProgress):
 		if p.front != nil {
-			p.front.SendNotificationToAllClients(n.Method, n.Params.AdditionalFields)
+			params := n.Params.AdditionalFields
+			if len(n.Params.Meta) > 0 {
+				// Its _meta too (mcp-go keeps it apart): a progress
+				// token's, the mark of a notification the proxy cut.
+				params = maps.Clone(params)
+				if params == nil {
+					params = map[string]any{}
+				}
+				params["_meta"] = n.Params.Meta
+			}
+			p.front.SendNotificationToAllClients(n.Method, params)
 		}
 	case mcp.MethodNotificationPromptsListChanged, mcp.MethodNotificationResourcesListChanged:
 		p.requestResync()
