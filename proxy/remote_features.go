@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -99,21 +98,21 @@ func (p *Proxy) hooks() *server.Hooks {
 
 // remoteNotification passes a notification of the remote on: log messages
 // and resource updates to the clients, list changes to a new listing.
+// The client of a Serve gets it as mcp-go decoded it, _meta and all (a
+// cut notification's mark, see notify.go), on its output; the clients of
+// Server, through the local server, which sends no _meta.
 func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case "notifications/message", mcp.MethodNotificationResourceUpdated, string(mcp.MethodNotificationProgress):
+		p.relayMu.Lock()
+		rr := p.relay
+		p.relayMu.Unlock()
+		if b, err := json.Marshal(n); rr != nil && err == nil {
+			rr.out.writeLine(b)
+			return
+		}
 		if p.front != nil {
-			params := n.Params.AdditionalFields
-			if len(n.Params.Meta) > 0 {
-				// Its _meta too (mcp-go keeps it apart): a progress
-				// token's, the mark of a notification the proxy cut.
-				params = maps.Clone(params)
-				if params == nil {
-					params = map[string]any{}
-				}
-				params["_meta"] = n.Params.Meta
-			}
-			p.front.SendNotificationToAllClients(n.Method, params)
+			p.front.SendNotificationToAllClients(n.Method, n.Params.AdditionalFields)
 		}
 	case mcp.MethodNotificationPromptsListChanged, mcp.MethodNotificationResourcesListChanged:
 		p.requestResync()
