@@ -414,12 +414,13 @@ type sseLimiter struct {
 	maxEvent int64
 	maxTotal int64
 
-	total int64    // bytes read from src
-	event int64    // bytes read since the last event ended
-	line  []byte   // the line being read
-	data  []byte   // the current event's data, joined as mcp-go joins it
-	multi bool     // data holds more than one line
-	pend  [][]byte // passed on, not read yet; each event's data is not copied again
+	total int64     // bytes read from src
+	event int64     // bytes read since the last event ended
+	line  []byte    // the line being read
+	long  lineParts // a line of many reads, being read
+	data  []byte    // the current event's data, joined as mcp-go joins it
+	multi bool      // data holds more than one line
+	pend  [][]byte  // passed on, not read yet; each event's data is not copied again
 	err   error
 
 	incoming func(id json.RawMessage, msg []byte) // see newLimitClient
@@ -473,12 +474,23 @@ func (s *sseLimiter) step() {
 		s.stop(&RemoteLimitError{Limit: "MaxResponseBytes", Bytes: s.maxTotal})
 		return
 	}
-	s.line = append(s.line, chunk...)
+	if errors.Is(err, bufio.ErrBufferFull) || len(s.long.blocks) > 0 {
+		// A line of many reads (a large event's data) is gathered in
+		// blocks and copied once (see lineParts), not grown by append.
+		s.long.add(chunk)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+		s.line = s.long.join()
+		s.long = lineParts{}
+	} else {
+		s.line = append(s.line, chunk...)
+	}
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
 		return // the rest of the line comes next
 	case errors.Is(err, io.EOF):
-		s.line = s.line[:0] // unterminated: mcp-go ignores it
+		s.line, s.long = s.line[:0], lineParts{} // unterminated: mcp-go ignores it
 		s.flush()
 		s.err = io.EOF
 		return
@@ -493,7 +505,7 @@ func (s *sseLimiter) step() {
 func (s *sseLimiter) stop(err *RemoteLimitError) {
 	s.call.fail(err)
 	s.err = err
-	s.line, s.data = nil, nil
+	s.line, s.data, s.long = nil, nil, lineParts{}
 }
 
 func (s *sseLimiter) field(line []byte) {
@@ -531,8 +543,11 @@ func (s *sseLimiter) flush() {
 	if keep && s.notice != nil && int64(len(d)) > s.maxNotice && isNotification(d) {
 		// Cut before mcp-go decodes it: a log message of 50 MB cost the
 		// proxy its decoding into maps, and the client its 50 MB.
+		n := len(d)
 		d = s.notice(d)
 		keep = d != nil
+		s.data = nil
+		collectAfter(n)
 	}
 	if keep && s.incoming != nil && mayBeRequest(d) {
 		if id, method, _, ok := peekHeader(d); ok && method != nil && len(id) > 0 && string(id) != "null" {

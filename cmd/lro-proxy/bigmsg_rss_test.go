@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,6 +24,9 @@ type rawProxy struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
+	// seen, when not nil, is called when a message that is not the
+	// answer comes.
+	seen func()
 }
 
 // startBigProxy starts lro-proxy in front of bigServer, whose messages are
@@ -30,7 +34,12 @@ type rawProxy struct {
 func startBigProxy(t *testing.T, n int, args ...string) *rawProxy {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	cmd := exec.Command(proxyBin, append(args, "--", self)...)
+	return startRawProxy(t, n, append(args, "--", self)...)
+}
+
+// startRawProxy starts lro-proxy with args and initializes it.
+func startRawProxy(t *testing.T, n int, args ...string) *rawProxy {
+	cmd := exec.Command(proxyBin, args...)
 	cmd.Env = append(os.Environ(), bigServerEnv+"="+strconv.Itoa(n), "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+t.TempDir())
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -64,6 +73,9 @@ func (p *rawProxy) call(id int, method, params string) (answer []byte, before []
 			return line, before
 		}
 		before = append(before, line)
+		if p.seen != nil {
+			p.seen()
+		}
 	}
 }
 
@@ -93,9 +105,24 @@ func TestProxyLargeMessagesPeakRSS(t *testing.T) {
 		t.Skip("reads the proxy's /proc status")
 	}
 	const n = 50_000_000
-	for _, tool := range []string{"notify", "meta", "answer"} {
+	const n0 = n
+	for _, tool := range []string{"notify", "meta", "answer", "notify-remote"} {
 		t.Run(tool, func(t *testing.T) {
-			p := startBigProxy(t, n)
+			var p *rawProxy
+			if tool == "notify-remote" {
+				// The remote sends the notifications on the call's event
+				// stream, and answers once the client has read them.
+				var n notifications
+				n.got = make(chan struct{})
+				p = startRawProxy(t, n0, "-remote", bigNotifier(t, n0, &n))
+				var once sync.Once
+				p.seen = func() { once.Do(func() { close(n.got) }) }
+			} else {
+				p = startBigProxy(t, n0)
+			}
+			if tool == "notify-remote" {
+				tool = "notify"
+			}
 			idle := p.status("VmRSS")
 			answer, before := p.call(3, "tools/call", `{"name":"`+tool+`","arguments":{},"_meta":{"progressToken":"rss"}}`)
 			peak := p.status("VmHWM")
