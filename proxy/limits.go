@@ -134,14 +134,16 @@ type remoteCallKey struct{}
 // stream (it logs it and reports "unexpected nil response"), so the limit
 // that stopped a read is kept here to be reported instead.
 type remoteCall struct {
-	longLived bool // a notification stream: no MaxResponseBytes
-	raw       bool // a forwarded tools/call: its response takes the lean path (see proxy_raw.go)
+	longLived bool                 // a notification stream: no MaxResponseBytes
+	raw       bool                 // a forwarded tools/call: its response takes the lean path (see proxy_raw.go)
+	shed      func(msg []byte) int // see proxyTransport.shed
 
 	mu        sync.Mutex
 	limit     *RemoteLimitError
 	status    int
 	mediaType string
 	taken     *mcp.CallToolResult // the result the lean path took
+	shedded   int                 // the tokens of the _meta take dropped
 }
 
 func withRemoteCall(ctx context.Context, c *remoteCall) context.Context {

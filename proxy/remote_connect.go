@@ -203,6 +203,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	}
 	tr := newProxyTransport(t)
 	tr.ask = p.askClient
+	tr.shed = p.shedMeta
 	c := client.NewClient(tr, copts...)
 	tr.close = func() { go c.Close() } // may send a DELETE to a remote that does not answer
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

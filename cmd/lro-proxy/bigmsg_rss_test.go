@@ -106,10 +106,10 @@ func TestProxyLargeMessagesPeakRSS(t *testing.T) {
 	}
 	const n = 50_000_000
 	const n0 = n
-	for _, tool := range []string{"notify", "meta", "answer", "notify-remote"} {
+	for _, tool := range []string{"notify", "meta", "answer", "notify-remote", "meta-remote"} {
 		t.Run(tool, func(t *testing.T) {
 			var p *rawProxy
-			if tool == "notify-remote" {
+			if tool == "notify-remote" || tool == "meta-remote" {
 				// The remote sends the notifications on the call's event
 				// stream, and answers once the client has read them.
 				var n notifications
@@ -120,9 +120,7 @@ func TestProxyLargeMessagesPeakRSS(t *testing.T) {
 			} else {
 				p = startBigProxy(t, n0)
 			}
-			if tool == "notify-remote" {
-				tool = "notify"
-			}
+			tool, _ = strings.CutSuffix(tool, "-remote")
 			idle := p.status("VmRSS")
 			answer, before := p.call(3, "tools/call", `{"name":"`+tool+`","arguments":{},"_meta":{"progressToken":"rss"}}`)
 			peak := p.status("VmHWM")

@@ -128,7 +128,8 @@ func TestNotificationsCut(t *testing.T) {
 // "notify" sends a log message of size bytes of data and a progress
 // notification with a message of size bytes, then answers once the
 // client of n got both (mcp-go's server may drop the notifications still
-// queued when a handler returns).
+// queued when a handler returns); its tool "meta" answers "ok" with size
+// bytes of _meta.
 func bigNotifier(t *testing.T, size int, n *notifications) string {
 	s := server.NewMCPServer("big", "1", server.WithLogging())
 	filler := strings.Repeat(`worker 7 said "done" after a long while; `, size/41+1)
@@ -143,6 +144,11 @@ func bigNotifier(t *testing.T, size int, n *notifications) string {
 		case <-ctx.Done():
 		}
 		return mcpgo.NewToolResultText("ok"), nil
+	})
+	s.AddTool(mcpgo.NewTool("meta"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		res := mcpgo.NewToolResultText("ok")
+		res.Meta = &mcpgo.Meta{AdditionalFields: map[string]any{"example.com/trace": filler}}
+		return res, nil
 	})
 	h := httptest.NewServer(server.NewStreamableHTTPServer(s))
 	t.Cleanup(h.Close)
