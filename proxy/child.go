@@ -497,9 +497,15 @@ func (r *relay) readChild() {
 				r.changedTools(line)
 				continue
 			}
-			if line = r.boundAskLine(id, methodName(method), line); line != nil {
-				r.write(line) // its request or notification
+			if line = r.boundAskLine(id, methodName(method), line); line == nil {
+				continue
 			}
+			if lim := r.p.lim.notify; lim > 0 && int64(len(line)) > lim && (len(id) == 0 || string(id) == "null") {
+				if line = r.p.boundNotification(line); line == nil {
+					continue
+				}
+			}
+			r.write(line) // its request or notification
 			continue
 		}
 		r.answer(id, delivery{line: line})

@@ -493,6 +493,17 @@ func TestLineReader(t *testing.T) {
 	assert.Equal(t, `{"b":2}`, string(line))
 	_, _, err = lr.next()
 	assert.Equal(t, io.EOF, err)
+
+	// A line of many reads (the reader's buffer is 64 KiB), gathered in
+	// blocks and joined once.
+	huge := `{"jsonrpc":"2.0","method":"m","params":{"data":"` + strings.Repeat("z", 300<<10) + `"}}`
+	lr = newLineReader(strings.NewReader(huge+"\r\n"+`{"c":3}`+"\n"), 0)
+	line, _, err = lr.next()
+	require.NoError(t, err)
+	assert.Equal(t, huge, string(line))
+	line, _, err = lr.next()
+	require.NoError(t, err)
+	assert.Equal(t, `{"c":3}`, string(line))
 }
 
 func TestPeekHeader(t *testing.T) {

@@ -167,6 +167,7 @@ func (p *Proxy) forwardChild(name string) server.ToolHandlerFunc {
 		if err != nil {
 			return mcp.NewToolResultError(r.failure("tools/call "+name, err)), nil
 		}
+		shed := p.shedMeta(resp)
 		_, res, ok := decodeRemoteMessage(resp)
 		if !ok {
 			// An error, or a result the proxy does not read: toolCall
@@ -174,6 +175,15 @@ func (p *Proxy) forwardChild(name string) server.ToolHandlerFunc {
 			cc.unread = resp
 			return &mcp.CallToolResult{}, nil
 		}
-		return p.judge(name, res), nil
+		// The message is read: the Offloader holds the result only, not
+		// the message too (50 MB of records were held twice).
+		size := len(resp)
+		cc.answer, resp = nil, nil
+		collectAfter(size)
+		res = p.judge(name, res)
+		if shed > 0 {
+			p.metaNote(res, shed)
+		}
+		return res, nil
 	}
 }

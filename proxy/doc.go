@@ -40,7 +40,9 @@
 // server's current tool listing only, refuses one larger than
 // [Config.MaxToolsBytes] (the client's tools/list gets an error that names
 // the limit), and tells the client of the server's tool list changes at
-// most once a second. Every tools/call answer, and a task's result
+// most once a second. A notification of the server (of a local server or
+// a remote) larger than [Config.MaxNotificationBytes] is cut to one of
+// the same method within it, marked as cut (see the Config field). Every tools/call answer, and a task's result
 // (tasks/result), passes the Offloader's exit gate: one the proxy cannot read as a tool result (a JSON-RPC error,
 // content missing, an item of an unknown type, a request for input) goes
 // as it came only when the gate leaves it unchanged. A request whose id

@@ -104,7 +104,7 @@ func proxySize(n int64) string {
 
 // proxyLimits are a proxy's limits, resolved: 0 means none.
 type proxyLimits struct {
-	response, event, errText, tools int64
+	response, event, errText, tools, notify int64
 }
 
 // resolveLimits turns cfg's limits, by the rule of every number in a
@@ -115,6 +115,7 @@ func resolveLimits(cfg Config) proxyLimits {
 	l.event = setting.Resolve(cfg.MaxEventBytes, l.response)
 	l.errText = setting.Resolve(cfg.MaxErrorBytes, DefaultMaxErrorBytes)
 	l.tools = setting.Resolve(cfg.MaxToolsBytes, DefaultMaxToolsBytes)
+	l.notify = setting.Resolve(cfg.MaxNotificationBytes, DefaultMaxNotificationBytes)
 	return l
 }
 
@@ -133,8 +134,9 @@ type remoteCallKey struct{}
 // stream (it logs it and reports "unexpected nil response"), so the limit
 // that stopped a read is kept here to be reported instead.
 type remoteCall struct {
-	longLived bool // a notification stream: no MaxResponseBytes
-	raw       bool // a forwarded tools/call: its response takes the lean path (see proxy_raw.go)
+	longLived bool                 // a notification stream: no MaxResponseBytes
+	raw       bool                 // a forwarded tools/call: its response takes the lean path (see proxy_raw.go)
+	shed      func(msg []byte) int // see proxyTransport.shed
 
 	mu        sync.Mutex
 	limit     *RemoteLimitError
@@ -142,6 +144,7 @@ type remoteCall struct {
 	mediaType string
 	challenge string              // WWW-Authenticate, which names a 401's authorization server
 	taken     *mcp.CallToolResult // the result the lean path took
+	shedded   int                 // the tokens of the _meta take dropped
 }
 
 func withRemoteCall(ctx context.Context, c *remoteCall) context.Context {
@@ -211,8 +214,10 @@ func (e *remoteHTTPError) Unwrap() error { return e.err }
 // only (see sameOrigin).
 //
 // incoming, when not nil, is given each request of the remote to the
-// client as it came on an event stream (see sseLimiter.flush).
-func newLimitClient(lim proxyLimits, remote *url.URL, incoming func(id json.RawMessage, msg []byte)) *http.Client {
+// client as it came on an event stream (see sseLimiter.flush); notice,
+// each notification of the remote larger than lim.notify, and returns
+// what mcp-go is to read of it (nil: nothing).
+func newLimitClient(lim proxyLimits, remote *url.URL, incoming func(id json.RawMessage, msg []byte), notice func([]byte) []byte) *http.Client {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		base = &http.Transport{Proxy: http.ProxyFromEnvironment}
@@ -221,7 +226,7 @@ func newLimitClient(lim proxyLimits, remote *url.URL, incoming func(id json.RawM
 	}
 	base.MaxResponseHeaderBytes = proxyMaxHeaderBytes
 	return &http.Client{
-		Transport: &limitTransport{base: base, lim: lim, incoming: incoming},
+		Transport: &limitTransport{base: base, lim: lim, incoming: incoming, notice: notice},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if !sameOrigin(req.URL, remote) {
 				return &redirectError{to: req.URL.Redacted()}
@@ -268,6 +273,7 @@ type limitTransport struct {
 	base     *http.Transport
 	lim      proxyLimits
 	incoming func(id json.RawMessage, msg []byte) // see newLimitClient
+	notice   func([]byte) []byte                  // see newLimitClient
 }
 
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -292,6 +298,9 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case mediaType == "text/event-stream":
 		sl := newSSELimiter(resp.Body, t.lim.event, total, call)
 		sl.incoming = t.incoming
+		if t.lim.notify > 0 {
+			sl.notice, sl.maxNotice = t.notice, t.lim.notify
+		}
 		resp.Body = sl
 	default:
 		b := &limitedBody{src: resp.Body, max: total, call: call}
@@ -409,15 +418,21 @@ type sseLimiter struct {
 	maxEvent int64
 	maxTotal int64
 
-	total int64    // bytes read from src
-	event int64    // bytes read since the last event ended
-	line  []byte   // the line being read
-	data  []byte   // the current event's data, joined as mcp-go joins it
-	multi bool     // data holds more than one line
-	pend  [][]byte // passed on, not read yet; each event's data is not copied again
+	total int64     // bytes read from src
+	event int64     // bytes read since the last event ended
+	line  []byte    // the line being read
+	long  lineParts // a line of many reads, being read
+	data  []byte    // the current event's data, joined as mcp-go joins it
+	multi bool      // data holds more than one line
+	pend  [][]byte  // passed on, not read yet; each event's data is not copied again
 	err   error
 
 	incoming func(id json.RawMessage, msg []byte) // see newLimitClient
+
+	// notice is given each notification larger than maxNotice (when
+	// not nil), and returns what mcp-go reads of it: a cut one, or nil.
+	notice    func([]byte) []byte
+	maxNotice int64
 }
 
 var (
@@ -463,12 +478,23 @@ func (s *sseLimiter) step() {
 		s.stop(&RemoteLimitError{Limit: "MaxResponseBytes", Bytes: s.maxTotal})
 		return
 	}
-	s.line = append(s.line, chunk...)
+	if errors.Is(err, bufio.ErrBufferFull) || len(s.long.blocks) > 0 {
+		// A line of many reads (a large event's data) is gathered in
+		// blocks and copied once (see lineParts), not grown by append.
+		s.long.add(chunk)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+		s.line = s.long.join()
+		s.long = lineParts{}
+	} else {
+		s.line = append(s.line, chunk...)
+	}
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
 		return // the rest of the line comes next
 	case errors.Is(err, io.EOF):
-		s.line = s.line[:0] // unterminated: mcp-go ignores it
+		s.line, s.long = s.line[:0], lineParts{} // unterminated: mcp-go ignores it
 		s.flush()
 		s.err = io.EOF
 		return
@@ -483,7 +509,7 @@ func (s *sseLimiter) step() {
 func (s *sseLimiter) stop(err *RemoteLimitError) {
 	s.call.fail(err)
 	s.err = err
-	s.line, s.data = nil, nil
+	s.line, s.data, s.long = nil, nil, lineParts{}
 }
 
 func (s *sseLimiter) field(line []byte) {
@@ -517,6 +543,15 @@ func (s *sseLimiter) flush() {
 				}
 			}
 		}
+	}
+	if keep && s.notice != nil && int64(len(d)) > s.maxNotice && isNotification(d) {
+		// Cut before mcp-go decodes it: a log message of 50 MB cost the
+		// proxy its decoding into maps, and the client its 50 MB.
+		n := len(d)
+		d = s.notice(d)
+		keep = d != nil
+		s.data = nil
+		collectAfter(n)
 	}
 	if keep && s.incoming != nil && mayBeRequest(d) {
 		if id, method, _, ok := peekHeader(d); ok && method != nil && len(id) > 0 && string(id) != "null" {

@@ -92,6 +92,15 @@ type Config struct {
 	// limit. Zero means [DefaultMaxToolsBytes] (4 MiB); negative means no
 	// limit.
 	MaxToolsBytes int64
+	// MaxNotificationBytes bounds each notification of the server that
+	// the proxy passes on (notifications/message, notifications/progress,
+	// any other): a larger one is cut to a notification of the same
+	// method within the limit, its large members (a log message's data, a
+	// progress message) cut to strings that end with a marker, and its
+	// params' _meta saying so under "io.github.mcplro/cut" (see the
+	// package documentation). Zero means [DefaultMaxNotificationBytes]
+	// (64 KiB); negative means no limit.
+	MaxNotificationBytes int64
 	// StopGrace is how long a Command has to exit once its stdin is
 	// closed, and again after SIGTERM to its process group, before the
 	// group is killed (see [Proxy.Serve]): longer for a server that takes
@@ -217,7 +226,7 @@ func New(off *lro.Offloader, cfg Config, opts ...server.ServerOption) (*Proxy, e
 	}
 	p := &Proxy{cfg: cfg, off: off, log: cfg.Logger, resync: make(chan struct{}, 1), warned: map[string]bool{}, served: map[string]string{}}
 	p.lim = resolveLimits(cfg)
-	p.httpc = newLimitClient(p.lim, remote, p.asks.note)
+	p.httpc = newLimitClient(p.lim, remote, p.asks.note, p.boundNotification)
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

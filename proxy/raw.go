@@ -40,7 +40,8 @@ type rawCallKey struct{}
 // handler puts it in the call's context; proxyTransport.SendRequest fills
 // it in.
 type rawCall struct {
-	res *mcp.CallToolResult
+	res  *mcp.CallToolResult
+	shed int // the tokens of the _meta dropped from the result (see Proxy.shedMeta), or 0
 }
 
 func withRawCall(ctx context.Context, c *rawCall) context.Context {
@@ -167,6 +168,13 @@ func (c *remoteCall) take(data []byte) []byte {
 	if done {
 		return nil
 	}
+	if c.shed != nil {
+		if tokens := c.shed(data); tokens > 0 {
+			c.mu.Lock()
+			c.shedded = tokens
+			c.mu.Unlock()
+		}
+	}
 	id, res, ok := decodeRemoteMessage(data)
 	if !ok {
 		return nil
@@ -178,6 +186,13 @@ func (c *remoteCall) take(data []byte) []byte {
 	}
 	c.taken = res
 	return stubMessage(id)
+}
+
+// shedTokens returns the tokens of the _meta take dropped, or 0.
+func (c *remoteCall) shedTokens() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shedded
 }
 
 // result returns the result take kept, if any.

@@ -49,7 +49,11 @@ func (p *Proxy) forward(tool string) server.ToolHandlerFunc {
 				if rc.res != nil {
 					res = rc.res // decoded once by the transport, not parsed
 				}
-				return p.judge(tool, res), nil
+				res = p.judge(tool, res)
+				if rc.shed > 0 {
+					p.metaNote(res, rc.shed)
+				}
+				return res, nil
 			}
 			var lim *RemoteLimitError
 			if ctx.Err() != nil || !isTransportError(err) || errors.As(err, &lim) || errors.As(err, new(*redirectError)) {

@@ -218,6 +218,7 @@ func (p *Proxy) dialVersion(ctx context.Context, version string) (*client.Client
 	}
 	tr := newProxyTransport(t)
 	tr.ask = p.askClient
+	tr.shed = p.shedMeta
 	c := client.NewClient(tr, copts...)
 	// Closed once, though a retired connection's last request may end
 	// after it was closed idle; Close may send a DELETE to a remote that

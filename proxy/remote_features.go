@@ -98,6 +98,9 @@ func (p *Proxy) hooks() *server.Hooks {
 
 // remoteNotification passes a notification of the remote on: log messages
 // and resource updates to the clients, list changes to a new listing.
+// The client of a Serve gets it as mcp-go decoded it, _meta and all (a
+// cut notification's mark, see notify.go), on its output; the clients of
+// Server, through the local server, which sends no _meta.
 func (p *Proxy) remoteNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case "notifications/message", mcp.MethodNotificationResourceUpdated, string(mcp.MethodNotificationProgress):

@@ -58,6 +58,9 @@ type proxyTransport struct {
 	version    atomic.Value     // string: the protocol version in effect
 
 	ask func(ctx context.Context, id string, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, bool, error) // see Proxy.askClient
+	// shed drops a forwarded call's oversized _meta before it is decoded
+	// (see Proxy.shedMeta).
+	shed func(msg []byte) int
 
 	incomingMu sync.Mutex
 	incoming   map[string]context.CancelFunc // the remote's requests being answered, by the JSON of their ids
@@ -155,8 +158,8 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	call := &remoteCall{longLived: req.Method == string(mcp.MethodSubscriptionsListen)}
 	rc, _ := ctx.Value(rawCallKey{}).(*rawCall)
 	if rc != nil && req.Method == string(mcp.MethodToolsCall) {
-		call.raw = true
-		rc.res = nil // a step of a multi-round trip: only the last result counts
+		call.raw, call.shed = true, p.shed
+		rc.res, rc.shed = nil, 0 // a step of a multi-round trip: only the last result counts
 	}
 	resp, err := p.StreamableHTTP.SendRequest(withRemoteCall(ctx, call), req)
 	if err = call.outcome(err); err != nil {
@@ -189,6 +192,9 @@ func (p *proxyTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 		// transport took: the result is the one it kept.
 		if res := call.result(); res != nil && call.raw && bytes.Equal(resp.Result, rawStub) {
 			rc.res = res
+		}
+		if call.raw {
+			rc.shed = call.shedTokens()
 		}
 	}
 	return resp, err

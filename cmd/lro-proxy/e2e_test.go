@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 		fakeStdioServer() // the test binary as a stdio server (stdio_bench_test.go)
 		os.Exit(0)
 	}
+	if os.Getenv(bigServerEnv) != "" {
+		bigServer() // the test binary as a server of large messages (bigserver_test.go)
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "lro-proxy-e2e-")
 	if err != nil {
 		panic(err)

@@ -155,10 +155,11 @@ func run(args []string) error {
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest wait for one call of the server (of a local server: for any request)")
 	stopGrace := fs.Duration("stop-grace", proxy.DefaultStopGrace, "how long a local server has to exit once its input ends, and again after SIGTERM, before it is killed (negative: no wait)")
 	verbose := fs.Bool("v", false, "log connection and offload events to stderr")
-	var maxResponse, maxEvent, maxError, maxTools byteSize
+	var maxResponse, maxEvent, maxError, maxTools, maxNotification byteSize
 	fs.Var(&maxResponse, "max-response-bytes", "the largest response of the remote (of a local server: any message) the proxy reads, e.g. 64MiB; a call past it gets an error naming the limit (0: 64 MiB, -1: no limit)")
 	fs.Var(&maxEvent, "max-event-bytes", "the largest server-sent event of the remote the proxy reads, on any stream (0: as -max-response-bytes, -1: no limit)")
 	fs.Var(&maxTools, "max-tools-bytes", "the largest tool listing of the server (remote or COMMAND) the proxy takes (all pages); a larger one is refused with an error and the tools served so far stay (0: 4 MiB, -1: no limit)")
+	fs.Var(&maxNotification, "max-notification-bytes", "the largest notification of the server (a log message, a progress message, any other) the client gets whole; a larger one is cut to it, its large members ending with a marker (0: 64 KiB, -1: no limit)")
 	fs.Var(&maxError, "max-error-bytes", "how much of a remote error reaches the model; the rest is cut, with a note (0: 8 KiB, -1: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: lro-proxy [flags] -- COMMAND [ARGS...]
@@ -214,19 +215,20 @@ Flags:
 	}
 	defer off.Close()
 	p, err := proxy.New(off, proxy.Config{
-		Remote:           *remote,
-		Command:          command,
-		Headers:          headers,
-		ProtocolVersion:  *protocol,
-		CallTimeout:      *timeout,
-		Logger:           logger,
-		Extract:          *extract,
-		MemoryToolsOnly:  *memoryOnly,
-		MaxResponseBytes: int64(maxResponse),
-		MaxEventBytes:    int64(maxEvent),
-		MaxErrorBytes:    int64(maxError),
-		MaxToolsBytes:    int64(maxTools),
-		StopGrace:        *stopGrace,
+		Remote:               *remote,
+		Command:              command,
+		Headers:              headers,
+		ProtocolVersion:      *protocol,
+		CallTimeout:          *timeout,
+		Logger:               logger,
+		Extract:              *extract,
+		MemoryToolsOnly:      *memoryOnly,
+		MaxResponseBytes:     int64(maxResponse),
+		MaxEventBytes:        int64(maxEvent),
+		MaxErrorBytes:        int64(maxError),
+		MaxToolsBytes:        int64(maxTools),
+		MaxNotificationBytes: int64(maxNotification),
+		StopGrace:            *stopGrace,
 	})
 	if err != nil {
 		return err
