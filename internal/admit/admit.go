@@ -45,11 +45,15 @@ type Request struct {
 	// is SessionDepth.
 	Depth int
 	// Spare keeps the last free place (of a Limit of two or more), while
-	// other sessions hold or wait, for a session that holds none and
-	// waits with one request at most: a session that asks now and then
-	// finds it at once, while sessions that loop on queries running to
-	// their deadline, their lines full, hold the others. A session alone
-	// uses every place.
+	// other sessions hold or wait, for a session that asks one request at
+	// a time: it holds none here, waits with this request only, and, when
+	// ctx names the place its caller holds in another admission
+	// ([Inside]: an lro_extract call's, for the query it runs), holds
+	// that one only there and waits for none. A session that asks now and
+	// then finds the place at once, while sessions that loop on queries
+	// running to their deadline hold the others: their lines are full,
+	// and so are their places above, even when their first query arrives
+	// with nothing held yet. A session alone uses every place.
 	Spare bool
 }
 
@@ -80,6 +84,7 @@ type session struct {
 type waiter struct {
 	limit int
 	spare bool
+	outer *Ticket      // the place its caller holds in another admission (Inside)
 	ready chan *Ticket // buffered; receives the place
 }
 
@@ -111,10 +116,11 @@ func (e *BusyError) Error() string {
 // *BusyError, or the context's cause when ctx ends first.
 func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	r.Limit = max(r.Limit, 1)
+	outer := outerOf(ctx, a)
 	a.mu.Lock()
 	s := a.session(r.Session)
 	switch {
-	case len(s.line) == 0 && a.fits(s, r.Limit, r.Spare) && !a.othersFirst(s):
+	case len(s.line) == 0 && a.fits(s, r.Limit, r.Spare, outer) && !a.othersFirst(s):
 		t := a.grant(s, r.Session, r.Hold)
 		a.mu.Unlock()
 		return t, nil
@@ -127,24 +133,33 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		a.mu.Unlock()
 		return nil, err
 	}
-	w := &waiter{limit: r.Limit, spare: r.Spare, ready: make(chan *Ticket, 1)}
+	w := &waiter{limit: r.Limit, spare: r.Spare, outer: outer, ready: make(chan *Ticket, 1)}
 	s.line = append(s.line, w)
 	a.waiting++
 	a.mu.Unlock()
 
 	var timeout <-chan time.Time
+	var tm *time.Timer
 	if r.Wait > 0 {
-		tm := time.NewTimer(r.Wait)
+		tm = time.NewTimer(r.Wait)
 		defer tm.Stop()
 		timeout = tm.C
 	}
 	var err error
-	select {
-	case t := <-w.ready:
-		return a.started(t, r.Hold), nil
-	case <-timeout:
-	case <-ctx.Done():
-		err = context.Cause(ctx)
+wait:
+	for {
+		select {
+		case t := <-w.ready:
+			return a.started(t, r.Hold), nil
+		case <-timeout:
+			if due := a.due(s, w); due > 0 {
+				tm.Reset(due) // a place is the request's once one is back
+				continue
+			}
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		}
+		break wait
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -166,6 +181,30 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	return nil, a.busy(fmt.Sprintf("no place of %d %s came free within %v (%d running, %d waiting)", r.Limit, a.what, r.Wait, a.held, a.waiting))
 }
 
+// dueSlack is how long past its Hold a place may take to come back: the
+// holder's end (a worker killed at its bound, its answer written).
+const dueSlack = time.Second
+
+// due returns how much longer w, a request of the session s whose wait
+// has ended, waits: until the first place held is due back (dueSlack
+// past its Hold) when w keeps a place spare and asks one at a time,
+// since the next place that comes free is its; zero otherwise, or when
+// every place is past due.
+func (a *Admission) due(s *session, w *waiter) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !w.spare || w.limit < 2 || s.held > 0 || len(s.line) != 1 || s.line[0] != w || !w.outer.only() {
+		return 0
+	}
+	first := time.Duration(0)
+	for _, end := range a.ends {
+		if left := time.Until(end) + dueSlack; left > 0 && (first == 0 || left < first) {
+			first = left
+		}
+	}
+	return first
+}
+
 // othersFirst reports whether another session waits for a place it may
 // take now: a newcomer does not pass it. a.mu is held.
 func (a *Admission) othersFirst(s *session) bool {
@@ -173,7 +212,7 @@ func (a *Admission) othersFirst(s *session) bool {
 		return false
 	}
 	for _, o := range a.sessions {
-		if o != s && len(o.line) > 0 && a.fits(o, o.line[0].limit, o.line[0].spare) {
+		if o != s && len(o.line) > 0 && a.fits(o, o.line[0].limit, o.line[0].spare, o.line[0].outer) {
 			return true
 		}
 	}
@@ -184,10 +223,12 @@ func (a *Admission) othersFirst(s *session) bool {
 // line, or a newcomer when the line is empty) may take a place under
 // limit: one is free, and, when the request keeps one spare, it is not
 // the last; or s is alone (it holds every place taken, and only its
-// requests wait: an agent alone uses them all); or s holds none and
-// waits with this request only, as a session that asks now and then
-// does, and one that loops, its line full, does not. a.mu is held.
-func (a *Admission) fits(s *session, limit int, spare bool) bool {
+// requests wait: an agent alone uses them all); or s asks one request at
+// a time: it holds none and waits with this request only, and holds
+// outer only in outer's admission (see Inside), as a session that asks
+// now and then does, and one that loops, its lines full, does not. a.mu
+// is held.
+func (a *Admission) fits(s *session, limit int, spare bool, outer *Ticket) bool {
 	if a.held >= limit {
 		return false
 	}
@@ -195,7 +236,7 @@ func (a *Admission) fits(s *session, limit int, spare bool) bool {
 		return true
 	}
 	alone := s.held == a.held && a.waiting == len(s.line)
-	return alone || s.held == 0 && len(s.line) <= 1
+	return alone || s.held == 0 && len(s.line) <= 1 && outer.only()
 }
 
 // started records when t, just handed over, ends at the latest.
@@ -250,7 +291,7 @@ func (a *Admission) handOver() {
 		var best *session
 		var name string
 		for k, s := range a.sessions {
-			if len(s.line) == 0 || !a.fits(s, s.line[0].limit, s.line[0].spare) {
+			if len(s.line) == 0 || !a.fits(s, s.line[0].limit, s.line[0].spare, s.line[0].outer) {
 				continue
 			}
 			if best == nil || s.before(best) {
