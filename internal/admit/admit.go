@@ -39,7 +39,8 @@ type Request struct {
 	// is free, a negative one waits until the context ends.
 	Wait time.Duration
 	// Hold is how long the request holds its place at most, for the
-	// retry hint of refusals; zero when it cannot tell.
+	// retry hint of refusals and for how long a request asking one at a
+	// time may wait (see Spare); zero when it cannot tell.
 	Hold time.Duration
 	// Depth is how many requests of the session may wait at once; zero
 	// is SessionDepth.
@@ -146,6 +147,7 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		timeout = tm.C
 	}
 	var err error
+	waited := r.Wait
 wait:
 	for {
 		select {
@@ -154,6 +156,7 @@ wait:
 		case <-timeout:
 			if due := a.due(s, w); due > 0 {
 				tm.Reset(due) // a place is the request's once one is back
+				waited += due
 				continue
 			}
 		case <-ctx.Done():
@@ -178,7 +181,7 @@ wait:
 	if err != nil {
 		return nil, err
 	}
-	return nil, a.busy(fmt.Sprintf("no place of %d %s came free within %v (%d running, %d waiting)", r.Limit, a.what, r.Wait, a.held, a.waiting))
+	return nil, a.busy(fmt.Sprintf("no place of %d %s came free within %v (%d running, %d waiting)", r.Limit, a.what, waited.Round(time.Millisecond), a.held, a.waiting))
 }
 
 // dueSlack is how long past its Hold a place may take to come back: the
@@ -189,7 +192,8 @@ const dueSlack = time.Second
 // has ended, waits: until the first place held is due back (dueSlack
 // past its Hold) when w keeps a place spare and asks one at a time,
 // since the next place that comes free is its; zero otherwise, or when
-// every place is past due.
+// every place is past due (a holder overran its Hold: w is refused rather
+// than kept waiting without bound).
 func (a *Admission) due(s *session, w *waiter) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
