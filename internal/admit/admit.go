@@ -46,15 +46,13 @@ type Request struct {
 	// is SessionDepth.
 	Depth int
 	// Spare keeps the last free place (of a Limit of two or more), while
-	// other sessions hold or wait, for a session that asks one request at
-	// a time: it holds none here, waits with this request only, and, when
-	// ctx names the place its caller holds in another admission
-	// ([Inside]: an lro_extract call's, for the query it runs), holds
-	// that one only there and waits for none. A session that asks now and
-	// then finds the place at once, while sessions that loop on queries
-	// running to their deadline hold the others: their lines are full,
-	// and so are their places above, even when their first query arrives
-	// with nothing held yet. A session alone uses every place.
+	// other sessions hold or wait, for a session that holds none and
+	// waits with one request at most: a session that asks now and then
+	// finds it at once, while sessions that loop on queries running to
+	// their deadline, their lines full, hold the others. Such a request
+	// is not refused when its wait ends while a place held is not due
+	// back yet (its Hold): the next place that comes free is its. A
+	// session alone uses every place.
 	Spare bool
 }
 
@@ -85,7 +83,6 @@ type session struct {
 type waiter struct {
 	limit int
 	spare bool
-	outer *Ticket      // the place its caller holds in another admission (Inside)
 	ready chan *Ticket // buffered; receives the place
 }
 
@@ -117,11 +114,10 @@ func (e *BusyError) Error() string {
 // *BusyError, or the context's cause when ctx ends first.
 func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	r.Limit = max(r.Limit, 1)
-	outer := outerOf(ctx, a)
 	a.mu.Lock()
 	s := a.session(r.Session)
 	switch {
-	case len(s.line) == 0 && a.fits(s, r.Limit, r.Spare, outer) && !a.othersFirst(s):
+	case len(s.line) == 0 && a.fits(s, r.Limit, r.Spare) && !a.othersFirst(s):
 		t := a.grant(s, r.Session, r.Hold)
 		a.mu.Unlock()
 		return t, nil
@@ -134,7 +130,7 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		a.mu.Unlock()
 		return nil, err
 	}
-	w := &waiter{limit: r.Limit, spare: r.Spare, outer: outer, ready: make(chan *Ticket, 1)}
+	w := &waiter{limit: r.Limit, spare: r.Spare, ready: make(chan *Ticket, 1)}
 	s.line = append(s.line, w)
 	a.waiting++
 	a.mu.Unlock()
@@ -197,7 +193,7 @@ const dueSlack = time.Second
 func (a *Admission) due(s *session, w *waiter) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !w.spare || w.limit < 2 || s.held > 0 || len(s.line) != 1 || s.line[0] != w || !w.outer.only() {
+	if !w.spare || w.limit < 2 || s.held > 0 || len(s.line) != 1 || s.line[0] != w {
 		return 0
 	}
 	first := time.Duration(0)
@@ -216,7 +212,7 @@ func (a *Admission) othersFirst(s *session) bool {
 		return false
 	}
 	for _, o := range a.sessions {
-		if o != s && len(o.line) > 0 && a.fits(o, o.line[0].limit, o.line[0].spare, o.line[0].outer) {
+		if o != s && len(o.line) > 0 && a.fits(o, o.line[0].limit, o.line[0].spare) {
 			return true
 		}
 	}
@@ -227,12 +223,10 @@ func (a *Admission) othersFirst(s *session) bool {
 // line, or a newcomer when the line is empty) may take a place under
 // limit: one is free, and, when the request keeps one spare, it is not
 // the last; or s is alone (it holds every place taken, and only its
-// requests wait: an agent alone uses them all); or s asks one request at
-// a time: it holds none and waits with this request only, and holds
-// outer only in outer's admission (see Inside), as a session that asks
-// now and then does, and one that loops, its lines full, does not. a.mu
-// is held.
-func (a *Admission) fits(s *session, limit int, spare bool, outer *Ticket) bool {
+// requests wait: an agent alone uses them all); or s holds none and
+// waits with this request only, as a session that asks now and then
+// does, and one that loops, its line full, does not. a.mu is held.
+func (a *Admission) fits(s *session, limit int, spare bool) bool {
 	if a.held >= limit {
 		return false
 	}
@@ -240,7 +234,7 @@ func (a *Admission) fits(s *session, limit int, spare bool, outer *Ticket) bool 
 		return true
 	}
 	alone := s.held == a.held && a.waiting == len(s.line)
-	return alone || s.held == 0 && len(s.line) <= 1 && outer.only()
+	return alone || s.held == 0 && len(s.line) <= 1
 }
 
 // started records when t, just handed over, ends at the latest.
@@ -295,7 +289,7 @@ func (a *Admission) handOver() {
 		var best *session
 		var name string
 		for k, s := range a.sessions {
-			if len(s.line) == 0 || !a.fits(s, s.line[0].limit, s.line[0].spare, s.line[0].outer) {
+			if len(s.line) == 0 || !a.fits(s, s.line[0].limit, s.line[0].spare) {
 				continue
 			}
 			if best == nil || s.before(best) {

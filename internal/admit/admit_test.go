@@ -331,60 +331,6 @@ func TestDepthBoundsTheSessionsLine(t *testing.T) {
 	(<-in).Leave()
 }
 
-// TestSparePlaceJudgedByThePlacesAbove: a query's request keeps the last
-// place for a session asking one call at a time, judged by its calls'
-// places too (Inside). A looping session's first query finds nothing of
-// its session held or waiting among the queries, but its calls hold
-// several places above: it does not take the last place, which an
-// ordinary session's call finds free at once (issue 40: two looping
-// sessions' first queries held both workers until their wall-clock
-// bound, 42 s, and the ordinary call waiting 30 s was refused).
-func TestSparePlaceJudgedByThePlacesAbove(t *testing.T) {
-	calls, queries := New("calls"), New("queries")
-	call := func(s string) context.Context {
-		tk, err := calls.Enter(context.Background(), Request{Session: s, Limit: 16, Spare: true})
-		require.NoError(t, err)
-		t.Cleanup(tk.Leave)
-		return Inside(context.Background(), tk)
-	}
-	query := func(ctx context.Context, s string, wait time.Duration) (*Ticket, error) {
-		return queries.Enter(ctx, Request{Session: s, Limit: 2, Wait: wait, Spare: true})
-	}
-	var loop1, loop2 context.Context
-	for range 4 {
-		loop1, loop2 = call("loop1"), call("loop2")
-	}
-	q1, err := query(loop1, "loop1", 0)
-	require.NoError(t, err, "the first place is anyone's")
-	_, err = query(loop2, "loop2", 0)
-	require.ErrorAs(t, err, new(*BusyError), "a session holding four calls does not take the last place")
-	agent := call("agent")
-	call("agent")
-	_, err = query(agent, "agent", 0)
-	require.ErrorAs(t, err, new(*BusyError), "nor does an agent with two calls at once")
-
-	waiting := make(chan *Ticket)
-	go func() {
-		tk, err := query(loop2, "loop2", -1)
-		if err != nil {
-			panic(err)
-		}
-		waiting <- tk
-	}()
-	waitFor(t, queries, 1)
-	o, err := query(call("ordinary"), "ordinary", 0)
-	require.NoError(t, err, "a session asking one call at a time finds the last place at once")
-	o.Leave()
-	n, w := queries.Held()
-	assert.Equal(t, []int{1, 1}, []int{n, w}, "the last place is not handed to the looping session waiting")
-	q1.Leave()
-	q2 := <-waiting // a place that is not the last is anyone's
-	o, err = query(call("another"), "another", 0)
-	require.NoError(t, err, "the last place is kept again")
-	o.Leave()
-	q2.Leave()
-}
-
 // TestOneAtATimeWaitsUntilAPlaceIsDue: a request that keeps a place spare
 // and asks one at a time is not refused at the end of its wait while a
 // place held is not due back yet (its Hold): the next place that comes

@@ -21,20 +21,17 @@
 // at the next place that comes free. A newcomer does not pass a session
 // waiting. A request may keep one place spare ([Request.Spare]): while
 // several sessions hold or wait, the last free place goes only to a
-// session that asks one request at a time: it holds none, waits with
-// this request only, and, when the request is made inside a place of
-// another admission ([Inside]: a query inside its lro_extract call),
-// holds that place only there. Beside sessions that loop on slow queries
-// (their lines full, their calls above many), one that asks now and then
-// finds a place at once rather than after a slow query ends; a looping
-// session's first query, which finds nothing of its session here yet,
-// does not take it while its other calls hold places above. Such a
-// request is not refused when its wait ends while a place held is not
+// session that holds none and waits with one request at most, so that
+// beside sessions that loop on slow queries (their lines full), one that
+// asks now and then finds a place at once rather than after a slow query
+// ends. Such a request is not refused when its wait ends while a place held is not
 // yet due back (its holder's [Request.Hold], and a second): the next
 // place that comes free is its, so its wait is bounded by the longest
-// hold, not cut short of it. What it cannot tell: a session that loops
-// one call at a time looks like one that asks now and then, and takes
-// its turns like any other.
+// hold, not cut short of it. What it cannot tell: a looping session's
+// first request, which finds nothing of its session held or waiting yet,
+// looks like one of a session that asks now and then, and so does every
+// request of a session that loops one at a time; the rule holds once
+// their lines fill.
 //
 // A request is refused, with a [*BusyError] that says when to retry and
 // the counts as they are, only

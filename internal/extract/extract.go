@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcplro/lro/host"
-	"github.com/mcplro/lro/internal/admit"
 	"github.com/mcplro/lro/internal/extractworker"
 	"github.com/mcplro/lro/internal/jqsandbox"
 	"github.com/mcplro/lro/internal/jsonscan"
@@ -106,7 +105,6 @@ func (o *Tool) extract(ctx context.Context, args map[string]any) (string, error)
 		return "", err
 	}
 	defer ticket.Leave()
-	ctx = admit.Inside(ctx, ticket) // its query's place is judged by this call's session here too
 
 	name, err := o.ownFile(call.path)
 	if err != nil {

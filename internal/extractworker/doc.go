@@ -66,8 +66,8 @@
 //     and waits; each session's calls wait in a line of their own (16
 //     deep), and the sessions take turns (internal/admit). The last place
 //     is kept for a session asking one query at a time (none other held
-//     or waiting, here or among its calls: admit.Inside), whose call
-//     waits past LineWait until a place is due back. Past its place, a call waits for a worker
+//     or waiting), whose call waits past LineWait until a place is due
+//     back. Past its place, a call waits for a worker
 //     (one being replaced, or starting: a start is bounded by two
 //     minutes, which only a program that hangs reaches).
 //   - Workers run at a lower CPU priority than the server (nice 5), so

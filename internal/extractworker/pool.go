@@ -232,10 +232,10 @@ var LineWait = admit.Wait
 // MaxWorkers queries hold one, and the sessions waiting take turns, so
 // that callers looping on queries that run to their deadline cannot keep
 // the workers from others. The last place is kept for a session asking
-// one query at a time (admit.Request.Spare; ctx names its call's place,
-// admit.Inside), which is not refused before a place is due back: a
-// place is held up to the query's wall-clock backstop (WallBound), which
-// a machine busy enough reaches, and LineWait is shorter (issue 40).
+// one query at a time (admit.Request.Spare), which is not refused before
+// a place is due back: a place is held up to the query's wall-clock
+// backstop (WallBound), which a machine busy enough reaches, and
+// LineWait is shorter (issue 40).
 func (p *Pool) enter(ctx context.Context, timeout time.Duration) (*admit.Ticket, error) {
 	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: WallBound(timeout) + killGrace, Spare: true})
 }
