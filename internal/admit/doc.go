@@ -24,10 +24,10 @@
 // session that holds none and waits with one request at most, so that
 // beside sessions that loop on slow queries (their lines full), one that
 // asks now and then finds a place at once rather than after a slow query
-// ends. Such a request is not refused when its wait ends while a place held is not
-// yet due back (its holder's [Request.Hold], and a second): the next
-// place that comes free is its, so its wait is bounded by the longest
-// hold, not cut short of it. What it cannot tell: a looping session's
+// ends. Such a request is not refused when its wait ends while a place
+// held is not yet due back (its holder's [Request.Hold], and a second):
+// the next place that comes free is its, so its wait is bounded by the
+// longest hold, not cut short of it. What it cannot tell: a looping session's
 // first request, which finds nothing of its session held or waiting yet,
 // looks like one of a session that asks now and then, and so does every
 // request of a session that loops one at a time; the rule holds once
