@@ -4,13 +4,13 @@ package lro_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcplro/lro"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -23,9 +23,7 @@ import (
 // beside it (CI's timing bounds among them): LRO_TEST_LOAD=1 runs it, on
 // its own (go test -run TestExtractRecipesBesideBusyLoops .).
 func TestExtractRecipesBesideBusyLoops(t *testing.T) {
-	if os.Getenv("LRO_TEST_LOAD") != "1" {
-		t.Skip("loads the machine with eight busy loops: LRO_TEST_LOAD=1 runs it, alone")
-	}
+	testenv.SkipUnlessLoad(t)
 	if !lro.ExtractWorkersSupported() {
 		t.Skip("no worker processes on this platform")
 	}

@@ -39,7 +39,8 @@ type Request struct {
 	// is free, a negative one waits until the context ends.
 	Wait time.Duration
 	// Hold is how long the request holds its place at most, for the
-	// retry hint of refusals; zero when it cannot tell.
+	// retry hint of refusals and for how long a request asking one at a
+	// time may wait (see Spare); zero when it cannot tell.
 	Hold time.Duration
 	// Depth is how many requests of the session may wait at once; zero
 	// is SessionDepth.
@@ -48,8 +49,10 @@ type Request struct {
 	// other sessions hold or wait, for a session that holds none and
 	// waits with one request at most: a session that asks now and then
 	// finds it at once, while sessions that loop on queries running to
-	// their deadline, their lines full, hold the others. A session alone
-	// uses every place.
+	// their deadline, their lines full, hold the others. Such a request
+	// is not refused when its wait ends while a place held is not due
+	// back yet (its Hold): the next place that comes free is its. A
+	// session alone uses every place.
 	Spare bool
 }
 
@@ -133,18 +136,29 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	a.mu.Unlock()
 
 	var timeout <-chan time.Time
+	var tm *time.Timer
 	if r.Wait > 0 {
-		tm := time.NewTimer(r.Wait)
+		tm = time.NewTimer(r.Wait)
 		defer tm.Stop()
 		timeout = tm.C
 	}
 	var err error
-	select {
-	case t := <-w.ready:
-		return a.started(t, r.Hold), nil
-	case <-timeout:
-	case <-ctx.Done():
-		err = context.Cause(ctx)
+	waited := r.Wait
+wait:
+	for {
+		select {
+		case t := <-w.ready:
+			return a.started(t, r.Hold), nil
+		case <-timeout:
+			if due := a.due(s, w); due > 0 {
+				tm.Reset(due) // a place is the request's once one is back
+				waited += due
+				continue
+			}
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		}
+		break wait
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -163,7 +177,32 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, a.busy(fmt.Sprintf("no place of %d %s came free within %v (%d running, %d waiting)", r.Limit, a.what, r.Wait, a.held, a.waiting))
+	return nil, a.busy(fmt.Sprintf("no place of %d %s came free within %v (%d running, %d waiting)", r.Limit, a.what, waited.Round(time.Millisecond), a.held, a.waiting))
+}
+
+// dueSlack is how long past its Hold a place may take to come back: the
+// holder's end (a worker killed at its bound, its answer written).
+const dueSlack = time.Second
+
+// due returns how much longer w, a request of the session s whose wait
+// has ended, waits: until the first place held is due back (dueSlack
+// past its Hold) when w keeps a place spare and asks one at a time,
+// since the next place that comes free is its; zero otherwise, or when
+// every place is past due (a holder overran its Hold: w is refused rather
+// than kept waiting without bound).
+func (a *Admission) due(s *session, w *waiter) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !w.spare || w.limit < 2 || s.held > 0 || len(s.line) != 1 || s.line[0] != w {
+		return 0
+	}
+	first := time.Duration(0)
+	for _, end := range a.ends {
+		if left := time.Until(end) + dueSlack; left > 0 && (first == 0 || left < first) {
+			first = left
+		}
+	}
+	return first
 }
 
 // othersFirst reports whether another session waits for a place it may

@@ -330,3 +330,42 @@ func TestDepthBoundsTheSessionsLine(t *testing.T) {
 	h.Leave()
 	(<-in).Leave()
 }
+
+// TestOneAtATimeWaitsUntilAPlaceIsDue: a request that keeps a place spare
+// and asks one at a time is not refused at the end of its wait while a
+// place held is not due back yet (its Hold): the next place that comes
+// free is its. A looping session's request is refused at its wait. Issue
+// 40: an ordinary call waited 30 s behind two queries held 42 s, to their
+// wall-clock backstop, and was refused.
+func TestOneAtATimeWaitsUntilAPlaceIsDue(t *testing.T) {
+	a := New("queries")
+	hold := func(s string) *Ticket {
+		tk, err := a.Enter(context.Background(), Request{Session: s, Limit: 2, Hold: time.Hour})
+		require.NoError(t, err)
+		return tk
+	}
+	q1, q2 := hold("loop1"), hold("loop2")
+	loop := make(chan error)
+	go func() {
+		_, err := a.Enter(context.Background(), Request{Session: "loop1", Limit: 2, Wait: time.Millisecond, Spare: true})
+		loop <- err
+	}()
+	require.ErrorAs(t, <-loop, new(*BusyError), "a session holding a place is refused at the end of its wait")
+	in := make(chan *Ticket)
+	go func() {
+		tk, err := a.Enter(context.Background(), Request{Session: "ordinary", Limit: 2, Wait: time.Millisecond, Spare: true})
+		if err != nil {
+			panic(err)
+		}
+		in <- tk
+	}()
+	waitFor(t, a, 1)
+	time.Sleep(20 * time.Millisecond) // its wait of 1 ms has ended: it still waits
+	_, w := a.Held()
+	assert.Equal(t, 1, w, "the ordinary request waits past its wait, a place being due back within the hour")
+	q1.Leave()
+	(<-in).Leave()
+	q2.Leave()
+	n, w := a.Held()
+	assert.Zero(t, n+w)
+}

@@ -24,7 +24,14 @@
 // session that holds none and waits with one request at most, so that
 // beside sessions that loop on slow queries (their lines full), one that
 // asks now and then finds a place at once rather than after a slow query
-// ends.
+// ends. Such a request is not refused when its wait ends while a place
+// held is not yet due back (its holder's [Request.Hold], and a second):
+// the next place that comes free is its, so its wait is bounded by the
+// longest hold, not cut short of it. What it cannot tell: a looping session's
+// first request, which finds nothing of its session held or waiting yet,
+// looks like one of a session that asks now and then, and so does every
+// request of a session that loops one at a time; the rule holds once
+// their lines fill.
 //
 // A request is refused, with a [*BusyError] that says when to retry and
 // the counts as they are, only
@@ -33,7 +40,8 @@
 //     agent's parallel calls never reach it, a loop does;
 //   - when its wait in line ends ([Request.Wait]; the library's callers
 //     allow [Wait], 30 s, which the calls of sixteen sessions in turn do
-//     not reach);
+//     not reach), unless it keeps a place spare, asks one at a time and
+//     a place held is not due back yet (above);
 //   - or when its bytes do not fit ([Ticket.Reserve]).
 //
 // Every wait is also bounded by the context. A session is whatever the

@@ -62,9 +62,12 @@
 //     Config.Workers warm and grows to Config.MaxWorkers under load.
 //   - A call waits in line for a place (MaxWorkers of them) at most
 //     LineWait (30 s), then fails with a busy error that says when the
-//     first running query ends and what runs and waits; each session's
-//     calls wait in a line of their own (16 deep), and the sessions take
-//     turns (internal/admit). Past its place, a call waits for a worker
+//     first running query may end (its wall-clock backstop) and what runs
+//     and waits; each session's calls wait in a line of their own (16
+//     deep), and the sessions take turns (internal/admit). The last place
+//     is kept for a session asking one query at a time (none other held
+//     or waiting), whose call waits past LineWait until a place is due
+//     back. Past its place, a call waits for a worker
 //     (one being replaced, or starting: a start is bounded by two
 //     minutes, which only a program that hangs reaches).
 //   - Workers run at a lower CPU priority than the server (nice 5), so

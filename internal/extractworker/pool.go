@@ -228,12 +228,16 @@ func (p *Pool) Run(ctx context.Context, req *Request, timeout time.Duration, max
 var LineWait = admit.Wait
 
 // enter takes a place in the pool's line for a query of the session ctx
-// names (see admit.WithSession) that may run for timeout: at most
+// names (see admit.WithSession) that may use timeout of CPU time: at most
 // MaxWorkers queries hold one, and the sessions waiting take turns, so
 // that callers looping on queries that run to their deadline cannot keep
-// the workers from others.
+// the workers from others. The last place is kept for a session asking
+// one query at a time (admit.Request.Spare), which is not refused before
+// a place is due back: a place is held up to the query's wall-clock
+// backstop (WallBound), which a machine busy enough reaches, and
+// LineWait is shorter (issue 40).
 func (p *Pool) enter(ctx context.Context, timeout time.Duration) (*admit.Ticket, error) {
-	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: timeout + killGrace, Spare: true})
+	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: WallBound(timeout) + killGrace, Spare: true})
 }
 
 // retry runs req once more after its worker turned out to be dead.

@@ -22,6 +22,17 @@ func SkipUnlessFull(t testing.TB) {
 	}
 }
 
+// SkipUnlessLoad skips t, which loads the machine (busy loops, sessions
+// looping on queries that run to their bound) and would disturb every
+// test beside it, CI's timing bounds among them, unless LRO_TEST_LOAD=1:
+// it is run on its own (go test -run NAME).
+func SkipUnlessLoad(t testing.TB) {
+	t.Helper()
+	if os.Getenv("LRO_TEST_LOAD") != "1" {
+		t.Skip("loads the machine: LRO_TEST_LOAD=1 runs it, alone")
+	}
+}
+
 // Timing reports whether bounds in wall-clock time are asserted:
 // LRO_TEST_TIMING=1, on a machine that runs nothing else (CI).
 func Timing() bool { return os.Getenv("LRO_TEST_TIMING") == "1" }
