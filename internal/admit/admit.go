@@ -43,7 +43,9 @@ type Request struct {
 	// time may wait (see Spare); zero when it cannot tell.
 	Hold time.Duration
 	// Depth is how many requests of the session may wait at once; zero
-	// is SessionDepth.
+	// is SessionDepth. A request of depth 1 (a resource read, which a
+	// client retries when told when) is refused when its Wait ends, even
+	// when Spare.
 	Depth int
 	// Spare keeps the last free place (of a Limit of two or more), while
 	// other sessions hold or wait, for a session that holds none and
@@ -51,8 +53,8 @@ type Request struct {
 	// finds it at once, while sessions that loop on queries running to
 	// their deadline, their lines full, hold the others. Such a request
 	// is not refused when its wait ends while a place held is not due
-	// back yet (its Hold): the next place that comes free is its. A
-	// session alone uses every place.
+	// back yet (its Hold): the next place that comes free is its (unless
+	// its Depth is 1). A session alone uses every place.
 	Spare bool
 }
 
@@ -81,9 +83,10 @@ type session struct {
 
 // waiter is a request waiting in its session's line.
 type waiter struct {
-	limit int
-	spare bool
-	ready chan *Ticket // buffered; receives the place
+	limit   int
+	spare   bool
+	patient bool         // waits past its Wait for a place due back (see Request.Spare)
+	ready   chan *Ticket // buffered; receives the place
 }
 
 // A Ticket is an admitted request's place.
@@ -130,7 +133,7 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		a.mu.Unlock()
 		return nil, err
 	}
-	w := &waiter{limit: r.Limit, spare: r.Spare, ready: make(chan *Ticket, 1)}
+	w := &waiter{limit: r.Limit, spare: r.Spare, patient: r.Spare && r.Depth != 1, ready: make(chan *Ticket, 1)}
 	s.line = append(s.line, w)
 	a.waiting++
 	a.mu.Unlock()
@@ -193,7 +196,7 @@ const dueSlack = time.Second
 func (a *Admission) due(s *session, w *waiter) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !w.spare || w.limit < 2 || s.held > 0 || len(s.line) != 1 || s.line[0] != w {
+	if !w.patient || w.limit < 2 || s.held > 0 || len(s.line) != 1 || s.line[0] != w {
 		return 0
 	}
 	first := time.Duration(0)
