@@ -20,6 +20,7 @@ import (
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/gosdk"
 	"github.com/mcplro/lro/host"
+	"github.com/mcplro/lro/internal/testenv"
 	"github.com/mcplro/lro/internal/testmcp"
 	"github.com/mcplro/lro/lrotest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -503,12 +504,18 @@ var boundFaults = []struct {
 // threshold and NoticeTokens, shows no value changed, and returns. The
 // shapes of a host, delivery and fault share an Offloader (and the proxy
 // child's server process), the fault set again for each.
+//
+// By default the hosts' cells are paired rather than crossed (see
+// boundCellByDefault); LRO_TEST_FULL=1 runs the whole cross, as CI does.
 func TestBoundMatrix(t *testing.T) {
 	hosts := append(slices.Clone(boundHosts), boundHost{"core", each(coreBoundAnswer)})
 	shapes := boundShapes(t)
-	for _, h := range hosts {
-		for _, mode := range []lro.Delivery{lro.DeliveryDescriptor, lro.DeliveryCompact, lro.DeliveryTruncate} {
-			for _, f := range boundFaults {
+	for hi, h := range hosts {
+		for mi, mode := range []lro.Delivery{lro.DeliveryDescriptor, lro.DeliveryCompact, lro.DeliveryTruncate} {
+			for fi, f := range boundFaults {
+				if !testenv.Full() && !boundCellByDefault(h.name, hi, mi, fi) {
+					continue
+				}
 				t.Run(h.name+"/"+string(mode)+"/"+f.name, func(t *testing.T) {
 					t.Parallel() // each cell has its Offloader, store and servers
 					mem := lrotest.NewMemFS("/lro")
@@ -531,6 +538,19 @@ func TestBoundMatrix(t *testing.T) {
 			}
 		}
 	}
+}
+
+// boundCellByDefault reports whether the default suite runs the cell of
+// the host (the hi-th), the mi-th delivery mode and the fi-th fault. The
+// whole cross is 105 cells, each serving every shape through real clients
+// (a process of its own for the proxy child): on a loaded laptop the root
+// package passed Go's default 10-minute timeout inside this test (issue
+// 40). By default the core host runs every mode under every fault; every
+// other host runs every mode with no fault, and every fault under one
+// mode, a different mode from one fault to the next: every pair of two
+// dimensions is met, in 57 cells.
+func boundCellByDefault(host string, hi, mi, fi int) bool {
+	return host == "core" || fi == 0 || (hi+mi+fi)%3 == 0
 }
 
 // checkUnchanged asserts that every value a shows of r is whole or marked

@@ -504,8 +504,13 @@ func statusKB(t *testing.T, file, field string) int64 {
 // it, so 800 concurrent calls keep the server's memory bounded (they
 // peaked at 1.6 GiB, each call decoding its own copy of the file before
 // waiting for its turn).
+//
+// Its subject is memory, not time: in process a query's bound is
+// wall-clock time, and beside two busy loops the file's one decode took
+// longer than attackTimeout, so that no call was answered (issue 40). A
+// minute is what only a hang reaches.
 func TestExtractPileUpInProcess(t *testing.T) {
-	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: attackTimeout, InProcess: true}))
+	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Minute, InProcess: true}))
 	s := memserver.New(testStore, o)
 	mcpgo.AddExtractTool(s, o)
 	c := connect(t, s)
@@ -530,13 +535,16 @@ func TestExtractPileUpInProcess(t *testing.T) {
 				assert.Equal(t, "5000\n", textOf(t, res, 0))
 				ok.Add(1)
 			default:
-				assert.Regexp(t, `busy: .*; retry in \d+ s$`, textOf(t, res, 0))
+				// Told to retry, or, in process where a query's bound is
+				// wall-clock time, stopped by it on a loaded machine:
+				// either way the call holds no memory past its answer.
+				assert.Regexp(t, `busy: .*; retry in \d+ s$|took longer than 1m0s and was stopped \(wall-clock time\)`, textOf(t, res, 0))
 				busy.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	t.Logf("%d calls in %v: %d answered, %d told to retry", n, time.Since(start).Round(time.Millisecond), ok.Load(), busy.Load())
+	t.Logf("%d calls in %v: %d answered, %d told to retry or stopped by the deadline", n, time.Since(start).Round(time.Millisecond), ok.Load(), busy.Load())
 	assert.Positive(t, ok.Load())
 	checkPeakRSS(t)
 }

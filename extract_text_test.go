@@ -100,7 +100,7 @@ func TestExtractGrepObeysTheDeadline(t *testing.T) {
 		path := longLineFile(t, o, 20, 200<<10)
 		_, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": "[a-z]{300}x"})
 		require.Error(t, err, "in process: %v", inProcess)
-		assert.Contains(t, err.Error(), "took longer than 250ms and was stopped", "in process: %v", inProcess)
+		assertStoppedByItsBound(t, err, "250ms", inProcess)
 	}
 	o := newOffloader(t, nil, lro.WithExtractLimits(lro.ExtractLimits{Timeout: time.Second}))
 
@@ -113,6 +113,17 @@ func TestExtractGrepObeysTheDeadline(t *testing.T) {
 	assert.Contains(t, text, "[lro: 1 lines are longer than 262144 bytes and were searched in their first 262144 bytes only (the first is line 1)")
 	_, err = o.Extract(context.Background(), map[string]any{"file_path": path, "grep": `"}$`})
 	require.NoError(t, err)
+}
+
+// assertStoppedByItsBound asserts that err is a query stopped by its
+// bound, timeout (as written by time.Duration): by the worker's CPU time
+// (or the wall clock in process), or, on a machine so loaded that the
+// worker did not get that much CPU, by the wall-clock backstop, whose
+// message says so. Which one stops it depends on the load, not on lro.
+func assertStoppedByItsBound(t *testing.T, err error, timeout string, inProcess bool) {
+	t.Helper()
+	require.Error(t, err, "in process: %v", inProcess)
+	assert.Regexp(t, `took longer than (`+timeout+` and was stopped|\S+ and was stopped \(wall-clock time: its worker got only \S+ of CPU time of the `+timeout+` it may use)`, err.Error(), "in process: %v", inProcess)
 }
 
 // TestExtractTextRunsInWorkers: grep and lines run in the worker
@@ -130,12 +141,24 @@ func TestExtractTextRunsInWorkers(t *testing.T) {
 		_, err := o.Extract(context.Background(), map[string]any{"file_path": path, "grep": "[a-z]{300}x"})
 		done <- err
 	}()
+	// Until a worker holds the grep, or the grep is answered without one:
+	// a worker's start is waited for by what it does, not by a deadline,
+	// which a loaded machine passes (issue 40).
 	busy := 0
-	for deadline := time.Now().Add(10 * time.Second); busy == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		busy = lro.ExtractWorkersBusy(o)
+	var err error
+	for answered := false; busy == 0 && !answered; {
+		select {
+		case err = <-done:
+			answered = true
+		case <-time.After(10 * time.Millisecond):
+			busy = lro.ExtractWorkersBusy(o)
+		}
 	}
 	assert.Equal(t, 1, busy, "the grep holds a worker")
-	assert.ErrorContains(t, <-done, "took longer than 1s")
+	if busy > 0 {
+		err = <-done
+	}
+	assertStoppedByItsBound(t, err, "1s", false)
 
 	// lines too: a worker answers them, the same as sed -n, line 1 the
 	// first record.
