@@ -24,34 +24,20 @@ func (o *Tool) WarmExtract(name string) {
 	}
 	if !o.queriesInProcess() {
 		o.prestartWorkers() // they may have been stopped, idle
-		o.prefetchAsync(name)
+		o.inBackground(o.prefetch, name)
 		return
 	}
 	if o.records == nil {
 		return
 	}
-	select {
-	case warmSlot <- struct{}{}:
-	default:
-		return // another warming runs: drop this one
-	}
-	o.warmMu.Lock()
-	defer o.warmMu.Unlock()
-	if o.closed.Load() {
-		<-warmSlot
-		return
-	}
-	o.warming.Add(1)
-	go func() {
-		defer func() { <-warmSlot; o.warming.Done() }()
-		o.warm(name)
-	}()
+	o.inBackground(o.warm, name)
 }
 
-// prefetchAsync runs prefetch on a goroutine of its own, which Close
-// waits for while it reads the file, one at a time in the process (a
-// burst of offloads is not a burst of prefetches).
-func (o *Tool) prefetchAsync(name string) {
+// inBackground runs warm (a warming or a prefetch) of name on a
+// goroutine of its own, which Close waits for while it reads the file,
+// one at a time in the process (a burst of offloads is not a burst of
+// decoding): a warming asked while another runs is dropped.
+func (o *Tool) inBackground(warm func(string), name string) {
 	select {
 	case warmSlot <- struct{}{}:
 	default:
@@ -66,7 +52,7 @@ func (o *Tool) prefetchAsync(name string) {
 	o.warming.Add(1)
 	go func() {
 		defer func() { <-warmSlot; o.warming.Done() }()
-		o.prefetch(name)
+		warm(name)
 	}()
 }
 

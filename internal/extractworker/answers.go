@@ -1,7 +1,6 @@
 package extractworker
 
 import (
-	"container/list"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,17 +23,8 @@ import (
 // worker keeps DefaultAnswerBytes of them beside its FileCache. A nil
 // cache keeps nothing; it is safe for concurrent use.
 type AnswerCache struct {
-	mu     sync.Mutex
-	budget int64
-	used   int64
-	order  *list.List // of *cachedAnswer, most recent first
-	byKey  map[string]*list.Element
-}
-
-type cachedAnswer struct {
-	key  string
-	size int64
-	resp Response
+	mu   sync.Mutex
+	kept lru[Response]
 }
 
 // DefaultAnswerBytes is the AnswerCache budget of a worker: a hundred
@@ -44,7 +34,7 @@ const DefaultAnswerBytes = 4 << 20
 // NewAnswerCache returns a cache of budget bytes; zero or negative keeps
 // nothing.
 func NewAnswerCache(budget int64) *AnswerCache {
-	return &AnswerCache{budget: budget, order: list.New(), byKey: map[string]*list.Element{}}
+	return &AnswerCache{kept: newLRU[Response](budget)}
 }
 
 // answerKey returns the key of req's answer over the file key, or "" when
@@ -65,12 +55,10 @@ func (c *AnswerCache) get(key string) (*Response, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.byKey[key]
+	r, ok := c.kept.get(key)
 	if !ok {
 		return nil, false
 	}
-	c.order.MoveToFront(el)
-	r := el.Value.(*cachedAnswer).resp
 	return &r, true
 }
 
@@ -86,19 +74,12 @@ func (c *AnswerCache) put(key string, resp *Response) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.budget <= 0 || size > c.budget/2 {
+	if c.kept.budget <= 0 || size > c.kept.budget/2 {
 		return
-	}
-	if el, ok := c.byKey[key]; ok {
-		c.remove(el)
-	}
-	for c.used+size > c.budget && c.order.Len() > 0 {
-		c.remove(c.order.Back())
 	}
 	r := *resp
 	r.Cached = false
-	c.byKey[key] = c.order.PushFront(&cachedAnswer{key: key, size: size, resp: r})
-	c.used += size
+	c.kept.put(key, size, r)
 }
 
 // Used returns the bytes kept.
@@ -108,7 +89,7 @@ func (c *AnswerCache) Used() int64 {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.used
+	return c.kept.used
 }
 
 // Forget drops the answers over the files whose key starts with prefix
@@ -119,15 +100,5 @@ func (c *AnswerCache) Forget(prefix string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for key, el := range c.byKey {
-		if strings.HasPrefix(key, prefix) {
-			c.remove(el)
-		}
-	}
-}
-
-func (c *AnswerCache) remove(el *list.Element) {
-	a := c.order.Remove(el).(*cachedAnswer)
-	delete(c.byKey, a.key)
-	c.used -= a.size
+	c.kept.forget(prefix)
 }

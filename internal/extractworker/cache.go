@@ -1,7 +1,6 @@
 package extractworker
 
 import (
-	"container/list"
 	"strings"
 	"sync"
 
@@ -22,17 +21,8 @@ import (
 // A FileCache is safe for concurrent use.
 type FileCache struct {
 	mu      sync.Mutex
-	budget  int64
-	used    int64
-	order   *list.List // of *cachedFile, most recent first
-	byKey   map[string]*list.Element
+	kept    lru[*jqsandbox.Records] // sized in decoded bytes
 	loading map[string]*loading
-}
-
-type cachedFile struct {
-	key     string
-	size    int64 // decoded bytes
-	records *jqsandbox.Records
 }
 
 // loading is a decoding in progress; done is closed when records or err
@@ -46,24 +36,19 @@ type loading struct {
 // NewFileCache returns a cache of budget decoded bytes; zero or negative
 // caches nothing.
 func NewFileCache(budget int64) *FileCache {
-	return &FileCache{budget: budget, order: list.New(), byKey: map[string]*list.Element{}, loading: map[string]*loading{}}
+	return &FileCache{kept: newLRU[*jqsandbox.Records](budget), loading: map[string]*loading{}}
 }
 
 // Fits reports whether records of size decoded bytes may be cached: at
 // most half the budget, so that one file never evicts everything. Given a
 // file's size, it tells whether its records might fit.
-func (c *FileCache) Fits(size int64) bool { return c.budget > 0 && size <= c.budget/2 }
+func (c *FileCache) Fits(size int64) bool { return c.kept.budget > 0 && size <= c.kept.budget/2 }
 
 // Get returns the records cached under key.
 func (c *FileCache) Get(key string) (*jqsandbox.Records, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.byKey[key]
-	if !ok {
-		return nil, false
-	}
-	c.order.MoveToFront(el)
-	return el.Value.(*cachedFile).records, true
+	return c.kept.get(key)
 }
 
 // Load returns the records cached under key when their projection covers
@@ -75,13 +60,10 @@ func (c *FileCache) Get(key string) (*jqsandbox.Records, bool) {
 func (c *FileCache) Load(key string, want jqsandbox.Projection, decode func(jqsandbox.Projection) (*jqsandbox.Records, error)) (*jqsandbox.Records, error) {
 	c.mu.Lock()
 	for {
-		if el, ok := c.byKey[key]; ok {
-			recs := el.Value.(*cachedFile).records
-			if recs.Projection().Covers(want) {
-				c.order.MoveToFront(el)
-				c.mu.Unlock()
-				return recs, nil
-			}
+		if recs, ok := c.kept.peek(key); ok && recs.Projection().Covers(want) {
+			c.kept.touch(key)
+			c.mu.Unlock()
+			return recs, nil
 		}
 		l, ok := c.loading[key]
 		if !ok {
@@ -98,8 +80,8 @@ func (c *FileCache) Load(key string, want jqsandbox.Projection, decode func(jqsa
 		c.mu.Lock()
 	}
 	proj := want
-	if el, ok := c.byKey[key]; ok {
-		proj = proj.Union(el.Value.(*cachedFile).records.Projection())
+	if recs, ok := c.kept.peek(key); ok {
+		proj = proj.Union(recs.Projection())
 	}
 	l := &loading{done: make(chan struct{})}
 	c.loading[key] = l
@@ -120,18 +102,10 @@ func (c *FileCache) Load(key string, want jqsandbox.Projection, decode func(jqsa
 // put caches records under key, evicting the least recently used files,
 // unless they do not fit (see Fits); c.mu is held.
 func (c *FileCache) put(key string, records *jqsandbox.Records) {
-	if el, ok := c.byKey[key]; ok {
-		c.remove(el)
+	c.kept.drop(key)
+	if size := records.Bytes(); c.Fits(size) {
+		c.kept.put(key, size, records)
 	}
-	size := records.Bytes()
-	if !c.Fits(size) {
-		return
-	}
-	for c.used+size > c.budget && c.order.Len() > 0 {
-		c.remove(c.order.Back())
-	}
-	c.byKey[key] = c.order.PushFront(&cachedFile{key: key, size: size, records: records})
-	c.used += size
 }
 
 // Warm caches records decoded elsewhere (a file just written) under key,
@@ -140,7 +114,7 @@ func (c *FileCache) put(key string, records *jqsandbox.Records) {
 func (c *FileCache) Warm(key string, records *jqsandbox.Records) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[key]; ok {
+	if _, ok := c.kept.peek(key); ok {
 		return
 	}
 	if _, ok := c.loading[key]; ok {
@@ -152,10 +126,10 @@ func (c *FileCache) Warm(key string, records *jqsandbox.Records) {
 // Room returns the most decoded bytes the records of one file may take
 // to be cached (see Fits); zero when the cache is off.
 func (c *FileCache) Room() int64 {
-	if c.budget <= 0 {
+	if c.kept.budget <= 0 {
 		return 0
 	}
-	return c.budget / 2
+	return c.kept.budget / 2
 }
 
 // Offer caches records that a query decoded as it ran (see
@@ -168,7 +142,7 @@ func (c *FileCache) Offer(key string, records *jqsandbox.Records) {
 	if _, ok := c.loading[key]; ok {
 		return
 	}
-	if el, ok := c.byKey[key]; ok && el.Value.(*cachedFile).records.Projection().Covers(records.Projection()) {
+	if recs, ok := c.kept.peek(key); ok && recs.Projection().Covers(records.Projection()) {
 		return
 	}
 	c.put(key, records)
@@ -178,7 +152,7 @@ func (c *FileCache) Offer(key string, records *jqsandbox.Records) {
 func (c *FileCache) Used() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.used
+	return c.kept.used
 }
 
 // Forget drops the files whose key starts with prefix (a file that no
@@ -186,17 +160,7 @@ func (c *FileCache) Used() int64 {
 func (c *FileCache) Forget(prefix string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for key, el := range c.byKey {
-		if strings.HasPrefix(key, prefix) {
-			c.remove(el)
-		}
-	}
-}
-
-func (c *FileCache) remove(el *list.Element) {
-	f := c.order.Remove(el).(*cachedFile)
-	delete(c.byKey, f.key)
-	c.used -= f.size
+	c.kept.forget(prefix)
 }
 
 // QueryCache keeps compiled recipes. Their filters are ours, not the
