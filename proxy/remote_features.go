@@ -129,6 +129,11 @@ func (p *Proxy) relayNotification(n mcp.JSONRPCNotification) bool {
 	if rr == nil {
 		return false
 	}
+	if len(n.Params.Meta) == 0 {
+		// mcp-go decodes a notification without _meta to an empty one,
+		// which it would encode: the client gets what the remote sent.
+		n.Params.Meta = nil
+	}
 	b, err := json.Marshal(n)
 	if err != nil {
 		return false
