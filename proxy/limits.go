@@ -422,6 +422,7 @@ type sseLimiter struct {
 	event int64     // bytes read since the last event ended
 	line  []byte    // the line being read
 	long  lineParts // a line of many reads, being read
+	turn  largeTurn // see largeLineTurn
 	data  []byte    // the current event's data, joined as mcp-go joins it
 	multi bool      // data holds more than one line
 	pend  [][]byte  // passed on, not read yet; each event's data is not copied again
@@ -463,7 +464,13 @@ func (s *sseLimiter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *sseLimiter) Close() error { return s.src.Close() }
+func (s *sseLimiter) Close() error {
+	s.turn.closed.Store(true)
+	if s.turn.held.CompareAndSwap(true, false) {
+		<-largeLineTurn
+	}
+	return s.src.Close()
+}
 
 // step reads at most one line, or a part of a long one.
 func (s *sseLimiter) step() {
@@ -482,6 +489,7 @@ func (s *sseLimiter) step() {
 		// A line of many reads (a large event's data) is gathered in
 		// blocks and copied once (see lineParts), not grown by append.
 		s.long.add(chunk)
+		s.turn.grow(s.long.n, len(chunk))
 		if errors.Is(err, bufio.ErrBufferFull) {
 			return
 		}
@@ -500,6 +508,7 @@ func (s *sseLimiter) step() {
 		return
 	case err != nil:
 		s.err = err
+		s.turn.end()
 		return
 	}
 	s.field(bytes.TrimRight(s.line, "\r\n"))
@@ -510,6 +519,7 @@ func (s *sseLimiter) stop(err *RemoteLimitError) {
 	s.call.fail(err)
 	s.err = err
 	s.line, s.data, s.long = nil, nil, lineParts{}
+	s.turn.end()
 }
 
 func (s *sseLimiter) field(line []byte) {
@@ -565,6 +575,7 @@ func (s *sseLimiter) flush() {
 		s.pend = append(s.pend, sseDataPrefix, d, sseNewline)
 	}
 	s.data, s.multi = nil, false // handed on, or dropped
+	s.turn.end()
 }
 
 // mayBeRequest reports whether msg, a message of the remote, may be a
