@@ -79,6 +79,33 @@ type session struct {
 	held   int
 	served uint64    // the admission's count when it was last admitted
 	line   []*waiter // its requests waiting, in arrival order
+	// new is when the session first asked, while it is on probation
+	// (see spareProbation); zero after.
+	new time.Time
+}
+
+// spareProbation is how long a session that has just appeared may not
+// take the last free place of requests that keep one spare, alone or
+// not: long enough for a session that sends many requests at once (a
+// loop starting, its line filling) to show it, which a session asking
+// now and then never does. Two looping sessions starting together took
+// both of two workers with their first requests, and an ordinary
+// session's first call waited 9 s for one of them to run to its bound
+// (issue 40). It costs a new session that long only for a place that is
+// the last free one: an agent's first burst of parallel calls gets its
+// second worker 200 ms late. (A var for the tests.)
+var spareProbation = 200 * time.Millisecond
+
+// onProbation reports whether s may not take the spare place yet.
+func (s *session) onProbation() bool {
+	if s.new.IsZero() {
+		return false
+	}
+	if time.Since(s.new) >= spareProbation {
+		s.new = time.Time{}
+		return false
+	}
+	return true
 }
 
 // waiter is a request waiting in its session's line.
@@ -136,6 +163,7 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	w := &waiter{limit: r.Limit, spare: r.Spare, patient: r.Spare && r.Depth != 1, ready: make(chan *Ticket, 1)}
 	s.line = append(s.line, w)
 	a.waiting++
+	probationEnds := s.new
 	a.mu.Unlock()
 
 	var timeout <-chan time.Time
@@ -145,6 +173,14 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		defer tm.Stop()
 		timeout = tm.C
 	}
+	// A session on probation is looked at again when it ends: the
+	// spare place may be its then.
+	var probation <-chan time.Time
+	if r.Spare && !probationEnds.IsZero() {
+		pt := time.NewTimer(time.Until(probationEnds.Add(spareProbation)))
+		defer pt.Stop()
+		probation = pt.C
+	}
 	var err error
 	waited := r.Wait
 wait:
@@ -152,6 +188,12 @@ wait:
 		select {
 		case t := <-w.ready:
 			return a.started(t, r.Hold), nil
+		case <-probation:
+			probation = nil
+			a.mu.Lock()
+			a.handOver()
+			a.mu.Unlock()
+			continue
 		case <-timeout:
 			if due := a.due(s, w); due > 0 {
 				tm.Reset(due) // a place is the request's once one is back
@@ -228,13 +270,17 @@ func (a *Admission) othersFirst(s *session) bool {
 // the last; or s is alone (it holds every place taken, and only its
 // requests wait: an agent alone uses them all); or s holds none and
 // waits with this request only, as a session that asks now and then
-// does, and one that loops, its line full, does not. a.mu is held.
+// does, and one that loops, its line full, does not; and in either case
+// s is not on probation (see spareProbation). a.mu is held.
 func (a *Admission) fits(s *session, limit int, spare bool) bool {
 	if a.held >= limit {
 		return false
 	}
 	if !spare || limit < 2 || a.held < limit-1 {
 		return true
+	}
+	if s.onProbation() {
+		return false
 	}
 	alone := s.held == a.held && a.waiting == len(s.line)
 	return alone || s.held == 0 && len(s.line) <= 1
@@ -259,9 +305,10 @@ func (a *Admission) session(name string) *session {
 				}
 			}
 		}
-		s = &session{}
+		s = &session{new: time.Now()}
 		a.sessions[name] = s
 	}
+	s.onProbation() // ends it, when it has
 	return s
 }
 

@@ -280,6 +280,8 @@ func TestNewcomerDoesNotPassTheLine(t *testing.T) {
 // session's to end (issue 40: 2 of 9 ordinary calls were answered beside
 // two loops).
 func TestSparePlaceForASessionHoldingNone(t *testing.T) {
+	defer func(d time.Duration) { spareProbation = d }(spareProbation)
+	spareProbation = 0 // every session here is new
 	a := New("queries")
 	req := func(s string) Request { return Request{Session: s, Limit: 4, Wait: -1, Spare: true} }
 	first := []*Ticket{enter(t, a, "loop1", 4, 0), enter(t, a, "loop2", 4, 0)}
@@ -309,6 +311,62 @@ func TestSparePlaceForASessionHoldingNone(t *testing.T) {
 	for range 2 * SessionDepth {
 		(<-tickets).Leave() // each hands its place over to the next of the lines
 	}
+	n, w := a.Held()
+	assert.Zero(t, n+w)
+}
+
+// TestLoopsStartingTogetherLeaveTheSpare: two sessions that start
+// looping together, their first requests arriving before their lines
+// fill, do not take the spare place between them (issue 40: they took
+// both workers, and an ordinary session's first call waited 9 s for one
+// of their queries to run to its bound); a session seen before does, at
+// once. A session alone, new, gets the spare place when its probation
+// ends.
+func TestLoopsStartingTogetherLeaveTheSpare(t *testing.T) {
+	defer func(d time.Duration) { spareProbation = d }(spareProbation)
+	spareProbation = 20 * time.Millisecond
+	a := New("workers")
+	req := func(s string) Request { return Request{Session: s, Limit: 2, Wait: -1, Spare: true} }
+	o, err := a.Enter(context.Background(), req("ordinary"))
+	require.NoError(t, err)
+	o.Leave()
+	time.Sleep(2 * spareProbation) // the ordinary session's probation ends...
+	o, err = a.Enter(context.Background(), req("ordinary"))
+	require.NoError(t, err)
+	o.Leave()                  // ...as it asks again
+	spareProbation = time.Hour // the loops' lasts the test
+
+	tickets := make(chan *Ticket, 2*SessionDepth)
+	for _, s := range []string{"loop1", "loop2"} {
+		for range SessionDepth {
+			go func() {
+				if tk, err := a.Enter(context.Background(), req(s)); err == nil {
+					tickets <- tk
+				}
+			}()
+		}
+	}
+	waitFor(t, a, 2*SessionDepth-1)
+	n, _ := a.Held()
+	assert.Equal(t, 1, n, "the loops hold one place of two")
+	o, err = a.Enter(context.Background(), Request{Session: "ordinary", Limit: 2, Spare: true})
+	require.NoError(t, err, "the spare place is the ordinary session's at once")
+	o.Leave()
+	for range 2 * SessionDepth {
+		(<-tickets).Leave()
+	}
+
+	// Alone, a new session waits its probation for its second place.
+	spareProbation = 20 * time.Millisecond
+	first := enter(t, a, "agent", 2, 0)
+	second := make(chan *Ticket)
+	go func() {
+		tk, err := a.Enter(context.Background(), req("agent"))
+		assert.NoError(t, err)
+		second <- tk
+	}()
+	(<-second).Leave()
+	first.Leave()
 	n, w := a.Held()
 	assert.Zero(t, n+w)
 }

@@ -27,11 +27,13 @@
 // ends. Such a request is not refused when its wait ends while a place
 // held is not yet due back (its holder's [Request.Hold], and a second):
 // the next place that comes free is its, so its wait is bounded by the
-// longest hold, not cut short of it. What it cannot tell: a looping session's
-// first request, which finds nothing of its session held or waiting yet,
-// looks like one of a session that asks now and then, and so does every
-// request of a session that loops one at a time; the rule holds once
-// their lines fill.
+// longest hold, not cut short of it. A session that has just appeared
+// waits 200 ms before it may take that last place, alone or not: long
+// enough for a loop that starts with many requests at once to fill its
+// line and show itself (two starting together took both of two workers
+// otherwise). What it cannot tell: a looping session that has been alone
+// for longer, or that loops one request at a time, looks like one that
+// asks now and then; the rule holds once their lines fill.
 //
 // A request is refused, with a [*BusyError] that says when to retry and
 // the counts as they are, only
