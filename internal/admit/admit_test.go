@@ -273,6 +273,23 @@ func TestNewcomerDoesNotPassTheLine(t *testing.T) {
 	b.Leave()
 }
 
+// fillLines sends SessionDepth requests of each of sessions at once, as
+// looping sessions do; the tickets of those admitted come on the channel
+// it returns.
+func fillLines(a *Admission, req func(session string) Request, sessions ...string) <-chan *Ticket {
+	tickets := make(chan *Ticket, len(sessions)*SessionDepth)
+	for _, s := range sessions {
+		for range SessionDepth {
+			go func() {
+				if tk, err := a.Enter(context.Background(), req(s)); err == nil {
+					tickets <- tk
+				}
+			}()
+		}
+	}
+	return tickets
+}
+
 // TestSparePlaceForASessionHoldingNone: beside two sessions that keep
 // their lines full, requests that keep one place spare leave the last free
 // one to a session that holds none and waits for none: an ordinary
@@ -285,16 +302,7 @@ func TestSparePlaceForASessionHoldingNone(t *testing.T) {
 	a := New("queries")
 	req := func(s string) Request { return Request{Session: s, Limit: 4, Wait: -1, Spare: true} }
 	first := []*Ticket{enter(t, a, "loop1", 4, 0), enter(t, a, "loop2", 4, 0)}
-	tickets := make(chan *Ticket, 2*SessionDepth)
-	for _, s := range []string{"loop1", "loop2"} {
-		for range SessionDepth {
-			go func() {
-				if tk, err := a.Enter(context.Background(), req(s)); err == nil {
-					tickets <- tk
-				}
-			}()
-		}
-	}
+	tickets := fillLines(a, req, "loop1", "loop2")
 	waitFor(t, a, 2*SessionDepth-1) // one took the third place at once
 	n, _ := a.Held()
 	assert.Equal(t, 3, n, "the looping sessions hold three places of four")
@@ -336,16 +344,7 @@ func TestLoopsStartingTogetherLeaveTheSpare(t *testing.T) {
 	o.Leave()                  // ...as it asks again
 	spareProbation = time.Hour // the loops' lasts the test
 
-	tickets := make(chan *Ticket, 2*SessionDepth)
-	for _, s := range []string{"loop1", "loop2"} {
-		for range SessionDepth {
-			go func() {
-				if tk, err := a.Enter(context.Background(), req(s)); err == nil {
-					tickets <- tk
-				}
-			}()
-		}
-	}
+	tickets := fillLines(a, req, "loop1", "loop2")
 	waitFor(t, a, 2*SessionDepth-1)
 	n, _ := a.Held()
 	assert.Equal(t, 1, n, "the loops hold one place of two")
