@@ -56,6 +56,14 @@ type Request struct {
 	// back yet (its Hold): the next place that comes free is its (unless
 	// its Depth is 1). A session alone uses every place.
 	Spare bool
+	// Backlog, when not nil, returns how many more requests of the
+	// session hold or wait in an admission in front of this one (an
+	// lro_extract call's, for the worker pool's line). For the spare
+	// place they count as waiting here: that admission lets a looping
+	// session through a few at a time, so that its line here never fills
+	// and it would look like one that asks now and then. It is called
+	// with this admission's lock held: it must not enter this admission.
+	Backlog func() int
 }
 
 // SessionDepth is how many requests of one session may wait in line at
@@ -112,6 +120,7 @@ func (s *session) onProbation() bool {
 type waiter struct {
 	limit   int
 	spare   bool
+	backlog func() int   // see Request.Backlog; nil: none
 	patient bool         // waits past its Wait for a place due back (see Request.Spare)
 	ready   chan *Ticket // buffered; receives the place
 }
@@ -144,10 +153,11 @@ func (e *BusyError) Error() string {
 // *BusyError, or the context's cause when ctx ends first.
 func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 	r.Limit = max(r.Limit, 1)
+	w := &waiter{limit: r.Limit, spare: r.Spare, backlog: r.Backlog, patient: r.Spare && r.Depth != 1, ready: make(chan *Ticket, 1)}
 	a.mu.Lock()
 	s := a.session(r.Session)
 	switch {
-	case len(s.line) == 0 && a.fits(s, r.Limit, r.Spare) && !a.othersFirst(s):
+	case len(s.line) == 0 && a.fits(s, w) && !a.othersFirst(s):
 		t := a.grant(s, r.Session, r.Hold)
 		a.mu.Unlock()
 		return t, nil
@@ -160,7 +170,6 @@ func (a *Admission) Enter(ctx context.Context, r Request) (*Ticket, error) {
 		a.mu.Unlock()
 		return nil, err
 	}
-	w := &waiter{limit: r.Limit, spare: r.Spare, patient: r.Spare && r.Depth != 1, ready: make(chan *Ticket, 1)}
 	s.line = append(s.line, w)
 	a.waiting++
 	probationEnds := s.new
@@ -257,33 +266,47 @@ func (a *Admission) othersFirst(s *session) bool {
 		return false
 	}
 	for _, o := range a.sessions {
-		if o != s && len(o.line) > 0 && a.fits(o, o.line[0].limit, o.line[0].spare) {
+		if o != s && len(o.line) > 0 && a.fits(o, o.line[0]) {
 			return true
 		}
 	}
 	return false
 }
 
-// fits reports whether a request of the session s (the first of its
-// line, or a newcomer when the line is empty) may take a place under
-// limit: one is free, and, when the request keeps one spare, it is not
+// fits reports whether w, a request of the session s (the first of its
+// line, or a newcomer when the line is empty), may take a place under
+// its limit: one is free, and, when the request keeps one spare, it is not
 // the last; or s is alone (it holds every place taken, and only its
 // requests wait: an agent alone uses them all); or s holds none and
-// waits with this request only, as a session that asks now and then
-// does, and one that loops, its line full, does not; and in either case
+// waits with this request only, and none in front of this admission
+// (Request.Backlog), as a session that asks now and then does, and one
+// that loops, its line full, does not; and in either case
 // s is not on probation (see spareProbation). a.mu is held.
-func (a *Admission) fits(s *session, limit int, spare bool) bool {
-	if a.held >= limit {
+func (a *Admission) fits(s *session, w *waiter) bool {
+	if a.held >= w.limit {
 		return false
 	}
-	if !spare || limit < 2 || a.held < limit-1 {
+	if !w.spare || w.limit < 2 || a.held < w.limit-1 {
 		return true
 	}
 	if s.onProbation() {
 		return false
 	}
 	alone := s.held == a.held && a.waiting == len(s.line)
-	return alone || s.held == 0 && len(s.line) <= 1
+	return alone || s.held == 0 && len(s.line) <= 1 && (w.backlog == nil || w.backlog() <= 0)
+}
+
+// Demand returns how many requests of the session named session hold
+// a place or wait in line: what a Request.Backlog of an admission behind
+// this one reports (less the request itself).
+func (a *Admission) Demand(session string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[session]
+	if !ok {
+		return 0
+	}
+	return s.held + len(s.line)
 }
 
 // started records when t, just handed over, ends at the latest.
@@ -339,7 +362,7 @@ func (a *Admission) handOver() {
 		var best *session
 		var name string
 		for k, s := range a.sessions {
-			if len(s.line) == 0 || !a.fits(s, s.line[0].limit, s.line[0].spare) {
+			if len(s.line) == 0 || !a.fits(s, s.line[0]) {
 				continue
 			}
 			if best == nil || s.before(best) {

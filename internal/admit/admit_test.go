@@ -370,6 +370,40 @@ func TestLoopsStartingTogetherLeaveTheSpare(t *testing.T) {
 	assert.Zero(t, n+w)
 }
 
+// TestBacklogCountsForTheSpare: a session with requests waiting in an
+// admission in front of this one (lro_extract's calls, before the worker
+// pool's line) does not take the spare place however short its line here
+// (issue 40: the call admission let a looping session through one at a
+// time, and the pool gave it the spare worker); a session without does,
+// at once. Demand reports what a backlog counts.
+func TestBacklogCountsForTheSpare(t *testing.T) {
+	defer func(d time.Duration) { spareProbation = d }(spareProbation)
+	spareProbation = 0
+	outer, inner := New("calls"), New("workers")
+	for range 4 {
+		go func() { _, _ = outer.Enter(context.Background(), Request{Session: "loop", Limit: 1, Wait: -1}) }()
+	}
+	waitFor(t, outer, 3) // one holds the place
+	assert.Equal(t, 4, outer.Demand("loop"))
+	assert.Zero(t, outer.Demand("ordinary"))
+
+	other := enter(t, inner, "other", 2, 0) // one place of two taken
+	in := make(chan *Ticket, 1)
+	go func() {
+		tk, err := inner.Enter(context.Background(), Request{Session: "loop", Limit: 2, Wait: -1, Spare: true, Backlog: func() int { return outer.Demand("loop") }})
+		assert.NoError(t, err)
+		in <- tk
+	}()
+	waitFor(t, inner, 1)
+	n, _ := inner.Held()
+	assert.Equal(t, 1, n, "the looping session waits, though its line here holds one")
+	o, err := inner.Enter(context.Background(), Request{Session: "ordinary", Limit: 2, Spare: true, Backlog: func() int { return outer.Demand("ordinary") }})
+	require.NoError(t, err, "the spare place is the ordinary session's at once")
+	o.Leave()
+	other.Leave()
+	(<-in).Leave()
+}
+
 // TestDepthBoundsTheSessionsLine: a request may name a shallower line
 // than SessionDepth (resource reads: one waiting).
 func TestDepthBoundsTheSessionsLine(t *testing.T) {

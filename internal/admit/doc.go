@@ -31,9 +31,12 @@
 // waits 200 ms before it may take that last place, alone or not: long
 // enough for a loop that starts with many requests at once to fill its
 // line and show itself (two starting together took both of two workers
-// otherwise). What it cannot tell: a looping session that has been alone
-// for longer, or that loops one request at a time, looks like one that
-// asks now and then; the rule holds once their lines fill.
+// otherwise), and a session's requests waiting in an admission in front
+// of this one ([Request.Backlog]: lro_extract's calls, before the worker
+// pool's line) count as waiting here. What it cannot tell: a session that
+// loops one request at a time looks like one that asks now and then, and
+// one that loops alone holds every place until another session comes
+// (its requests then end one by one, and the rule holds from then).
 //
 // A request is refused, with a [*BusyError] that says when to retry and
 // the counts as they are, only

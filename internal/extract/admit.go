@@ -28,6 +28,16 @@ func enterCall(ctx context.Context, lim Limits) (*admit.Ticket, error) {
 	return extractCalls.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: lim.MaxCalls, Wait: callWait, Hold: lim.Timeout + time.Second, Spare: true})
 }
 
+// withCallBacklog returns ctx telling the worker pool's line how many
+// more calls of its session hold or wait here (admit.WithBacklog): a
+// session looping on calls passes this admission a few at a time, and
+// would look to the pool like one that asks now and then, taking the
+// worker kept spare for those (issue 40).
+func withCallBacklog(ctx context.Context) context.Context {
+	session := admit.SessionOf(ctx)
+	return admit.WithBacklog(ctx, func() int { return extractCalls.Demand(session) - 1 })
+}
+
 // callWait bounds a call's wait for its place: admit.Wait, which an
 // agent's parallel calls do not reach.
 const callWait = admit.Wait

@@ -105,6 +105,7 @@ func (o *Tool) extract(ctx context.Context, args map[string]any) (string, error)
 		return "", err
 	}
 	defer ticket.Leave()
+	ctx = withCallBacklog(ctx)
 
 	name, err := o.ownFile(call.path)
 	if err != nil {

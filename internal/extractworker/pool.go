@@ -235,9 +235,10 @@ var LineWait = admit.Wait
 // one query at a time (admit.Request.Spare), which is not refused before
 // a place is due back: a place is held up to the query's wall-clock
 // backstop (WallBound), which a machine busy enough reaches, and
-// LineWait is shorter (issue 40).
+// LineWait is shorter (issue 40). A session's calls waiting before the
+// line (admit.WithBacklog) count as its own for that last place.
 func (p *Pool) enter(ctx context.Context, timeout time.Duration) (*admit.Ticket, error) {
-	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: WallBound(timeout) + killGrace, Spare: true})
+	return p.line.Enter(ctx, admit.Request{Session: admit.SessionOf(ctx), Limit: p.cfg.MaxWorkers, Wait: LineWait, Hold: WallBound(timeout) + killGrace, Spare: true, Backlog: admit.BacklogOf(ctx)})
 }
 
 // retry runs req once more after its worker turned out to be dead.
