@@ -466,9 +466,7 @@ func (s *sseLimiter) Read(p []byte) (int, error) {
 
 func (s *sseLimiter) Close() error {
 	s.turn.closed.Store(true)
-	if s.turn.held.CompareAndSwap(true, false) {
-		<-largeLineTurn
-	}
+	s.turn.release()
 	return s.src.Close()
 }
 

@@ -180,7 +180,7 @@ func (t *largeTurn) grow(n, chunk int) {
 		if waitLargeLineTurn() {
 			t.held.Store(true)
 			if t.closed.Load() {
-				t.end()
+				t.release()
 			}
 		}
 	}
@@ -192,6 +192,12 @@ func (t *largeTurn) grow(n, chunk int) {
 // end gives the turn back, if held, once the line has been handed on.
 func (t *largeTurn) end() {
 	t.asked = false
+	t.release()
+}
+
+// release gives the turn back, if held; the stream's Close may call it
+// while its reader runs.
+func (t *largeTurn) release() {
 	if t.held.CompareAndSwap(true, false) {
 		<-largeLineTurn
 	}
