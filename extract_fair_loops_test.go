@@ -91,11 +91,7 @@ func TestExtractOrdinaryBesideLoopingSessions(t *testing.T) {
 		t.Skip("no worker processes on this platform")
 	}
 	o := newOffloader(t, nil)
-	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: memories(t, 100_000, lro.DetailFull)})
-	if err != nil || out.Action != lro.Offloaded {
-		t.Fatal(err)
-	}
-	path := out.Response.FilePath
+	path := offloadMemories(t, o, 100_000)
 	asks := ordinaryAsks(path)
 	// Each phase asks the ordinary calls (their answers kept by then)
 	// and two fresh ones: warming, before, beside the loops, after.

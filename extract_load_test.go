@@ -28,11 +28,7 @@ func TestExtractRecipesBesideBusyLoops(t *testing.T) {
 		t.Skip("no worker processes on this platform")
 	}
 	o := newOffloader(t, nil)
-	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: memories(t, 100_000, lro.DetailFull)})
-	if err != nil || out.Action != lro.Offloaded {
-		t.Fatal(err)
-	}
-	path := out.Response.FilePath
+	path := offloadMemories(t, o, 100_000)
 	for range 8 {
 		loop := exec.Command("bash", "-c", "while :; do :; done")
 		loop.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

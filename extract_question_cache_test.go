@@ -26,12 +26,7 @@ func TestExtractQuestionAnswerKept(t *testing.T) {
 	o.Host().ExtractToolDefinition()
 	plain := newOffloader(t, func(c *lro.Config) { c.OutputDir = dir }, lro.WithExtractLimits(lro.ExtractLimits{CacheBytes: -1}))
 	plain.Host().ExtractToolDefinition()
-	offload := func(n int) string {
-		out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: memories(t, n, lro.DetailFull)})
-		require.NoError(t, err)
-		require.Equal(t, lro.Offloaded, out.Action)
-		return out.Response.FilePath
-	}
+	offload := func(n int) string { return offloadMemories(t, o, n) }
 	path := offload(600)
 	ask := func(o *lro.Offloader) string {
 		t.Helper()

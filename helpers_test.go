@@ -32,6 +32,16 @@ func memories(t testing.TB, n int, d lro.Detail) []json.RawMessage {
 	return out
 }
 
+// offloadMemories offloads n memories at full detail through o and
+// returns the file's path.
+func offloadMemories(t testing.TB, o *lro.Offloader, n int) string {
+	t.Helper()
+	out, err := o.Offload(context.Background(), lro.ResultSet{Operation: "recall", Detail: lro.DetailFull, Records: memories(t, n, lro.DetailFull)})
+	require.NoError(t, err)
+	require.Equal(t, lro.Offloaded, out.Action)
+	return out.Response.FilePath
+}
+
 // newOffloader returns an Offloader over a fresh directory, closed when the
 // test ends, whatever the environment of the test says.
 func newOffloader(t testing.TB, mutate func(*lro.Config), opts ...lro.Option) *lro.Offloader {

@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,15 +23,7 @@ func TestProxyExtractProgress(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	c := connect(t, p.Server())
-	var mu sync.Mutex
-	var got []map[string]any
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationProgress) {
-			mu.Lock()
-			got = append(got, n.Params.AdditionalFields)
-			mu.Unlock()
-		}
-	})
+	heard := hearProgress(c, nil)
 	d := descriptor(t, callTool(t, c, "recall_memories", map[string]any{"query": "cache", "limit": 200, "detail": "full"}))
 
 	req := mcp.CallToolRequest{}
@@ -42,9 +33,8 @@ func TestProxyExtractProgress(t *testing.T) {
 	res, err := c.CallTool(context.Background(), req)
 	require.NoError(t, err)
 	assert.Contains(t, textOf(t, res, 0), "took longer than")
-	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) > 0 }, time.Minute, 10*time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
+	require.Eventually(t, func() bool { return len(heard.all()) > 0 }, time.Minute, 10*time.Millisecond)
+	got := heard.all()
 	assert.Equal(t, "tok-proxy", got[0]["progressToken"])
 	assert.Equal(t, 1.5, got[0]["total"])
 }

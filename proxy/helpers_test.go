@@ -2,8 +2,11 @@ package proxy_test
 
 import (
 	"encoding/json"
+	"slices"
+	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplro/lro"
 	"github.com/mcplro/lro/internal/memstore"
@@ -50,4 +53,36 @@ func descriptor(t *testing.T, res *mcp.CallToolResult) lro.OffloadResponse {
 func isDescriptor(t *testing.T, res *mcp.CallToolResult) bool {
 	var d map[string]any
 	return len(res.Content) > 0 && json.Unmarshal([]byte(textOf(t, res, 0)), &d) == nil && d["offloaded"] == true
+}
+
+// progressHeard keeps the params of the progress notifications a client
+// receives (see hearProgress).
+type progressHeard struct {
+	mu  sync.Mutex
+	got []map[string]any
+}
+
+// hearProgress keeps the params of c's progress notifications, calling
+// each (when not nil) as each one comes.
+func hearProgress(c *client.Client, each func()) *progressHeard {
+	h := &progressHeard{}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method != string(mcp.MethodNotificationProgress) {
+			return
+		}
+		h.mu.Lock()
+		h.got = append(h.got, n.Params.AdditionalFields)
+		h.mu.Unlock()
+		if each != nil {
+			each()
+		}
+	})
+	return h
+}
+
+// all returns the params heard so far.
+func (h *progressHeard) all() []map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.got)
 }

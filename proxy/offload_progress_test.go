@@ -66,16 +66,7 @@ func TestProxyOffloadProgress(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	c := connect(t, p.Server())
-	var mu sync.Mutex
-	var got []map[string]any
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationProgress) {
-			mu.Lock()
-			got = append(got, n.Params.AdditionalFields)
-			mu.Unlock()
-			fsys.release()
-		}
-	})
+	heard := hearProgress(c, fsys.release)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "recall_memories"
 	req.Params.Arguments = map[string]any{"query": "", "limit": 200, "detail": "full"}
@@ -83,8 +74,7 @@ func TestProxyOffloadProgress(t *testing.T) {
 	res, err := c.CallTool(context.Background(), req)
 	require.NoError(t, err)
 	descriptor(t, res)
-	mu.Lock()
-	defer mu.Unlock()
+	got := heard.all()
 	require.NotEmpty(t, got, "the client heard of the offload")
 	t.Logf("progress notifications of the offload: %d, the first %v", len(got), got[0])
 	assert.Equal(t, "tok-offload", got[0]["progressToken"])

@@ -81,6 +81,18 @@ func (n *notifications) check(t *testing.T, limit int) {
 	assert.NotNil(t, n.progress[0].Meta["io.github.mcplro/cut"], "marked as cut")
 }
 
+// callNotify starts the proxy cmd under the official Go SDK's client and
+// calls the tool notify with a progress token, its notifications kept in n.
+func callNotify(t *testing.T, cmd *exec.Cmd, n *notifications) {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, n.options()).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "notify", Arguments: map[string]any{}}
+	params.SetProgressToken("tok-cut")
+	_, err = cs.CallTool(t.Context(), params)
+	require.NoError(t, err)
+}
+
 // TestNotificationsCut reproduces issue 41's notifications: a server's
 // notifications/message of 2 MB, and a notifications/progress with a
 // message of 2 MB, reached the client whole through lro-proxy, on both
@@ -99,26 +111,13 @@ func TestNotificationsCut(t *testing.T) {
 			cmd.Env = append(os.Environ(), bigServerEnv+"="+strconv.Itoa(size), "ATLATL_PROMPT__OFFLOAD__OUTPUT_DIR="+t.TempDir())
 			cmd.Stderr = os.Stderr
 			var n notifications
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, n.options()).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
-			require.NoError(t, err)
-			defer cs.Close()
-			params := &mcp.CallToolParams{Name: "notify", Arguments: map[string]any{}}
-			params.SetProgressToken("tok-cut")
-			_, err = cs.CallTool(t.Context(), params)
-			require.NoError(t, err)
+			callNotify(t, cmd, &n)
 			n.check(t, c.limit)
 		})
 		t.Run("remote/limit="+strconv.Itoa(c.limit), func(t *testing.T) {
 			var n notifications
 			remote := bigNotifier(t, size, &n)
-			cmd := proxyCmd(remote, t.TempDir(), c.args...)
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, n.options()).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
-			require.NoError(t, err)
-			defer cs.Close()
-			params := &mcp.CallToolParams{Name: "notify", Arguments: map[string]any{}}
-			params.SetProgressToken("tok-cut")
-			_, err = cs.CallTool(t.Context(), params)
-			require.NoError(t, err)
+			callNotify(t, proxyCmd(remote, t.TempDir(), c.args...), &n)
 			n.check(t, c.limit)
 		})
 	}
